@@ -1,0 +1,28 @@
+// Writes a planned model as C: NAME.h (the API of spec/driver.md, with a table of inputs
+// and outputs), NAME.c (kernels and NAME_run), the runtime with its symbols prefixed
+// NAME_rt_, and the weights as a binary blob with the assembler file that embeds it.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "codegen/model_plan.h"
+#include "ir/target.h"
+
+namespace tlmc::codegen {
+
+struct GeneratedFile {
+  std::string name;      // file name, no folder
+  std::string contents;  // text or bytes
+};
+
+struct CodegenOptions {
+  ir::Target target;
+  int default_threads = 0;  // 0: one per online core, decided at run time
+};
+
+std::vector<GeneratedFile> emit_c(const ModelPlan& plan, const CodegenOptions& options);
+// Only the header (--emit=header).
+GeneratedFile emit_header(const ModelPlan& plan);
+
+}  // namespace tlmc::codegen

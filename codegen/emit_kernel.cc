@@ -1,0 +1,466 @@
+#include "codegen/emit_kernel.h"
+
+#include <cmath>
+#include <cstdio>
+#include <optional>
+#include <set>
+#include <sstream>
+
+#include "ir/diagnostic.h"
+
+namespace tlmc::codegen {
+
+using ir::BinaryOp;
+using ir::Expr;
+using ir::ExprKind;
+using ir::Stmt;
+using ir::StmtKind;
+using ir::UnaryOp;
+
+namespace {
+
+std::string int_literal(int64_t v) {
+  if (v >= -2147483647 && v <= 2147483647) return std::to_string(v);
+  return std::to_string(v) + "LL";
+}
+
+std::string float_literal(double v, ir::DType t) {
+  if (std::isinf(v)) return v > 0 ? "INFINITY" : "(-INFINITY)";
+  if (std::isnan(v)) return "NAN";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, t == ir::DType::Float32 ? "%.9g" : "%.17g", v);
+  std::string s = buf;
+  if (s.find_first_of(".e") == std::string::npos) s += ".0";
+  if (t == ir::DType::Float32) s += "f";
+  return v < 0 ? "(" + s + ")" : s;
+}
+
+// The C function for a float unary operation on one element.
+std::string unary_call(UnaryOp op, const std::string& x) {
+  switch (op) {
+    case UnaryOp::Neg: return "(-" + x + ")";
+    case UnaryOp::Exp: return "expf(" + x + ")";
+    case UnaryOp::Log: return "logf(" + x + ")";
+    case UnaryOp::Sqrt: return "sqrtf(" + x + ")";
+    case UnaryOp::Tanh: return "tanhf(" + x + ")";
+    case UnaryOp::Erf: return "erff(" + x + ")";
+    case UnaryOp::Sigmoid: return "(1.0f / (1.0f + expf(-" + x + ")))";
+    case UnaryOp::Abs: return "fabsf(" + x + ")";
+    case UnaryOp::Not: return "(!" + x + ")";
+    case UnaryOp::Floor: return "floorf(" + x + ")";
+  }
+  return "";
+}
+
+std::string buf_name(int b) { return "b" + std::to_string(b); }
+std::string var_name(int v) { return "v" + std::to_string(v); }
+
+// Scalar C text of an expression.
+std::string scalar(const Expr& e) {
+  switch (e->kind) {
+    case ExprKind::IntImm: return int_literal(e->int_value);
+    case ExprKind::FloatImm: return float_literal(e->float_value, e->dtype);
+    case ExprKind::Var: return var_name(e->var_id);
+    case ExprKind::Load: return buf_name(e->var_id) + "[" + scalar(e->args[0]) + "]";
+    case ExprKind::Unary: {
+      const std::string x = scalar(e->args[0]);
+      if (e->dtype == ir::DType::Float32) return unary_call(e->unary_op, x);
+      if (e->unary_op == UnaryOp::Neg) return "(-" + x + ")";
+      if (e->unary_op == UnaryOp::Not) return "(!" + x + ")";
+      if (e->unary_op == UnaryOp::Abs) return "(" + x + " < 0 ? -" + x + " : " + x + ")";
+      TLMC_ASSERT(false, "unary " << ir::unary_name(e->unary_op) << " on " << ir::dtype_name(e->dtype));
+    }
+    case ExprKind::Binary: {
+      const std::string a = scalar(e->args[0]), b = scalar(e->args[1]);
+      const bool is_float = e->args[0]->dtype == ir::DType::Float32;
+      switch (e->binary_op) {
+        case BinaryOp::Add: return "(" + a + " + " + b + ")";
+        case BinaryOp::Sub: return "(" + a + " - " + b + ")";
+        case BinaryOp::Mul: return "(" + a + " * " + b + ")";
+        case BinaryOp::Div: return "(" + a + " / " + b + ")";
+        case BinaryOp::FloorDiv: return "tlmc_floordiv(" + a + ", " + b + ")";
+        case BinaryOp::FloorMod: return "tlmc_floormod(" + a + ", " + b + ")";
+        case BinaryOp::Min: return is_float ? "tlmc_fminf(" + a + ", " + b + ")" : "tlmc_mini(" + a + ", " + b + ")";
+        case BinaryOp::Max: return is_float ? "tlmc_fmaxf(" + a + ", " + b + ")" : "tlmc_maxi(" + a + ", " + b + ")";
+        case BinaryOp::Pow: return "powf(" + a + ", " + b + ")";
+        case BinaryOp::LT: return "(" + a + " < " + b + ")";
+        case BinaryOp::LE: return "(" + a + " <= " + b + ")";
+        case BinaryOp::EQ: return "(" + a + " == " + b + ")";
+        case BinaryOp::NE: return "(" + a + " != " + b + ")";
+        case BinaryOp::And: return "(" + a + " && " + b + ")";
+        case BinaryOp::Or: return "(" + a + " || " + b + ")";
+      }
+      return "";
+    }
+    case ExprKind::Select:
+      return "(" + scalar(e->args[0]) + " ? " + scalar(e->args[1]) + " : " + scalar(e->args[2]) + ")";
+    case ExprKind::Cast:
+      return "((" + std::string(ir::dtype_c_type(e->dtype)) + ")" + scalar(e->args[0]) + ")";
+  }
+  return "";
+}
+
+// The coefficient of variable `v` in an integer expression, when it is affine in v.
+std::optional<int64_t> coefficient(const Expr& e, int v) {
+  if (!ir::uses_var(e, v)) return 0;
+  if (e->kind == ExprKind::Var) return 1;
+  if (e->kind != ExprKind::Binary) return std::nullopt;
+  const auto a = coefficient(e->args[0], v), b = coefficient(e->args[1], v);
+  if (!a || !b) return std::nullopt;
+  int64_t c;
+  switch (e->binary_op) {
+    case BinaryOp::Add: return *a + *b;
+    case BinaryOp::Sub: return *a - *b;
+    case BinaryOp::Mul:
+      if (ir::is_int_const(e->args[1], &c)) return *a * c;
+      if (ir::is_int_const(e->args[0], &c)) return *b * c;
+      return std::nullopt;
+    default: return std::nullopt;
+  }
+}
+
+struct VecCode {
+  std::string code;
+  bool vector;  // false: a scalar, the same in every lane
+};
+
+// Vector code for the body of a loop over `v`, `lanes` elements at a time.
+class Vectorizer {
+ public:
+  Vectorizer(int v, int lanes) : v_(v), lanes_(lanes) {}
+
+  // The expression evaluated lane by lane (always safe: a select runs one branch).
+  std::string per_lane(const Expr& e) const {
+    std::string out = "((tlmc_vf){";
+    for (int k = 0; k < lanes_; ++k) {
+      Expr lane = ir::substitute(e, {{v_, ir::make_var(v_, var_name(v_)) + k}});
+      out += (k ? ", " : "") + scalar(lane);
+    }
+    return out + "})";
+  }
+
+  std::string as_vector(const VecCode& c) const { return c.vector ? c.code : "tlmc_vsplat(" + c.code + ")"; }
+
+  VecCode vec(const Expr& e) const {
+    if (!ir::uses_var(e, v_)) return {scalar(e), false};
+    TLMC_ASSERT(e->dtype == ir::DType::Float32, "vectorizing a " << ir::dtype_name(e->dtype) << " value");
+    switch (e->kind) {
+      case ExprKind::Load: {
+        const auto c = coefficient(e->args[0], v_);
+        if (c && *c == 1) return {"tlmc_vload(&" + buf_name(e->var_id) + "[" + scalar(e->args[0]) + "])", true};
+        return {per_lane(e), true};
+      }
+      case ExprKind::Unary:
+        if (e->unary_op == UnaryOp::Neg) return {"(-" + as_vector(vec(e->args[0])) + ")", true};
+        return {"tlmc_v" + std::string(ir::unary_name(e->unary_op)) + "(" + as_vector(vec(e->args[0])) + ")", true};
+      case ExprKind::Binary: {
+        const BinaryOp op = e->binary_op;
+        if (op == BinaryOp::Pow) return {per_lane(e), true};
+        const VecCode a = vec(e->args[0]), b = vec(e->args[1]);
+        const std::string va = as_vector(a), vb = as_vector(b);
+        switch (op) {
+          case BinaryOp::Add: return {"(" + va + " + " + vb + ")", true};
+          case BinaryOp::Sub: return {"(" + va + " - " + vb + ")", true};
+          case BinaryOp::Mul: return {"(" + va + " * " + vb + ")", true};
+          case BinaryOp::Div: return {"(" + va + " / " + vb + ")", true};
+          case BinaryOp::Min: return {"tlmc_vmin(" + va + ", " + vb + ")", true};
+          case BinaryOp::Max: return {"tlmc_vmax(" + va + ", " + vb + ")", true};
+          default: return {per_lane(e), true};
+        }
+      }
+      case ExprKind::Select: {
+        if (!blendable(e)) return {per_lane(e), true};
+        const Expr& c = e->args[0];
+        const std::string mask = "(" + as_vector(vec(c->args[0])) + " " + std::string(ir::binary_name(c->binary_op)) +
+                                 " " + as_vector(vec(c->args[1])) + ")";
+        return {"tlmc_vselect(" + mask + ", " + as_vector(vec(e->args[1])) + ", " + as_vector(vec(e->args[2])) + ")", true};
+      }
+      case ExprKind::Cast:
+      case ExprKind::IntImm:
+      case ExprKind::FloatImm:
+      case ExprKind::Var:
+        return {per_lane(e), true};
+    }
+    return {per_lane(e), true};
+  }
+
+ private:
+  // A select can evaluate both branches for all lanes when its condition compares floats
+  // and every lane-varying load of its branches is also read by the condition (so it is
+  // in bounds for every lane).
+  bool blendable(const Expr& e) const {
+    const Expr& c = e->args[0];
+    if (c->kind != ExprKind::Binary || !ir::is_comparison(c->binary_op) || c->binary_op == BinaryOp::And ||
+        c->binary_op == BinaryOp::Or || c->args[0]->dtype != ir::DType::Float32)
+      return false;
+    std::vector<Expr> cond_loads;
+    collect_loads(c, cond_loads);
+    std::vector<Expr> branch_loads;
+    collect_loads(e->args[1], branch_loads);
+    collect_loads(e->args[2], branch_loads);
+    for (const Expr& l : branch_loads) {
+      bool covered = false;
+      for (const Expr& k : cond_loads) covered = covered || ir::expr_equal(l, k);
+      if (!covered) return false;
+    }
+    return true;
+  }
+
+  void collect_loads(const Expr& e, std::vector<Expr>& out) const {
+    if (e->kind == ExprKind::Load && ir::uses_var(e, v_)) out.push_back(e);
+    for (const Expr& a : e->args) collect_loads(a, out);
+  }
+
+  int v_;
+  int lanes_;
+};
+
+class KernelEmitter {
+ public:
+  KernelEmitter(const ir::LoopProgram& p, const ir::Target& t, const std::string& rt) : p_(p), target_(t), rt_(rt) {}
+
+  KernelSource run() {
+    KernelSource out;
+    std::ostringstream sig;
+    sig << "static void " << p_.name << "(";
+    for (size_t i = 0; i < p_.params.size(); ++i) {
+      const int b = p_.params[i];
+      sig << (i ? ", " : "") << pointer_type(b) << " restrict " << buf_name(b);
+    }
+    sig << (p_.params.empty() ? "" : ", ") << "char* restrict scratch)";
+    out.signature = sig.str();
+    std::ostringstream body;
+    body << out.signature << " {\n  (void)scratch;\n";
+    for (size_t b = 0; b < p_.buffers.size(); ++b) {
+      const ir::Buffer& buf = p_.buffers[b];
+      if (buf.scope != ir::BufferScope::Scratch) continue;
+      body << "  " << ir::dtype_c_type(buf.dtype) << "* restrict " << buf_name(static_cast<int>(b)) << " = ("
+           << ir::dtype_c_type(buf.dtype) << "*)(scratch + " << buf.scratch_offset << ");\n";
+    }
+    emit(body, p_.body, 1, false);
+    body << "}\n";
+    out.text = helpers_.str() + body.str();
+    return out;
+  }
+
+ private:
+  bool is_input(int b) const {
+    for (int i = 0; i < p_.num_inputs; ++i)
+      if (p_.params[static_cast<size_t>(i)] == b) return true;
+    return false;
+  }
+
+  std::string pointer_type(int b) const {
+    const ir::Buffer& buf = p_.buffers[static_cast<size_t>(b)];
+    return std::string(is_input(b) ? "const " : "") + std::string(ir::dtype_c_type(buf.dtype)) + "*";
+  }
+
+  static std::string indent(int depth) { return std::string(static_cast<size_t>(depth) * 2, ' '); }
+
+  void emit(std::ostream& os, const Stmt& s, int depth, bool in_parallel) {
+    switch (s->kind) {
+      case StmtKind::Seq:
+        for (const Stmt& c : s->body) emit(os, c, depth, in_parallel);
+        return;
+      case StmtKind::Store:
+        os << indent(depth) << buf_name(s->buffer) << "[" << scalar(s->index) << "] = " << scalar(s->value) << ";\n";
+        return;
+      case StmtKind::Allocate: {
+        const ir::Buffer& b = p_.buffers[static_cast<size_t>(s->buffer)];
+        os << indent(depth) << "{\n" << indent(depth + 1) << ir::dtype_c_type(b.dtype) << " " << buf_name(s->buffer)
+           << "[" << b.size << "]" << (b.size > 1 ? " __attribute__((aligned(64)))" : "") << ";\n";
+        emit(os, s->body[0], depth + 1, in_parallel);
+        os << indent(depth) << "}\n";
+        return;
+      }
+      case StmtKind::If:
+        os << indent(depth) << "if (" << scalar(s->cond) << ") {\n";
+        emit(os, s->body[0], depth + 1, in_parallel);
+        os << indent(depth) << "}\n";
+        return;
+      case StmtKind::For:
+        emit_for(os, s, depth, in_parallel);
+        return;
+    }
+  }
+
+  void emit_for(std::ostream& os, const Stmt& s, int depth, bool in_parallel) {
+    const std::string v = var_name(s->var_id);
+    if (s->loop_kind == ir::LoopKind::Parallel && !in_parallel && s->extent > 1) {
+      emit_parallel(os, s, depth);
+      return;
+    }
+    if (s->loop_kind == ir::LoopKind::Vectorized && emit_vectorized(os, s, depth)) return;
+    if (s->loop_kind == ir::LoopKind::Unrolled) os << indent(depth) << "#pragma GCC unroll " << s->extent << "\n";
+    os << indent(depth) << "for (int64_t " << v << " = 0; " << v << " < " << int_literal(s->extent) << "; ++" << v
+       << ") {\n";
+    emit(os, s->body[0], depth + 1, in_parallel || s->loop_kind == ir::LoopKind::Parallel);
+    os << indent(depth) << "}\n";
+  }
+
+  // Stores of the loop body, when every one can be written for whole vectors.
+  bool vector_stores(const Stmt& body, std::vector<Stmt>& stores) const {
+    if (body->kind == StmtKind::Store) {
+      stores.push_back(body);
+      return true;
+    }
+    if (body->kind != StmtKind::Seq) return false;
+    for (const Stmt& c : body->body)
+      if (!vector_stores(c, stores)) return false;
+    return true;
+  }
+
+  bool emit_vectorized(std::ostream& os, const Stmt& s, int depth) {
+    const int lanes = target_.vector_lanes(4);
+    if (target_.isa == ir::Isa::Generic || s->extent < lanes) return false;
+    std::vector<Stmt> stores;
+    if (!vector_stores(s->body[0], stores)) return false;
+    for (const Stmt& st : stores) {
+      const auto c = coefficient(st->index, s->var_id);
+      if (!c || *c != 1 || p_.buffers[static_cast<size_t>(st->buffer)].dtype != ir::DType::Float32) return false;
+      bool floats_only = true;
+      ir::visit_expr(st->value, [&](const ir::ExprNode& n) {
+        if (n.kind == ExprKind::Load && n.dtype != ir::DType::Float32) floats_only = false;
+      });
+      if (!floats_only) return false;
+    }
+    const std::string v = var_name(s->var_id);
+    const int64_t main = s->extent / lanes * lanes;
+    Vectorizer vz(s->var_id, lanes);
+    os << indent(depth) << "for (int64_t " << v << " = 0; " << v << " < " << int_literal(main) << "; " << v
+       << " += " << lanes << ") {\n";
+    for (const Stmt& st : stores)
+      os << indent(depth + 1) << "tlmc_vstore(&" << buf_name(st->buffer) << "[" << scalar(st->index) << "], "
+         << vz.as_vector(vz.vec(st->value)) << ");\n";
+    os << indent(depth) << "}\n";
+    if (main == s->extent) return true;
+    os << indent(depth) << "for (int64_t " << v << " = " << int_literal(main) << "; " << v << " < "
+       << int_literal(s->extent) << "; ++" << v << ") {\n";
+    emit(os, s->body[0], depth + 1, true);
+    os << indent(depth) << "}\n";
+    return true;
+  }
+
+  // Free buffers and variables of a statement: what an outlined body must receive.
+  void free_uses(const Stmt& s, std::set<int>& bufs, std::set<int>& vars, std::set<int>& bound_vars,
+                 std::set<int>& local_bufs) const {
+    auto expr_uses = [&](const Expr& e) {
+      ir::visit_expr(e, [&](const ir::ExprNode& n) {
+        if (n.kind == ExprKind::Var && !bound_vars.count(n.var_id)) vars.insert(n.var_id);
+        if (n.kind == ExprKind::Load && !local_bufs.count(n.var_id)) bufs.insert(n.var_id);
+      });
+    };
+    switch (s->kind) {
+      case StmtKind::Seq:
+        for (const Stmt& c : s->body) free_uses(c, bufs, vars, bound_vars, local_bufs);
+        return;
+      case StmtKind::Store:
+        if (!local_bufs.count(s->buffer)) bufs.insert(s->buffer);
+        expr_uses(s->index);
+        expr_uses(s->value);
+        return;
+      case StmtKind::Allocate:
+        local_bufs.insert(s->buffer);
+        free_uses(s->body[0], bufs, vars, bound_vars, local_bufs);
+        return;
+      case StmtKind::If:
+        expr_uses(s->cond);
+        free_uses(s->body[0], bufs, vars, bound_vars, local_bufs);
+        return;
+      case StmtKind::For:
+        bound_vars.insert(s->var_id);
+        free_uses(s->body[0], bufs, vars, bound_vars, local_bufs);
+        return;
+    }
+  }
+
+  std::string field_type(int b) const {
+    const ir::Buffer& buf = p_.buffers[static_cast<size_t>(b)];
+    return std::string(is_input(b) ? "const " : "") + std::string(ir::dtype_c_type(buf.dtype)) + "*";
+  }
+
+  void emit_parallel(std::ostream& os, const Stmt& s, int depth) {
+    std::set<int> bufs, vars, bound = {s->var_id}, locals;
+    free_uses(s->body[0], bufs, vars, bound, locals);
+    const std::string fn = p_.name + "_par" + std::to_string(outlined_++);
+    std::ostringstream h;
+    h << "struct " << fn << "_ctx {\n";
+    for (int b : bufs) h << "  " << field_type(b) << " " << buf_name(b) << ";\n";
+    for (int v : vars) h << "  int64_t " << var_name(v) << ";\n";
+    if (bufs.empty() && vars.empty()) h << "  int unused;\n";
+    h << "};\n\nstatic void " << fn << "(void* ctx_, int64_t begin, int64_t end) {\n";
+    h << "  const struct " << fn << "_ctx* ctx = (const struct " << fn << "_ctx*)ctx_;\n";
+    if (bufs.empty() && vars.empty()) h << "  (void)ctx;\n";
+    for (int b : bufs) h << "  " << field_type(b) << " restrict " << buf_name(b) << " = ctx->" << buf_name(b) << ";\n";
+    for (int v : vars) h << "  const int64_t " << var_name(v) << " = ctx->" << var_name(v) << ";\n";
+    const std::string v = var_name(s->var_id);
+    h << "  for (int64_t " << v << " = begin; " << v << " < end; ++" << v << ") {\n";
+    std::ostringstream inner;
+    emit(inner, s->body[0], 2, true);
+    h << inner.str() << "  }\n}\n\n";
+    helpers_ << h.str();
+    os << indent(depth) << "{\n" << indent(depth + 1) << "struct " << fn << "_ctx ctx = {";
+    bool first = true;
+    for (int b : bufs) {
+      os << (first ? "" : ", ") << buf_name(b);
+      first = false;
+    }
+    for (int vv : vars) {
+      os << (first ? "" : ", ") << var_name(vv);
+      first = false;
+    }
+    if (first) os << "0";
+    os << "};\n" << indent(depth + 1) << rt_ << "parallel_for(" << int_literal(s->extent) << ", " << fn << ", &ctx);\n"
+       << indent(depth) << "}\n";
+  }
+
+  const ir::LoopProgram& p_;
+  const ir::Target& target_;
+  std::string rt_;
+  std::ostringstream helpers_;
+  int outlined_ = 0;
+};
+
+}  // namespace
+
+KernelSource emit_kernel(const ir::LoopProgram& p, const ir::Target& target, const std::string& rt) {
+  return KernelEmitter(p, target, rt).run();
+}
+
+std::string kernel_preamble(const ir::Target& target) {
+  std::ostringstream os;
+  os << R"(static inline int64_t tlmc_floordiv(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+static inline int64_t tlmc_floormod(int64_t a, int64_t b) { return a - tlmc_floordiv(a, b) * b; }
+static inline int64_t tlmc_mini(int64_t a, int64_t b) { return a < b ? a : b; }
+static inline int64_t tlmc_maxi(int64_t a, int64_t b) { return a > b ? a : b; }
+/* NaN-propagating, as ONNX's Max/Relu: a NaN in `a` stays. */
+static inline float tlmc_fminf(float a, float b) { return b < a ? b : a; }
+static inline float tlmc_fmaxf(float a, float b) { return b > a ? b : a; }
+)";
+  if (target.isa == ir::Isa::Generic) return os.str();
+  const int bytes = target.vector_bytes, lanes = target.vector_lanes(4);
+  os << "typedef float tlmc_vf __attribute__((vector_size(" << bytes << ")));\n";
+  os << "typedef int32_t tlmc_vi __attribute__((vector_size(" << bytes << ")));\n";
+  os << R"(static inline tlmc_vf tlmc_vload(const float* p) { tlmc_vf r; memcpy(&r, p, sizeof r); return r; }
+static inline void tlmc_vstore(float* p, tlmc_vf v) { memcpy(p, &v, sizeof v); }
+static inline tlmc_vf tlmc_vsplat(float x) { return (tlmc_vf){0} + x; }
+static inline tlmc_vf tlmc_vselect(tlmc_vi m, tlmc_vf a, tlmc_vf b) {
+  return (tlmc_vf)((m & (tlmc_vi)a) | (~m & (tlmc_vi)b));
+}
+static inline tlmc_vf tlmc_vmin(tlmc_vf a, tlmc_vf b) { return tlmc_vselect(b < a, b, a); }
+static inline tlmc_vf tlmc_vmax(tlmc_vf a, tlmc_vf b) { return tlmc_vselect(b > a, b, a); }
+)";
+  // Lane-by-lane math functions, for the operations without a vector instruction.
+  const char* fns[][2] = {{"exp", "expf"}, {"log", "logf"}, {"sqrt", "sqrtf"}, {"tanh", "tanhf"}, {"erf", "erff"},
+                          {"abs", "fabsf"}, {"floor", "floorf"}, {"sigmoid", "tlmc_sigmoidf"}};
+  os << "static inline float tlmc_sigmoidf(float x) { return 1.0f / (1.0f + expf(-x)); }\n";
+  for (const auto& f : fns)
+    os << "static inline tlmc_vf tlmc_v" << f[0] << "(tlmc_vf x) {\n  tlmc_vf r;\n  for (int i = 0; i < " << lanes
+       << "; ++i) r[i] = " << f[1] << "(x[i]);\n  return r;\n}\n";
+  return os.str();
+}
+
+}  // namespace tlmc::codegen

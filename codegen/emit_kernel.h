@@ -1,0 +1,25 @@
+// Emits one loop-nest kernel as C11: a static function taking its buffers, with parallel
+// loops outlined for the runtime's thread pool and vectorized loops written with GCC/Clang
+// vector extensions for the target's SIMD width (plain C for a generic target). Needs a
+// program that passes verify_loops; the text compiles without warnings under gcc and clang.
+#pragma once
+
+#include <string>
+
+#include "ir/loop.h"
+#include "ir/target.h"
+
+namespace tlmc::codegen {
+
+struct KernelSource {
+  std::string text;       // helper functions, then the kernel function
+  std::string signature;  // "static void NAME(const float* restrict b0, ..., char* restrict scratch)"
+};
+
+// `rt` is the runtime's symbol prefix ("<model>_rt_").
+KernelSource emit_kernel(const ir::LoopProgram& p, const ir::Target& target, const std::string& rt);
+
+// Type definitions and inline helpers the kernels use (vector types, floor division, ...).
+std::string kernel_preamble(const ir::Target& target);
+
+}  // namespace tlmc::codegen

@@ -1,0 +1,138 @@
+#include "driver/check.h"
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <iomanip>
+#include <ostream>
+#include <random>
+
+#include "reference/interpreter.h"
+#include "toolchain/isolated_run.h"
+
+namespace tlmc::driver {
+namespace {
+
+// The exclusive upper bound for random values of integer input `t`.
+int64_t index_bound(const ir::Graph& g, int t) {
+  int64_t bound = 4;
+  bool first = true;
+  for (const ir::Node& n : g.nodes) {
+    if (n.op != "Gather" || n.inputs.size() < 2 || n.inputs[1] != t) continue;
+    int64_t axis = n.attr_int("axis");
+    const ir::Shape& s = g.type(n.inputs[0]).shape;
+    if (axis < 0) axis += static_cast<int64_t>(s.size());
+    const int64_t extent = s.at(static_cast<size_t>(axis));
+    bound = first ? extent : std::min(bound, extent);
+    first = false;
+  }
+  return std::max<int64_t>(bound, 1);
+}
+
+reference::HostTensor random_tensor(const ir::Graph& g, int t, std::mt19937_64& rng) {
+  const ir::TensorType& type = g.type(t);
+  reference::HostTensor h = reference::HostTensor::zeros(type);
+  const int64_t n = type.numel();
+  switch (type.dtype) {
+    case ir::DType::Float32: {
+      std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+      for (int64_t i = 0; i < n; ++i) h.f32()[i] = u(rng);
+      break;
+    }
+    case ir::DType::Int64:
+    case ir::DType::Int32: {
+      std::uniform_int_distribution<int64_t> u(0, index_bound(g, t) - 1);
+      for (int64_t i = 0; i < n; ++i) {
+        const int64_t v = u(rng);
+        if (type.dtype == ir::DType::Int64) h.i64()[i] = v;
+        else reinterpret_cast<int32_t*>(h.bytes.data())[i] = static_cast<int32_t>(v);
+      }
+      break;
+    }
+    default:
+      for (auto& b : h.bytes) b = static_cast<uint8_t>(rng() & 1);
+      break;
+  }
+  return h;
+}
+
+}  // namespace
+
+CheckResult check_model(const CompiledModel& model, const ir::Target& target, uint64_t seed) {
+  const ir::Graph& g = model.graph;
+  std::mt19937_64 rng(seed);
+  std::vector<reference::HostTensor> inputs;
+  std::vector<std::vector<uint8_t>> raw_inputs;
+  for (int t : g.inputs) {
+    inputs.push_back(random_tensor(g, t, rng));
+    raw_inputs.push_back(inputs.back().bytes);
+  }
+  std::vector<size_t> out_bytes;
+  for (int t : g.outputs) out_bytes.push_back(g.type(t).bytes());
+
+  std::string templ = (std::filesystem::temp_directory_path() / "tlmc-check-XXXXXX").string();
+  if (!mkdtemp(templ.data())) throw InternalError("cannot create a temporary folder for --check");
+  struct Cleanup {
+    std::string dir;
+    ~Cleanup() {
+      std::error_code ec;
+      std::filesystem::remove_all(dir, ec);
+    }
+  } cleanup{templ};
+  const std::string so = build_shared_library(model, templ, target);
+  toolchain::IsolatedRun run = toolchain::run_isolated(so, model.plan.name, raw_inputs, out_bytes, 120);
+  if (run.status != toolchain::IsolatedRun::Ok)
+    throw InternalError("the generated library " + run.message + " on random inputs; this is a bug in tlmc");
+
+  const std::vector<reference::HostTensor> want = reference::interpret(g, inputs);
+  CheckResult result;
+  for (size_t o = 0; o < g.outputs.size(); ++o) {
+    OutputError e;
+    e.name = g.tensor(g.outputs[o]).name;
+    const ir::TensorType& type = g.type(g.outputs[o]);
+    const int64_t n = type.numel();
+    for (int64_t i = 0; i < n; ++i) {
+      double got, ref;
+      if (type.dtype == ir::DType::Float32) {
+        float f;
+        std::memcpy(&f, run.outputs[o].data() + 4 * i, 4);
+        got = f;
+        ref = want[o].f32()[i];
+      } else if (type.dtype == ir::DType::Int64) {
+        int64_t v;
+        std::memcpy(&v, run.outputs[o].data() + 8 * i, 8);
+        got = static_cast<double>(v);
+        ref = static_cast<double>(want[o].i64()[i]);
+      } else {
+        got = run.outputs[o][static_cast<size_t>(i) * ir::dtype_size(type.dtype)];
+        ref = want[o].bytes[static_cast<size_t>(i) * ir::dtype_size(type.dtype)];
+      }
+      const bool both_nan = std::isnan(got) && std::isnan(ref);
+      const bool same_inf = std::isinf(got) && std::isinf(ref) && (got > 0) == (ref > 0);
+      if (both_nan || same_inf) continue;
+      const double abs = std::fabs(got - ref);
+      const double rel = abs / std::max(std::fabs(ref), 1e-6);
+      if (!(abs <= kCheckAtol + kCheckRtol * std::fabs(ref))) e.within_tolerance = false;
+      if (std::isnan(abs)) {
+        e.max_abs = e.max_rel = INFINITY;
+        continue;
+      }
+      e.max_abs = std::max(e.max_abs, abs);
+      e.max_rel = std::max(e.max_rel, rel);
+    }
+    result.passed = result.passed && e.within_tolerance;
+    result.outputs.push_back(e);
+  }
+  return result;
+}
+
+void print_check(std::ostream& os, const CheckResult& r) {
+  for (const OutputError& e : r.outputs)
+    os << "output " << e.name << ": max abs error " << std::setprecision(3) << std::scientific << e.max_abs
+       << ", max rel error " << e.max_rel << (e.within_tolerance ? "  ok" : "  MISMATCH") << "\n";
+  os << std::defaultfloat << (r.passed ? "check passed" : "check FAILED") << " (tolerance: abs " << kCheckAtol
+     << " + rel " << kCheckRtol << ")\n";
+}
+
+}  // namespace tlmc::driver

@@ -1,0 +1,265 @@
+#include "driver/compile.h"
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <ostream>
+
+#include "frontend/yaml_reader.h"
+#include "ir/lower.h"
+#include "ir/te.h"
+#include "scheduler/decision.h"
+#include "scheduler/default_schedule.h"
+#include "scheduler/lower_schedule.h"
+#include "scheduler/partition.h"
+#include "toolchain/cc.h"
+
+namespace tlmc::driver {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+bool wants(const CompileOptions& o, const std::string& what) {
+  for (const std::string& d : o.dumps)
+    if (d == what) return true;
+  return false;
+}
+
+bool is_c_identifier(const std::string& s) {
+  if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_')) return false;
+  for (char c : s)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_')) return false;
+  return true;
+}
+
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// Times one step of the pipeline for -v.
+class PassTimer {
+ public:
+  PassTimer(const CompileOptions& o, const char* name) : o_(o), name_(name), t0_(std::chrono::steady_clock::now()) {}
+  ~PassTimer() {
+    if (!o_.log_stream) return;
+    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0_).count();
+    *o_.log_stream << "tlmc: " << name_ << ": " << ms << " ms\n";
+  }
+
+ private:
+  const CompileOptions& o_;
+  const char* name_;
+  std::chrono::steady_clock::time_point t0_;
+};
+
+ir::Graph read_model(const CompileOptions& o) {
+  const std::string& path = o.model_path;
+  if (ends_with(path, ".onnx"))
+    throw Diagnostic({path}, "ONNX models are not supported yet; write the graph as YAML (spec/graph-yaml.md)");
+  if (!ends_with(path, ".yaml") && !ends_with(path, ".yml"))
+    throw Diagnostic({path}, "unknown model type: expected a .yaml graph or an .onnx file");
+  return frontend::read_yaml_model(path);
+}
+
+// Weight files a YAML model names, for dependency tracking: every `file:` value.
+std::vector<std::string> weight_files(const std::string& model_path) {
+  std::vector<std::string> out;
+  std::ifstream in(model_path);
+  std::string line;
+  const fs::path dir = fs::path(model_path).parent_path();
+  while (std::getline(in, line)) {
+    size_t at = line.find("file:");
+    if (at == std::string::npos) continue;
+    size_t b = line.find_first_not_of(" \t\"'", at + 5);
+    if (b == std::string::npos) continue;
+    size_t e = line.find_first_of(",}\"' \t", b);
+    out.push_back((dir / line.substr(b, e == std::string::npos ? std::string::npos : e - b)).string());
+  }
+  return out;
+}
+
+}  // namespace
+
+CompiledModel compile_model(const CompileOptions& o) {
+  CompiledModel m;
+  {
+    PassTimer t(o, "read");
+    m.graph = read_model(o);
+  }
+  m.inputs_read = {o.model_path};
+  for (const std::string& f : weight_files(o.model_path)) m.inputs_read.push_back(f);
+  if (!o.name.empty()) {
+    if (!is_c_identifier(o.name)) throw Diagnostic({}, "--name '" + o.name + "' is not a C identifier");
+    m.graph.name = o.name;
+  }
+  std::ostream* dump = o.dump_stream;
+  if (dump && wants(o, "graph")) *dump << ir::graph_str(m.graph);
+
+  // Fused subgraphs; views share storage (after verification: shapes are known).
+  scheduler::Partition partition;
+  {
+    PassTimer t(o, "partition");
+    partition = scheduler::partition_graph(m.graph);
+  }
+
+  // Each distinct subgraph (by workload key) is lowered, scheduled and compiled once.
+  std::vector<codegen::KernelInfo> kernels;
+  std::vector<codegen::CompiledSubgraph> subgraphs;
+  std::map<std::string, int> kernel_of_key;
+  {
+    PassTimer t(o, "lower and schedule");
+    for (const std::vector<int>& nodes : partition.subgraphs) {
+      ir::LoweredSubgraph lowered = ir::lower_subgraph(m.graph, nodes);
+      const std::string key = ir::workload_key(lowered.program);
+      auto found = kernel_of_key.find(key);
+      int k;
+      if (found != kernel_of_key.end()) {
+        k = found->second;
+      } else {
+        k = static_cast<int>(kernels.size());
+        kernel_of_key[key] = k;
+        const std::vector<scheduler::Decision> schedule = scheduler::default_schedule(lowered.program, o.target);
+        const scheduler::ScheduleState state = scheduler::apply_schedule(lowered.program, schedule);
+        ir::LoopProgram loops = scheduler::lower_schedule(state, m.graph.name + "_k" + std::to_string(k));
+        if (dump && wants(o, "te")) *dump << "# kernel " << k << " (workload " << key << ")\n" << ir::te_str(lowered.program);
+        if (dump && wants(o, "loops"))
+          *dump << "# kernel " << k << " schedule:\n" << scheduler::schedule_str(schedule) << ir::loop_str(loops);
+        kernels.push_back(codegen::KernelInfo{std::move(loops), key, scheduler::schedule_str(schedule)});
+      }
+      codegen::CompiledSubgraph sg{nodes, k, lowered.input_tensors};
+      sg.param_tensors.insert(sg.param_tensors.end(), lowered.output_tensors.begin(), lowered.output_tensors.end());
+      subgraphs.push_back(std::move(sg));
+    }
+  }
+  {
+    PassTimer t(o, "plan and generate C");
+    m.plan = codegen::plan_model(m.graph, partition, subgraphs, std::move(kernels));
+    m.files = codegen::emit_c(m.plan, codegen::CodegenOptions{o.target, o.threads});
+  }
+  return m;
+}
+
+namespace {
+
+// A temporary folder next to `near`, removed unless released.
+class StagingDir {
+ public:
+  explicit StagingDir(const fs::path& near) {
+    fs::path parent = near.empty() ? fs::current_path() : near;
+    std::error_code ec;
+    fs::create_directories(parent, ec);
+    std::string templ = (parent / ".tlmc-XXXXXX").string();
+    if (!mkdtemp(templ.data())) throw Diagnostic({parent.string()}, "cannot create a temporary folder here");
+    path_ = templ;
+  }
+  ~StagingDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+void write_files(const std::vector<codegen::GeneratedFile>& files, const fs::path& dir) {
+  for (const codegen::GeneratedFile& f : files) {
+    std::ofstream out(dir / f.name, std::ios::binary);
+    out.write(f.contents.data(), static_cast<std::streamsize>(f.contents.size()));
+    if (!out) throw Diagnostic({(dir / f.name).string()}, "cannot write the file");
+  }
+}
+
+std::vector<std::string> build_objects(const CompiledModel& m, const fs::path& dir, const ir::Target& target, bool pic) {
+  const std::string& n = m.plan.name;
+  return toolchain::compile_objects(dir.string(), {n + ".c", n + "_runtime.c", n + "_weights.S"}, target, pic);
+}
+
+// Moves staged files into place; all the checks come first, so a failure moves nothing.
+void commit(const std::vector<std::pair<fs::path, fs::path>>& moves) {
+  for (const auto& [from, to] : moves) {
+    std::error_code ec;
+    if (fs::is_directory(to, ec)) throw Diagnostic({to.string()}, "is a folder; cannot write the output file there");
+  }
+  for (const auto& [from, to] : moves) {
+    std::error_code ec;
+    fs::rename(from, to, ec);
+    if (ec) {
+      fs::copy_file(from, to, fs::copy_options::overwrite_existing, ec);
+      if (ec) throw Diagnostic({to.string()}, "cannot write the output: " + ec.message());
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> write_output(const CompiledModel& m, EmitKind kind, const std::string& out_path,
+                                      const ir::Target& target) {
+  const std::string& n = m.plan.name;
+  const fs::path out(out_path);
+  std::vector<std::pair<fs::path, fs::path>> moves;
+  switch (kind) {
+    case EmitKind::Source: {
+      std::error_code ec;
+      fs::create_directories(out, ec);
+      if (!fs::is_directory(out)) throw Diagnostic({out_path}, "cannot create the output folder");
+      StagingDir stage(out);
+      write_files(m.files, stage.path());
+      for (const codegen::GeneratedFile& f : m.files) moves.emplace_back(stage.path() / f.name, out / f.name);
+      commit(moves);
+      break;
+    }
+    case EmitKind::Header: {
+      const fs::path target_file = ends_with(out_path, ".h") ? out : out / (n + ".h");
+      StagingDir stage(target_file.parent_path());
+      write_files({codegen::emit_header(m.plan)}, stage.path());
+      moves.emplace_back(stage.path() / (n + ".h"), target_file);
+      commit(moves);
+      break;
+    }
+    case EmitKind::Lib:
+    case EmitKind::Obj: {
+      const fs::path dir = out.parent_path();
+      StagingDir stage(dir);
+      write_files(m.files, stage.path());
+      const std::vector<std::string> objects = build_objects(m, stage.path(), target, false);
+      const std::string product = kind == EmitKind::Lib ? "lib" + n + ".a" : n + ".o.tmp";
+      if (kind == EmitKind::Lib) toolchain::make_archive(stage.path().string(), objects, product);
+      else toolchain::link_relocatable(stage.path().string(), objects, product);
+      moves.emplace_back(stage.path() / product, out);
+      moves.emplace_back(stage.path() / (n + ".h"), (dir.empty() ? fs::path(".") : dir) / (n + ".h"));
+      commit(moves);
+      break;
+    }
+  }
+  std::vector<std::string> written;
+  for (const auto& mv : moves) written.push_back(mv.second.string());
+  return written;
+}
+
+std::string build_shared_library(const CompiledModel& m, const std::string& dir, const ir::Target& target) {
+  write_files(m.files, dir);
+  const std::vector<std::string> objects = build_objects(m, dir, target, true);
+  const std::string so = "lib" + m.plan.name + ".so";
+  toolchain::link_shared(dir, objects, so);
+  return (fs::path(dir) / so).string();
+}
+
+std::string depfile_text(const std::string& output, const std::vector<std::string>& inputs) {
+  auto escape = [](const std::string& s) {
+    std::string out;
+    for (char c : s) {
+      if (c == ' ' || c == '#' || c == ':') out += '\\';
+      if (c == '$') out += '$';
+      out += c;
+    }
+    return out;
+  };
+  std::string text = escape(output) + ":";
+  for (const std::string& i : inputs) text += " " + escape(i);
+  return text + "\n";
+}
+
+}  // namespace tlmc::driver

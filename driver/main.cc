@@ -1,0 +1,150 @@
+// The `tlmc` command (spec/driver.md): options, then the pipeline of driver/compile.h.
+#include <boost/program_options.hpp>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "driver/check.h"
+#include "driver/compile.h"
+#include "ir/op_schema.h"
+
+namespace po = boost::program_options;
+using namespace tlmc;
+
+namespace {
+
+constexpr const char* kVersion = "0.1.0";
+
+// Exit statuses of spec/driver.md.
+enum Exit { kOk = 0, kBadInput = 1, kBadUsage = 2, kInternal = 3 };
+
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+std::vector<std::string> split_commas(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  std::string item;
+  while (std::getline(ss, item, ','))
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+int run(int argc, char** argv) {
+  po::options_description visible(
+      "Usage: tlmc MODEL [options]\n"
+      "       tlmc --check MODEL [options]\n\n"
+      "Compiles MODEL (a .yaml graph) into a C kernel library.\n\nOptions");
+  visible.add_options()
+      ("output,o", po::value<std::string>(), "output: a folder (sources + header), or a file named lib*.a "
+                                             "(default: libNAME.a here)")
+      ("emit", po::value<std::string>(), "lib|source|header|obj (default: lib when -o ends in .a, else source)")
+      ("name", po::value<std::string>(), "C prefix of the generated API (default: the model's name)")
+      ("target", po::value<std::string>()->default_value("host"), "host | x86-64 | x86-64-avx2 | x86-64-avx512")
+      ("opt,O", po::value<int>()->default_value(0), "-O0 .. -O3: how hard to look for fast schedules")
+      ("tuning-db", po::value<std::string>(), "tuning records to read and extend")
+      ("threads", po::value<int>()->default_value(0), "worker threads the generated code uses (0: all cores)")
+      ("jobs,j", po::value<int>()->default_value(1), "parallel jobs of the compiler itself")
+      ("dump", po::value<std::string>(), "print IR levels to stdout: graph,te,loops")
+      ("check", "compile, run on random inputs and compare with the reference interpreter")
+      ("depfile,MF", po::value<std::string>(), "write a Makefile dependency line for the output")
+      ("verbose,v", "print the time of each compiler pass")
+      ("version", "print the version")
+      ("help,h", "print this help");
+  po::options_description hidden;
+  hidden.add_options()("model", po::value<std::string>());
+  po::options_description all;
+  all.add(visible).add(hidden);
+  po::positional_options_description pos;
+  pos.add("model", 1);
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(argc, argv).options(all).positional(pos).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    throw UsageError(e.what());
+  }
+  if (vm.count("help")) {
+    std::cout << visible << "\nSupported operators: " << ir::supported_op_list() << "\n";
+    return kOk;
+  }
+  if (vm.count("version")) {
+    std::cout << "tlmc " << kVersion << "\n";
+    return kOk;
+  }
+  if (!vm.count("model")) throw UsageError("no model given");
+
+  driver::CompileOptions options;
+  options.model_path = vm["model"].as<std::string>();
+  if (vm.count("name")) options.name = vm["name"].as<std::string>();
+  const std::string target_name = vm["target"].as<std::string>();
+  std::optional<ir::Target> target = ir::parse_target(target_name);
+  if (!target) throw UsageError("unknown target '" + target_name + "' (known: " + ir::target_names() + ")");
+  options.target = *target;
+  options.opt_level = vm["opt"].as<int>();
+  if (options.opt_level < 0 || options.opt_level > 3) throw UsageError("-O takes 0, 1, 2 or 3");
+  if (options.opt_level > 0)
+    std::cerr << "tlmc: note: -O" << options.opt_level << " uses the -O0 schedules until schedule search exists\n";
+  options.threads = vm["threads"].as<int>();
+  if (options.threads < 0) throw UsageError("--threads takes a count >= 0");
+  if (vm["jobs"].as<int>() < 1) throw UsageError("-j takes a count >= 1");
+  if (vm.count("dump")) {
+    options.dumps = split_commas(vm["dump"].as<std::string>());
+    for (const std::string& d : options.dumps)
+      if (d != "graph" && d != "te" && d != "loops") throw UsageError("--dump takes graph, te or loops, not '" + d + "'");
+    options.dump_stream = &std::cout;
+  }
+  if (vm.count("verbose")) options.log_stream = &std::cerr;
+
+  driver::CompiledModel model = driver::compile_model(options);
+
+  if (vm.count("check")) {
+    driver::CheckResult r = driver::check_model(model, options.target);
+    driver::print_check(std::cout, r);
+    return r.passed ? kOk : kInternal;
+  }
+
+  const std::string out = vm.count("output") ? vm["output"].as<std::string>() : "lib" + model.plan.name + ".a";
+  driver::EmitKind kind = ends_with(out, ".a") ? driver::EmitKind::Lib : driver::EmitKind::Source;
+  if (vm.count("emit")) {
+    const std::string e = vm["emit"].as<std::string>();
+    if (e == "lib") kind = driver::EmitKind::Lib;
+    else if (e == "source") kind = driver::EmitKind::Source;
+    else if (e == "header") kind = driver::EmitKind::Header;
+    else if (e == "obj") kind = driver::EmitKind::Obj;
+    else throw UsageError("--emit takes lib, source, header or obj, not '" + e + "'");
+  }
+  driver::write_output(model, kind, out, options.target);
+  if (vm.count("depfile")) {
+    const std::string dep = vm["depfile"].as<std::string>();
+    std::ofstream f(dep);
+    f << driver::depfile_text(out, model.inputs_read);
+    if (!f) throw Diagnostic({dep}, "cannot write the dependency file");
+  }
+  return kOk;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const UsageError& e) {
+    std::cerr << "tlmc: error: " << e.what() << "\nRun 'tlmc --help' for the options.\n";
+    return kBadUsage;
+  } catch (const Diagnostic& d) {
+    std::cerr << d.format() << "\n";
+    return kBadInput;
+  } catch (const InternalError& e) {
+    std::cerr << "tlmc: internal error: " << e.what() << "\n";
+    return kInternal;
+  } catch (const std::exception& e) {
+    std::cerr << "tlmc: internal error: " << e.what() << "\n";
+    return kInternal;
+  }
+}

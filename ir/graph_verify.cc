@@ -1,0 +1,299 @@
+#include "ir/graph_verify.h"
+
+#include <algorithm>
+#include <functional>
+#include <limits>
+#include <map>
+#include <queue>
+#include <string>
+#include <vector>
+
+#include "ir/op_schema.h"
+
+namespace tlmc::ir {
+namespace {
+
+std::string where(const SourceLoc& loc) {
+  if (loc.file.empty()) return "an unknown position";
+  if (loc.line <= 0) return loc.file;
+  return loc.file + ":" + std::to_string(loc.line) + ":" + std::to_string(loc.column);
+}
+
+std::string in_quotes(const std::string& s) { return "'" + s + "'"; }
+
+std::string count_str(int n, const char* noun) {
+  return std::to_string(n) + " " + noun + (n == 1 ? "" : "s");
+}
+
+// "1 input", "2 to 3 inputs", "at least 1 input".
+std::string arity_str(int lo, int hi, const char* noun) {
+  if (lo == hi) return count_str(lo, noun);
+  if (hi < 0 || hi == std::numeric_limits<int>::max()) return "at least " + count_str(lo, noun);
+  return std::to_string(lo) + " to " + count_str(hi, noun);
+}
+
+bool is_c_identifier(const std::string& s) {
+  if (s.empty()) return false;
+  auto letter = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; };
+  auto digit = [](char c) { return c >= '0' && c <= '9'; };
+  if (!letter(s[0])) return false;
+  return std::all_of(s.begin(), s.end(), [&](char c) { return letter(c) || digit(c); });
+}
+
+void check_tensor_id(const Graph& g, int id, const std::string& what) {
+  TLMC_ASSERT(id >= 0 && static_cast<size_t>(id) < g.tensors.size(),
+              what << " refers to tensor id " << id << " of " << g.tensors.size());
+}
+
+// Names are unique; graph inputs are exactly the Input tensors; weights carry their bytes.
+void check_tensors(const Graph& g) {
+  std::map<std::string, int> by_name;
+  for (size_t i = 0; i < g.tensors.size(); ++i) {
+    const Tensor& t = g.tensors[i];
+    auto [it, fresh] = by_name.emplace(t.name, static_cast<int>(i));
+    if (!fresh)
+      throw Diagnostic(t.loc, "tensor " + in_quotes(t.name) + " is already defined at " +
+                                  where(g.tensors[static_cast<size_t>(it->second)].loc));
+    if (t.kind == TensorKind::Weight) {
+      TLMC_ASSERT(t.data, "weight " << t.name << " has no data");
+      if (t.data->size() != t.type.bytes())
+        throw Diagnostic(t.loc,
+                         "weight " + in_quotes(t.name) + " has " + std::to_string(t.data->size()) +
+                             " bytes of data, but " + std::string(dtype_name(t.type.dtype)) + " " +
+                             shape_str(t.type.shape) + " needs " + std::to_string(t.type.bytes()));
+    }
+  }
+  std::vector<int> listed(g.tensors.size(), 0);
+  for (int id : g.inputs) {
+    check_tensor_id(g, id, "graph input");
+    const Tensor& t = g.tensor(id);
+    TLMC_ASSERT(t.kind == TensorKind::Input, "graph input " << t.name << " is not an Input");
+    TLMC_ASSERT(listed[static_cast<size_t>(id)] == 0, "input " << t.name << " listed twice");
+    listed[static_cast<size_t>(id)] = 1;
+  }
+  for (size_t i = 0; i < g.tensors.size(); ++i)
+    TLMC_ASSERT(g.tensors[i].kind != TensorKind::Input || listed[i] == 1,
+                "Input tensor " << g.tensors[i].name << " is not among the graph inputs");
+}
+
+// Every node's operator exists; arity fits; attributes are known, of the right kind, and
+// completed from the defaults.
+void check_node_against_schema(Node& n, int opset) {
+  const OpSchema* schema = find_op(n.op);
+  if (!schema)
+    throw Diagnostic(
+        n.loc, "unknown operator " + in_quotes(n.op) + " (supported: " + supported_op_list() + ")");
+  if (schema->since_opset > opset)
+    throw Diagnostic(n.loc, n.describe() + " needs opset " + std::to_string(schema->since_opset) +
+                                " or newer, but the model uses opset " + std::to_string(opset));
+  const int n_in = static_cast<int>(n.inputs.size());
+  const int n_out = static_cast<int>(n.outputs.size());
+  if (n_in < schema->min_inputs || (schema->max_inputs >= 0 && n_in > schema->max_inputs))
+    throw Diagnostic(n.loc, n.describe() + " takes " +
+                                arity_str(schema->min_inputs, schema->max_inputs, "input") +
+                                ", got " + std::to_string(n_in));
+  if (n_out < schema->min_outputs || (schema->max_outputs >= 0 && n_out > schema->max_outputs))
+    throw Diagnostic(n.loc, n.describe() + " has " +
+                                arity_str(schema->min_outputs, schema->max_outputs, "output") +
+                                ", got " + std::to_string(n_out));
+  for (int i = 0; i < schema->min_inputs && i < n_in; ++i)
+    if (n.inputs[static_cast<size_t>(i)] < 0)
+      throw Diagnostic(n.loc, "input " + std::to_string(i) + " of " + n.describe() +
+                                  " is required and cannot be omitted");
+  for (int i = 0; i < schema->min_outputs && i < n_out; ++i)
+    if (n.outputs[static_cast<size_t>(i)] < 0)
+      throw Diagnostic(n.loc, "output " + std::to_string(i) + " of " + n.describe() +
+                                  " is required and cannot be omitted");
+  // Trailing omitted outputs are as good as absent (ONNX); dropping them spares every
+  // later pass a check for -1 there.
+  while (!n.outputs.empty() && n.outputs.back() < 0) n.outputs.pop_back();
+
+  for (auto& [key, attr] : n.attrs) {
+    auto spec = std::find_if(schema->attrs.begin(), schema->attrs.end(),
+                             [&](const AttrSpec& s) { return s.name == key; });
+    if (spec == schema->attrs.end()) {
+      std::string known;
+      for (const AttrSpec& s : schema->attrs) known += (known.empty() ? "" : ", ") + s.name;
+      throw Diagnostic(attr.loc,
+                       n.describe() + " has no attribute " + in_quotes(key) +
+                           (known.empty() ? " (it takes none)" : " (it has: " + known + ")"));
+    }
+    const AttrKind want = attr_kind(spec->default_value);
+    const AttrKind got = attr_kind(attr.value);
+    if (want == got) continue;
+    if (want == AttrKind::Float && got == AttrKind::Int) {
+      attr.value = static_cast<double>(std::get<int64_t>(attr.value));
+      continue;
+    }
+    if (want == AttrKind::Floats && got == AttrKind::Ints) {
+      const auto& ints = std::get<std::vector<int64_t>>(attr.value);
+      attr.value = std::vector<double>(ints.begin(), ints.end());
+      continue;
+    }
+    throw Diagnostic(attr.loc, "attribute " + in_quotes(key) + " of " + n.describe() + " must be " +
+                                   std::string(attr_kind_name(want)) + ", not " +
+                                   std::string(attr_kind_name(got)));
+  }
+  for (const AttrSpec& spec : schema->attrs) {
+    if (n.attrs.count(spec.name)) continue;
+    if (spec.required)
+      throw Diagnostic(n.loc, n.describe() + " needs the attribute " + in_quotes(spec.name) + " (" +
+                                  std::string(attr_kind_name(attr_kind(spec.default_value))) + ")");
+    n.attrs[spec.name] = Attr{spec.default_value, n.loc};
+  }
+}
+
+// Each intermediate tensor is produced by exactly one node and inputs and weights by none;
+// every tensor a node reads is defined. Returns each tensor's producer (-1 for none).
+std::vector<int> check_definitions(const Graph& g) {
+  std::vector<int> producer(g.tensors.size(), -1);
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const Node& n = g.nodes[i];
+    for (int id : n.outputs) {
+      if (id < 0) continue;
+      check_tensor_id(g, id, n.describe() + " output");
+      const Tensor& t = g.tensor(id);
+      if (t.kind != TensorKind::Intermediate)
+        throw Diagnostic(n.loc, n.describe() + " writes " + in_quotes(t.name) + ", which is a " +
+                                    (t.kind == TensorKind::Input ? "graph input" : "weight") +
+                                    " defined at " + where(t.loc));
+      int& p = producer[static_cast<size_t>(id)];
+      if (p >= 0)
+        throw Diagnostic(n.loc, "tensor " + in_quotes(t.name) + " is already produced by " +
+                                    g.nodes[static_cast<size_t>(p)].describe() + " at " +
+                                    where(g.nodes[static_cast<size_t>(p)].loc));
+      p = static_cast<int>(i);
+    }
+  }
+  for (const Node& n : g.nodes)
+    for (int id : n.inputs) {
+      if (id < 0) continue;
+      check_tensor_id(g, id, n.describe() + " input");
+      const Tensor& t = g.tensor(id);
+      if (t.kind == TensorKind::Intermediate && producer[static_cast<size_t>(id)] < 0)
+        throw Diagnostic(n.loc,
+                         n.describe() + " reads " + in_quotes(t.name) + ", which no node produces");
+    }
+  std::vector<int> listed(g.tensors.size(), 0);
+  for (int id : g.outputs) {
+    check_tensor_id(g, id, "graph output");
+    const Tensor& t = g.tensor(id);
+    if (listed[static_cast<size_t>(id)]++)
+      throw Diagnostic(t.loc, "tensor " + in_quotes(t.name) + " is listed twice as a graph output");
+    if (t.kind == TensorKind::Intermediate && producer[static_cast<size_t>(id)] < 0)
+      throw Diagnostic(t.loc, "graph output " + in_quotes(t.name) + " is not produced by any node");
+  }
+  for (size_t i = 0; i < g.tensors.size(); ++i)
+    if (g.tensors[i].kind == TensorKind::Intermediate && producer[i] < 0)
+      throw Diagnostic(g.tensors[i].loc,
+                       "tensor " + in_quotes(g.tensors[i].name) + " is not produced by any node");
+  return producer;
+}
+
+// The nodes from `remaining` that lie on one cycle, in data-flow order, starting with the
+// one that comes first in the file. Every remaining node reads a tensor that another
+// remaining node produces, so walking back along such inputs must come round.
+std::vector<int> find_cycle(const Graph& g, const std::vector<int>& producer,
+                            const std::vector<bool>& remaining) {
+  auto remaining_producer_of_input = [&](int node) {
+    for (int id : g.nodes[static_cast<size_t>(node)].inputs) {
+      if (id < 0) continue;
+      const int p = producer[static_cast<size_t>(id)];
+      if (p >= 0 && remaining[static_cast<size_t>(p)]) return p;
+    }
+    TLMC_ASSERT(false, "node " << node << " left by the sort has all its inputs ready");
+    return -1;
+  };
+  const int start =
+      static_cast<int>(std::find(remaining.begin(), remaining.end(), true) - remaining.begin());
+  std::vector<int> seen_at(g.nodes.size(), -1);
+  std::vector<int> path;  // walking backwards
+  int cur = start;
+  while (seen_at[static_cast<size_t>(cur)] < 0) {
+    seen_at[static_cast<size_t>(cur)] = static_cast<int>(path.size());
+    path.push_back(cur);
+    cur = remaining_producer_of_input(cur);
+  }
+  std::vector<int> cycle(path.begin() + seen_at[static_cast<size_t>(cur)], path.end());
+  std::reverse(cycle.begin(), cycle.end());  // data-flow order
+  auto first = std::min_element(cycle.begin(), cycle.end());
+  std::rotate(cycle.begin(), first, cycle.end());
+  return cycle;
+}
+
+[[noreturn]] void report_cycle(const Graph& g, const std::vector<int>& producer,
+                               const std::vector<int>& cycle) {
+  // cycle[i] produces a tensor that cycle[i + 1] reads; the last feeds the first.
+  std::string chain;
+  const size_t k = cycle.size();
+  for (size_t i = 0; i <= k; ++i) {
+    const int from = cycle[i % k];
+    const int to = cycle[(i + 1) % k];
+    for (int id : g.nodes[static_cast<size_t>(to)].inputs)
+      if (id >= 0 && producer[static_cast<size_t>(id)] == from) {
+        chain += (chain.empty() ? "" : " -> ") + in_quotes(g.tensor(id).name);
+        break;
+      }
+  }
+  const Node& n = g.nodes[static_cast<size_t>(cycle[0])];
+  throw Diagnostic(n.loc, n.describe() + " is on a cycle: " + chain);
+}
+
+// Kahn's algorithm; among the nodes ready at once, the one first in the file goes first.
+std::vector<Node> topological_order(const Graph& g, const std::vector<int>& producer) {
+  const size_t count = g.nodes.size();
+  std::vector<int> waiting(count, 0);
+  std::vector<std::vector<int>> readers(count);
+  for (size_t i = 0; i < count; ++i)
+    for (int id : g.nodes[i].inputs) {
+      if (id < 0) continue;
+      const int p = producer[static_cast<size_t>(id)];
+      if (p < 0) continue;
+      ++waiting[i];
+      readers[static_cast<size_t>(p)].push_back(static_cast<int>(i));
+    }
+  std::priority_queue<int, std::vector<int>, std::greater<int>> ready;
+  for (size_t i = 0; i < count; ++i)
+    if (waiting[i] == 0) ready.push(static_cast<int>(i));
+  std::vector<Node> sorted;
+  std::vector<bool> remaining(count, true);
+  while (!ready.empty()) {
+    const int i = ready.top();
+    ready.pop();
+    remaining[static_cast<size_t>(i)] = false;
+    sorted.push_back(g.nodes[static_cast<size_t>(i)]);
+    for (int r : readers[static_cast<size_t>(i)])
+      if (--waiting[static_cast<size_t>(r)] == 0) ready.push(r);
+  }
+  if (sorted.size() != count) report_cycle(g, producer, find_cycle(g, producer, remaining));
+  return sorted;
+}
+
+}  // namespace
+
+Graph verify_graph(Graph g) {
+  if (!is_c_identifier(g.name))
+    throw Diagnostic({}, "the model name " + in_quotes(g.name) + " is not a C identifier");
+  if (g.opset < kMinOpset || g.opset > kMaxOpset)
+    throw Diagnostic({}, "opset " + std::to_string(g.opset) + " is not supported (only " +
+                             std::to_string(kMinOpset) + " to " + std::to_string(kMaxOpset) + ")");
+  check_tensors(g);
+  for (Node& n : g.nodes) check_node_against_schema(n, g.opset);
+  const std::vector<int> producer = check_definitions(g);
+  g.nodes = topological_order(g, producer);
+
+  // After sorting, because each node's inference reads its inputs' inferred types.
+  for (const Node& n : g.nodes) {
+    const OpSchema* schema = find_op(n.op);
+    TLMC_ASSERT(schema->infer, n.op << " has no shape inference");
+    const std::vector<TensorType> types = schema->infer(g, n);
+    TLMC_ASSERT(types.size() >= n.outputs.size(), n.describe() << " inferred " << types.size()
+                                                               << " output types for "
+                                                               << n.outputs.size() << " outputs");
+    for (size_t i = 0; i < n.outputs.size(); ++i)
+      if (n.outputs[i] >= 0) g.tensors[static_cast<size_t>(n.outputs[i])].type = types[i];
+  }
+  return g;
+}
+
+}  // namespace tlmc::ir

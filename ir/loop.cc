@@ -1,0 +1,160 @@
+#include "ir/loop.h"
+
+#include <set>
+#include <sstream>
+
+#include "ir/diagnostic.h"
+
+namespace tlmc::ir {
+namespace {
+std::shared_ptr<StmtNode> stmt(StmtKind k) {
+  auto s = std::make_shared<StmtNode>();
+  s->kind = k;
+  return s;
+}
+}  // namespace
+
+Stmt make_for(int var_id, const std::string& name, int64_t extent, LoopKind kind, Stmt body) {
+  TLMC_ASSERT(extent > 0, "loop " << name << " has extent " << extent);
+  auto s = stmt(StmtKind::For);
+  s->var_id = var_id;
+  s->var_name = name;
+  s->extent = extent;
+  s->loop_kind = kind;
+  s->body = {std::move(body)};
+  return s;
+}
+
+Stmt make_seq(std::vector<Stmt> stmts) {
+  if (stmts.size() == 1) return stmts[0];
+  auto s = stmt(StmtKind::Seq);
+  s->body = std::move(stmts);
+  return s;
+}
+
+Stmt make_store(int buffer, Expr index, Expr value) {
+  TLMC_ASSERT(index->dtype == DType::Int64, "store index must be int64");
+  auto s = stmt(StmtKind::Store);
+  s->buffer = buffer;
+  s->index = std::move(index);
+  s->value = std::move(value);
+  return s;
+}
+
+Stmt make_allocate(int buffer, Stmt body) {
+  auto s = stmt(StmtKind::Allocate);
+  s->buffer = buffer;
+  s->body = {std::move(body)};
+  return s;
+}
+
+Stmt make_if(Expr cond, Stmt then_body) {
+  TLMC_ASSERT(cond->dtype == DType::Bool, "if condition must be bool");
+  auto s = stmt(StmtKind::If);
+  s->cond = std::move(cond);
+  s->body = {std::move(then_body)};
+  return s;
+}
+
+std::string_view loop_kind_name(LoopKind k) {
+  switch (k) {
+    case LoopKind::Serial: return "for";
+    case LoopKind::Parallel: return "parallel";
+    case LoopKind::Vectorized: return "vectorized";
+    case LoopKind::Unrolled: return "unrolled";
+  }
+  return "?";
+}
+
+namespace {
+void print(std::ostream& os, const LoopProgram& p, const Stmt& s, int depth) {
+  auto bname = [&](int b) { return p.buffers.at(static_cast<size_t>(b)).name; };
+  const std::string pad(static_cast<size_t>(depth) * 2, ' ');
+  switch (s->kind) {
+    case StmtKind::For:
+      os << pad << loop_kind_name(s->loop_kind) << " " << s->var_name << " in 0.." << s->extent << ":\n";
+      print(os, p, s->body[0], depth + 1);
+      return;
+    case StmtKind::Seq:
+      for (const Stmt& c : s->body) print(os, p, c, depth);
+      return;
+    case StmtKind::Store:
+      os << pad << bname(s->buffer) << "[" << expr_str(s->index, bname) << "] = " << expr_str(s->value, bname) << "\n";
+      return;
+    case StmtKind::Allocate: {
+      const Buffer& b = p.buffers.at(static_cast<size_t>(s->buffer));
+      os << pad << "local " << b.name << ": " << dtype_name(b.dtype) << "[" << b.size << "]\n";
+      print(os, p, s->body[0], depth);
+      return;
+    }
+    case StmtKind::If:
+      os << pad << "if " << expr_str(s->cond, bname) << ":\n";
+      print(os, p, s->body[0], depth + 1);
+      return;
+  }
+}
+
+void verify(const LoopProgram& p, const Stmt& s, std::set<int>& vars, std::set<int>& locals) {
+  auto check_expr = [&](const Expr& e) {
+    visit_expr(e, [&](const ExprNode& n) {
+      if (n.kind == ExprKind::Var) TLMC_ASSERT(vars.count(n.var_id), "variable " << n.name << " used out of its loop");
+      if (n.kind == ExprKind::Load) {
+        TLMC_ASSERT(n.var_id >= 0 && n.var_id < static_cast<int>(p.buffers.size()), "load of unknown buffer");
+        const Buffer& b = p.buffers[static_cast<size_t>(n.var_id)];
+        TLMC_ASSERT(b.scope != BufferScope::Local || locals.count(n.var_id), "local " << b.name << " read outside its scope");
+        TLMC_ASSERT(n.args.size() == 1, "loop-level load of " << b.name << " must have one flat index");
+      }
+    });
+  };
+  switch (s->kind) {
+    case StmtKind::For:
+      TLMC_ASSERT(!vars.count(s->var_id), "loop variable " << s->var_name << " bound twice");
+      vars.insert(s->var_id);
+      verify(p, s->body[0], vars, locals);
+      vars.erase(s->var_id);
+      return;
+    case StmtKind::Seq:
+      for (const Stmt& c : s->body) verify(p, c, vars, locals);
+      return;
+    case StmtKind::Store: {
+      TLMC_ASSERT(s->buffer >= 0 && s->buffer < static_cast<int>(p.buffers.size()), "store to unknown buffer");
+      const Buffer& b = p.buffers[static_cast<size_t>(s->buffer)];
+      TLMC_ASSERT(b.scope != BufferScope::Local || locals.count(s->buffer), "local " << b.name << " written outside its scope");
+      TLMC_ASSERT(s->value->dtype == b.dtype, "store of " << dtype_name(s->value->dtype) << " into " << b.name);
+      check_expr(s->index);
+      check_expr(s->value);
+      return;
+    }
+    case StmtKind::Allocate:
+      locals.insert(s->buffer);
+      verify(p, s->body[0], vars, locals);
+      locals.erase(s->buffer);
+      return;
+    case StmtKind::If:
+      check_expr(s->cond);
+      verify(p, s->body[0], vars, locals);
+      return;
+  }
+}
+}  // namespace
+
+std::string loop_str(const LoopProgram& p) {
+  std::ostringstream os;
+  os << "kernel " << p.name << "(";
+  for (size_t i = 0; i < p.params.size(); ++i) {
+    const Buffer& b = p.buffers[static_cast<size_t>(p.params[i])];
+    os << (i ? ", " : "") << b.name << ": " << dtype_name(b.dtype) << "[" << b.size << "]";
+  }
+  os << ")";
+  if (p.scratch_bytes) os << " scratch " << p.scratch_bytes << " bytes";
+  os << "\n";
+  print(os, p, p.body, 1);
+  return os.str();
+}
+
+void verify_loops(const LoopProgram& p) {
+  std::set<int> vars, locals;
+  verify(p, p.body, vars, locals);
+}
+
+}  // namespace tlmc::ir

@@ -1,0 +1,71 @@
+// The loop-nest IR: a kernel as nested loops over flat buffers. Produced from a tensor-
+// expression program and a schedule (scheduler/lower_schedule.h), consumed by codegen.
+// Loads and stores carry one flat element index; every loop has a constant extent.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "ir/expr.h"
+
+namespace tlmc::ir {
+
+enum class BufferScope {
+  Param,    // passed to the kernel: a subgraph input or output
+  Scratch,  // a kernel-lifetime intermediate at a fixed offset of the kernel's scratch memory
+  Local,    // a small array declared where its Allocate is (stack)
+};
+
+struct Buffer {
+  std::string name;
+  DType dtype;
+  int64_t size;  // elements
+  BufferScope scope;
+  int64_t scratch_offset = 0;  // Scratch only: bytes from the start of the scratch memory
+};
+
+enum class StmtKind { For, Seq, Store, Allocate, If };
+enum class LoopKind { Serial, Parallel, Vectorized, Unrolled };
+
+struct StmtNode;
+using Stmt = std::shared_ptr<const StmtNode>;
+
+struct StmtNode {
+  StmtKind kind;
+  // For
+  int var_id = -1;
+  std::string var_name;
+  int64_t extent = 0;
+  LoopKind loop_kind = LoopKind::Serial;
+  // Store / Allocate
+  int buffer = -1;
+  Expr index, value;
+  // If
+  Expr cond;
+  // Seq: all; For / Allocate / If: body[0]
+  std::vector<Stmt> body;
+};
+
+Stmt make_for(int var_id, const std::string& name, int64_t extent, LoopKind kind, Stmt body);
+Stmt make_seq(std::vector<Stmt> stmts);
+Stmt make_store(int buffer, Expr index, Expr value);
+Stmt make_allocate(int buffer, Stmt body);
+Stmt make_if(Expr cond, Stmt then_body);
+
+struct LoopProgram {
+  std::string name;
+  std::vector<Buffer> buffers;
+  std::vector<int> params;  // buffer ids, in kernel parameter order (inputs, then outputs)
+  int num_inputs = 0;       // the first num_inputs params are read-only
+  int64_t scratch_bytes = 0;
+  Stmt body;
+  int next_var = 0;
+};
+
+std::string_view loop_kind_name(LoopKind k);
+std::string loop_str(const LoopProgram& p);  // --dump=loops
+// Scoping of loop variables and local buffers, load/store buffers in range; throws
+// InternalError.
+void verify_loops(const LoopProgram& p);
+
+}  // namespace tlmc::ir

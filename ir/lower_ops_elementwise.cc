@@ -1,0 +1,166 @@
+// Lowerings of the element-wise, injective and view operators.
+#include "ir/lower_ops.h"
+
+#include <cmath>
+#include <limits>
+
+namespace tlmc::ir {
+namespace {
+
+int out0(const Node& n) { return n.outputs.at(0); }
+const std::string& out_name(const Node& n, TeBuilder& b) { return b.graph().tensor(out0(n)).name; }
+
+// out[axes] = f(broadcast loads of every input)
+// Loads the first `arity` inputs only (Clip's bounds are constants, not tensors).
+template <typename F>
+void pointwise(const Node& n, TeBuilder& b, size_t arity, F f) {
+  const TensorType& ot = b.graph().type(out0(n));
+  std::vector<Axis> axes = b.axes(ot.shape);
+  std::vector<Expr> idx = TeBuilder::vars(axes);
+  std::vector<Expr> in;
+  for (size_t i = 0; i < arity; ++i) in.push_back(b.broadcast_load(b.tensor(n.inputs[i]), idx));
+  b.bind(out0(n), b.stage(out_name(n, b), ot.dtype, axes, f(in)));
+}
+
+Expr f32(double v) { return make_float(v); }
+
+// A scalar constant input (Clip's min and max): its value, or `fallback` when absent.
+double scalar_input(const Node& n, size_t i, TeBuilder& b, double fallback) {
+  if (i >= n.inputs.size() || n.inputs[i] < 0) return fallback;
+  const Tensor& t = b.graph().tensor(n.inputs[i]);
+  TLMC_ASSERT(t.data, n.describe() << " input " << i << " must be constant (checked by infer)");
+  return weight_values(t).at(0);
+}
+
+}  // namespace
+
+void lower_unary(const Node& n, TeBuilder& b) {
+  pointwise(n, b, 1, [&](const std::vector<Expr>& in) -> Expr {
+    const Expr& x = in[0];
+    const std::string& op = n.op;
+    if (op == "Relu") return make_binary(BinaryOp::Max, x, f32(0));
+    if (op == "Sigmoid") return make_unary(UnaryOp::Sigmoid, x);
+    if (op == "Tanh") return make_unary(UnaryOp::Tanh, x);
+    if (op == "Erf") return make_unary(UnaryOp::Erf, x);
+    if (op == "Exp") return make_unary(UnaryOp::Exp, x);
+    if (op == "Sqrt") return make_unary(UnaryOp::Sqrt, x);
+    if (op == "LeakyRelu")
+      return make_select(make_binary(BinaryOp::LT, x, f32(0)), x * f32(n.attr_float("alpha")), x);
+    if (op == "Clip") {
+      const double inf = std::numeric_limits<double>::infinity();
+      Expr lo = f32(scalar_input(n, 1, b, -inf)), hi = f32(scalar_input(n, 2, b, inf));
+      return make_binary(BinaryOp::Min, make_binary(BinaryOp::Max, x, lo), hi);
+    }
+    TLMC_ASSERT(false, "lower_unary called for " << op);
+  });
+}
+
+void lower_binary(const Node& n, TeBuilder& b) {
+  pointwise(n, b, 2, [&](const std::vector<Expr>& in) -> Expr {
+    const std::string& op = n.op;
+    if (op == "Add") return make_binary(BinaryOp::Add, in[0], in[1]);
+    if (op == "Sub") return make_binary(BinaryOp::Sub, in[0], in[1]);
+    if (op == "Mul") return make_binary(BinaryOp::Mul, in[0], in[1]);
+    if (op == "Div") return make_binary(BinaryOp::Div, in[0], in[1]);
+    if (op == "Pow") return make_binary(BinaryOp::Pow, in[0], in[1]);
+    TLMC_ASSERT(false, "lower_binary called for " << op);
+  });
+}
+
+void lower_batch_norm(const Node& n, TeBuilder& b) {
+  const TensorType& ot = b.graph().type(out0(n));
+  std::vector<Axis> axes = b.axes(ot.shape);
+  std::vector<Expr> idx = TeBuilder::vars(axes);
+  // Parameters are per channel (dimension 1).
+  auto param = [&](size_t i) { return b.load(b.tensor(n.inputs[i]), {idx.at(1)}); };
+  Expr x = b.load(b.tensor(n.inputs[0]), idx);
+  Expr inv = make_unary(UnaryOp::Sqrt, param(4) + f32(n.attr_float("epsilon")));
+  Expr y = make_binary(BinaryOp::Div, (x - param(3)) * param(1), inv) + param(2);
+  b.bind(out0(n), b.stage(out_name(n, b), ot.dtype, axes, y));
+}
+
+// Reshape, Flatten, Identity: the same elements in row-major order.
+void lower_view(const Node& n, TeBuilder& b) {
+  const TensorType& ot = b.graph().type(out0(n));
+  const int in = b.tensor(n.inputs[0]);
+  const Shape& is = b.te(in).shape;
+  std::vector<Axis> axes = b.axes(ot.shape);
+  Expr flat = make_int(0);
+  for (const Axis& a : axes) flat = flat * a.extent + make_var(a.var_id, a.name);
+  std::vector<Expr> idx(is.size());
+  int64_t stride = 1;
+  for (size_t d = is.size(); d-- > 0;) {
+    Expr q = make_binary(BinaryOp::FloorDiv, flat, make_int(stride));
+    idx[d] = d == 0 ? q : make_binary(BinaryOp::FloorMod, q, make_int(is[d]));
+    stride *= is[d];
+  }
+  b.bind(out0(n), b.stage(out_name(n, b), ot.dtype, axes, b.load(in, idx)));
+}
+
+void lower_transpose(const Node& n, TeBuilder& b) {
+  const TensorType& ot = b.graph().type(out0(n));
+  const int in = b.tensor(n.inputs[0]);
+  const size_t rank = ot.shape.size();
+  std::vector<int64_t> perm = n.attr_ints("perm");
+  if (perm.empty())
+    for (size_t i = 0; i < rank; ++i) perm.push_back(static_cast<int64_t>(rank - 1 - i));
+  std::vector<Axis> axes = b.axes(ot.shape);
+  std::vector<Expr> out = TeBuilder::vars(axes), idx(rank);
+  for (size_t i = 0; i < rank; ++i) idx[static_cast<size_t>(perm[i])] = out[i];
+  b.bind(out0(n), b.stage(out_name(n, b), ot.dtype, axes, b.load(in, idx)));
+}
+
+void lower_concat(const Node& n, TeBuilder& b) {
+  const TensorType& ot = b.graph().type(out0(n));
+  const int64_t rank = static_cast<int64_t>(ot.shape.size());
+  int64_t axis = n.attr_int("axis");
+  if (axis < 0) axis += rank;
+  std::vector<Axis> axes = b.axes(ot.shape);
+  std::vector<Expr> out = TeBuilder::vars(axes);
+  // select(j < end0, in0[j], select(j < end1, in1[j - end0], ...)), built from the back.
+  std::vector<std::pair<int64_t, int>> parts;  // (offset, tensor)
+  int64_t offset = 0;
+  for (int t : n.inputs) {
+    const int te = b.tensor(t);
+    parts.emplace_back(offset, te);
+    offset += b.te(te).shape[static_cast<size_t>(axis)];
+  }
+  Expr body;
+  for (size_t i = parts.size(); i-- > 0;) {
+    std::vector<Expr> idx = out;
+    idx[static_cast<size_t>(axis)] = out[static_cast<size_t>(axis)] - parts[i].first;
+    Expr value = b.load(parts[i].second, idx);
+    if (!body) {
+      body = value;
+      continue;
+    }
+    const int64_t end = i + 1 < parts.size() ? parts[i + 1].first : offset;
+    body = make_select(make_binary(BinaryOp::LT, out[static_cast<size_t>(axis)], make_int(end)), value, body);
+  }
+  b.bind(out0(n), b.stage(out_name(n, b), ot.dtype, axes, body));
+}
+
+void lower_gather(const Node& n, TeBuilder& b) {
+  const TensorType& ot = b.graph().type(out0(n));
+  const int data = b.tensor(n.inputs[0]), indices = b.tensor(n.inputs[1]);
+  const Shape& ds = b.te(data).shape;
+  const size_t irank = b.te(indices).shape.size();
+  int64_t axis = n.attr_int("axis");
+  if (axis < 0) axis += static_cast<int64_t>(ds.size());
+  const size_t a = static_cast<size_t>(axis);
+  std::vector<Axis> axes = b.axes(ot.shape);
+  std::vector<Expr> out = TeBuilder::vars(axes);
+  std::vector<Expr> iidx(out.begin() + static_cast<long>(a), out.begin() + static_cast<long>(a + irank));
+  Expr i = make_cast(DType::Int64, b.load(indices, iidx));
+  const int64_t extent = ds[a];
+  // Negative indices count from the end; out-of-range ones are clamped, so that a bad
+  // index can never read outside the tensor.
+  i = make_select(make_binary(BinaryOp::LT, i, make_int(0)), i + extent, i);
+  i = make_binary(BinaryOp::Min, make_binary(BinaryOp::Max, i, make_int(0)), make_int(extent - 1));
+  std::vector<Expr> didx(out.begin(), out.begin() + static_cast<long>(a));
+  didx.push_back(i);
+  didx.insert(didx.end(), out.begin() + static_cast<long>(a + irank), out.end());
+  b.bind(out0(n), b.stage(out_name(n, b), ot.dtype, axes, b.load(data, didx)));
+}
+
+}  // namespace tlmc::ir

@@ -1,0 +1,428 @@
+// Lowerings of the anchor operators: convolutions, pooling, matrix products and the
+// normalisations and reductions.
+#include <cmath>
+#include <limits>
+
+#include "ir/lower_ops.h"
+
+namespace tlmc::ir {
+namespace {
+
+int out0(const Node& n) { return n.outputs.at(0); }
+const std::string& out_name(const Node& n, TeBuilder& b) { return b.graph().tensor(out0(n)).name; }
+Expr f32(double v) { return make_float(v); }
+Expr lt(Expr a, Expr b) { return make_binary(BinaryOp::LT, a, b); }
+Expr le(Expr a, Expr b) { return make_binary(BinaryOp::LE, a, b); }
+Expr all_of(Expr a, Expr b) { return a ? make_binary(BinaryOp::And, a, b) : b; }
+
+// The geometry of one spatial dimension of a sliding window.
+struct Window {
+  int64_t in = 0, out = 0, kernel = 1, stride = 1, dilation = 1, pad_begin = 0, pad_end = 0;
+  // Extent of the (padded) input that the windows read: (out-1)*s + (k-1)*d + 1.
+  int64_t needed() const { return (out - 1) * stride + (kernel - 1) * dilation + 1; }
+};
+
+std::vector<int64_t> ints_or(const Node& n, const char* key, size_t count, int64_t fill) {
+  std::vector<int64_t> v = n.attr_ints(key);
+  if (v.empty()) v.assign(count, fill);
+  return v;
+}
+
+// Windows of a Conv or pooling node over an input [N, C, spatial...] giving `out_shape`.
+std::vector<Window> windows(const Node& n, const Shape& in, const Shape& out, const std::vector<int64_t>& kernel) {
+  const size_t rank = kernel.size();
+  std::vector<int64_t> strides = ints_or(n, "strides", rank, 1);
+  std::vector<int64_t> dil = n.attrs.count("dilations") ? ints_or(n, "dilations", rank, 1)
+                                                        : std::vector<int64_t>(rank, 1);
+  std::vector<int64_t> pads = ints_or(n, "pads", 2 * rank, 0);
+  const std::string auto_pad = n.attrs.count("auto_pad") ? n.attr_string("auto_pad") : "NOTSET";
+  std::vector<Window> w(rank);
+  for (size_t i = 0; i < rank; ++i) {
+    Window& x = w[i];
+    x.in = in[2 + i];
+    x.out = out[2 + i];
+    x.kernel = kernel[i];
+    x.stride = strides[i];
+    x.dilation = dil[i];
+    x.pad_begin = pads[i];
+    x.pad_end = pads[rank + i];
+    if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+      const int64_t total = std::max<int64_t>(0, x.needed() - x.in);
+      x.pad_begin = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
+      x.pad_end = total - x.pad_begin;
+    } else if (auto_pad == "VALID") {
+      x.pad_begin = x.pad_end = 0;
+    }
+  }
+  return w;
+}
+
+// x[N, C, spatial...] extended to the extents the windows read, `fill` outside the input;
+// x itself when no padding is read.
+int pad_input(TeBuilder& b, int x, const std::vector<Window>& w, double fill, const std::string& name) {
+  const Shape& s = b.te(x).shape;
+  bool needs = false;
+  Shape padded = {s[0], s[1]};
+  for (const Window& win : w) {
+    padded.push_back(win.needed());
+    needs = needs || win.pad_begin > 0 || win.needed() > win.in;
+  }
+  if (!needs) return x;
+  std::vector<Axis> axes = b.axes(padded, "p");
+  std::vector<Expr> idx = TeBuilder::vars(axes), src = idx;
+  Expr inside;
+  for (size_t i = 0; i < w.size(); ++i) {
+    Expr v = idx[2 + i] - w[i].pad_begin;
+    src[2 + i] = v;
+    inside = all_of(inside, all_of(le(make_int(0), v), lt(v, make_int(w[i].in))));
+  }
+  Expr body = make_select(inside, b.load(x, src), make_float(fill, b.te(x).dtype));
+  return b.stage(name + ".pad", b.te(x).dtype, axes, body);
+}
+
+Expr sum_all(const std::vector<Expr>& terms) {
+  Expr s = make_int(0);
+  for (const Expr& t : terms) s = s + t;
+  return s;
+}
+
+}  // namespace
+
+void lower_conv(const Node& n, TeBuilder& b) {
+  const TensorType& ot = b.graph().type(out0(n));
+  const int x = b.tensor(n.inputs[0]), wt = b.tensor(n.inputs[1]);
+  const Shape& ws = b.te(wt).shape;  // [M, C/group, k...]
+  const std::vector<int64_t> kernel(ws.begin() + 2, ws.end());
+  const std::vector<Window> w = windows(n, b.te(x).shape, ot.shape, kernel);
+  const int padded = pad_input(b, x, w, 0.0, out_name(n, b));
+  const int64_t group = n.attr_int("group"), m_per_group = ws[0] / group, c_per_group = ws[1];
+
+  std::vector<Axis> axes = b.axes(ot.shape);
+  std::vector<Expr> o = TeBuilder::vars(axes);
+  std::vector<Axis> red = {b.reduce_axis("rc", c_per_group)};
+  for (size_t i = 0; i < kernel.size(); ++i) red.push_back(b.reduce_axis("rk" + std::to_string(i), kernel[i]));
+  std::vector<Expr> r = TeBuilder::vars(red);
+  Expr channel = group == 1 ? r[0] : make_binary(BinaryOp::FloorDiv, o[1], make_int(m_per_group)) * c_per_group + r[0];
+  std::vector<Expr> xi = {o[0], channel}, wi = {o[1], r[0]};
+  for (size_t i = 0; i < kernel.size(); ++i) {
+    xi.push_back(o[2 + i] * w[i].stride + r[1 + i] * w[i].dilation);
+    wi.push_back(r[1 + i]);
+  }
+  Expr body = b.load(padded, xi) * b.load(wt, wi);
+  const bool bias = n.inputs.size() > 2 && n.inputs[2] >= 0;
+  const int conv = b.stage(bias ? out_name(n, b) + ".conv" : out_name(n, b), ot.dtype, axes, body,
+                           ReduceKind::Sum, red);
+  if (!bias) {
+    b.bind(out0(n), conv);
+    return;
+  }
+  std::vector<Axis> oa = b.axes(ot.shape);
+  std::vector<Expr> oi = TeBuilder::vars(oa);
+  Expr biased = b.load(conv, oi) + b.load(b.tensor(n.inputs[2]), {oi[1]});
+  b.bind(out0(n), b.stage(out_name(n, b), ot.dtype, oa, biased));
+}
+
+void lower_conv_transpose(const Node& n, TeBuilder& b) {
+  const TensorType& ot = b.graph().type(out0(n));
+  const int x = b.tensor(n.inputs[0]), wt = b.tensor(n.inputs[1]);
+  const Shape& xs = b.te(x).shape;
+  const Shape& ws = b.te(wt).shape;  // [C, M/group, k...]
+  const size_t rank = ws.size() - 2;
+  const int64_t group = n.attr_int("group"), c_per_group = ws[0] / group, m_per_group = ws[1];
+  std::vector<int64_t> strides = ints_or(n, "strides", rank, 1), dil = ints_or(n, "dilations", rank, 1),
+                       pads = ints_or(n, "pads", 2 * rank, 0), out_pad = ints_or(n, "output_padding", rank, 0);
+  const std::vector<int64_t>& out_shape = n.attr_ints("output_shape");
+  const std::string& auto_pad = n.attr_string("auto_pad");
+  std::vector<Axis> axes = b.axes(ot.shape);
+  std::vector<Expr> o = TeBuilder::vars(axes);
+  std::vector<Axis> red = {b.reduce_axis("rc", c_per_group)};
+  for (size_t i = 0; i < rank; ++i) red.push_back(b.reduce_axis("rk" + std::to_string(i), ws[2 + i]));
+  std::vector<Expr> r = TeBuilder::vars(red);
+  Expr channel = group == 1 ? r[0] : make_binary(BinaryOp::FloorDiv, o[1], make_int(m_per_group)) * c_per_group + r[0];
+  Expr m_in_group = group == 1 ? o[1] : make_binary(BinaryOp::FloorMod, o[1], make_int(m_per_group));
+  std::vector<Expr> xi = {o[0], channel}, wi = {channel, m_in_group};
+  Expr valid;
+  for (size_t i = 0; i < rank; ++i) {
+    const int64_t k = ws[2 + i], full = strides[i] * (xs[2 + i] - 1) + out_pad[i] + (k - 1) * dil[i] + 1;
+    int64_t begin = pads[i];
+    if (!out_shape.empty() || auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+      const int64_t target = !out_shape.empty() ? out_shape[out_shape.size() - rank + i] : xs[2 + i] * strides[i];
+      const int64_t total = full - target;
+      begin = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
+    } else if (auto_pad == "VALID") {
+      begin = 0;
+    }
+    // Output position o reads input position t / stride where t = o + pad - k * dilation.
+    Expr t = o[2 + i] + begin - r[1 + i] * dil[i];
+    Expr q = make_binary(BinaryOp::FloorDiv, t, make_int(strides[i]));
+    valid = all_of(valid, all_of(le(make_int(0), t), lt(q, make_int(xs[2 + i]))));
+    if (strides[i] > 1)
+      valid = all_of(valid, make_binary(BinaryOp::EQ, make_binary(BinaryOp::FloorMod, t, make_int(strides[i])), make_int(0)));
+    xi.push_back(q);
+    wi.push_back(r[1 + i]);
+  }
+  Expr body = make_select(valid, b.load(x, xi) * b.load(wt, wi), f32(0));
+  const bool bias = n.inputs.size() > 2 && n.inputs[2] >= 0;
+  const int conv = b.stage(bias ? out_name(n, b) + ".convt" : out_name(n, b), ot.dtype, axes, body,
+                           ReduceKind::Sum, red);
+  if (!bias) {
+    b.bind(out0(n), conv);
+    return;
+  }
+  std::vector<Axis> oa = b.axes(ot.shape);
+  std::vector<Expr> oi = TeBuilder::vars(oa);
+  b.bind(out0(n), b.stage(out_name(n, b), ot.dtype, oa, b.load(conv, oi) + b.load(b.tensor(n.inputs[2]), {oi[1]})));
+}
+
+void lower_pool(const Node& n, TeBuilder& b) {
+  const TensorType& ot = b.graph().type(out0(n));
+  const int x = b.tensor(n.inputs[0]);
+  const bool is_max = n.op == "MaxPool";
+  const std::vector<int64_t>& kernel = n.attr_ints("kernel_shape");
+  const std::vector<Window> w = windows(n, b.te(x).shape, ot.shape, kernel);
+  const double inf = std::numeric_limits<double>::infinity();
+  const int padded = pad_input(b, x, w, is_max ? -inf : 0.0, out_name(n, b));
+  std::vector<Axis> axes = b.axes(ot.shape);
+  std::vector<Expr> o = TeBuilder::vars(axes);
+  std::vector<Axis> red;
+  for (size_t i = 0; i < kernel.size(); ++i) red.push_back(b.reduce_axis("rk" + std::to_string(i), kernel[i]));
+  std::vector<Expr> r = TeBuilder::vars(red);
+  std::vector<Expr> xi = {o[0], o[1]};
+  for (size_t i = 0; i < kernel.size(); ++i) xi.push_back(o[2 + i] * w[i].stride + r[i] * w[i].dilation);
+  if (is_max) {
+    b.bind(out0(n), b.stage(out_name(n, b), ot.dtype, axes, b.load(padded, xi), ReduceKind::Max, red));
+    return;
+  }
+  const int sum = b.stage(out_name(n, b) + ".sum", ot.dtype, axes, b.load(padded, xi), ReduceKind::Sum, red);
+  // The divisor counts the window's taps inside the input, or inside input and pads when
+  // count_include_pad; taps past the pads (ceil_mode) never count.
+  const bool include_pad = n.attr_int("count_include_pad") != 0;
+  std::vector<Axis> oa = b.axes(ot.shape);
+  std::vector<Expr> oi = TeBuilder::vars(oa);
+  Expr count = make_int(1);
+  for (size_t i = 0; i < w.size(); ++i) {
+    Expr start = oi[2 + i] * w[i].stride - w[i].pad_begin;
+    const int64_t lo = include_pad ? -w[i].pad_begin : 0, hi = include_pad ? w[i].in + w[i].pad_end : w[i].in;
+    Expr a = make_binary(BinaryOp::Max, start, make_int(lo));
+    Expr e = make_binary(BinaryOp::Min, start + w[i].kernel, make_int(hi));
+    count = count * (e - a);
+  }
+  Expr avg = make_binary(BinaryOp::Div, b.load(sum, oi), make_cast(ot.dtype, count));
+  b.bind(out0(n), b.stage(out_name(n, b), ot.dtype, oa, avg));
+}
+
+void lower_global_average_pool(const Node& n, TeBuilder& b) {
+  const TensorType& ot = b.graph().type(out0(n));
+  const int x = b.tensor(n.inputs[0]);
+  const Shape& xs = b.te(x).shape;
+  std::vector<Axis> axes = b.axes(ot.shape);
+  std::vector<Expr> o = TeBuilder::vars(axes);
+  std::vector<Axis> red;
+  int64_t count = 1;
+  for (size_t i = 2; i < xs.size(); ++i) {
+    red.push_back(b.reduce_axis("r" + std::to_string(i), xs[i]));
+    count *= xs[i];
+  }
+  std::vector<Expr> xi = {o[0], o[1]};
+  for (const Axis& a : red) xi.push_back(make_var(a.var_id, a.name));
+  const int sum = b.stage(out_name(n, b) + ".sum", ot.dtype, axes, b.load(x, xi), ReduceKind::Sum, red);
+  std::vector<Axis> oa = b.axes(ot.shape);
+  std::vector<Expr> oi = TeBuilder::vars(oa);
+  b.bind(out0(n), b.stage(out_name(n, b), ot.dtype, oa,
+                          make_binary(BinaryOp::Div, b.load(sum, oi), make_float(static_cast<double>(count), ot.dtype))));
+}
+
+void lower_matmul(const Node& n, TeBuilder& b) {
+  const TensorType& ot = b.graph().type(out0(n));
+  const int a = b.tensor(n.inputs[0]), bb = b.tensor(n.inputs[1]);
+  const Shape& as = b.te(a).shape;
+  const Shape& bs = b.te(bb).shape;
+  const int64_t k = as.back();
+  std::vector<Axis> axes = b.axes(ot.shape);
+  std::vector<Expr> o = TeBuilder::vars(axes);
+  Axis rk = b.reduce_axis("k", k);
+  Expr kv = make_var(rk.var_id, rk.name);
+  // Output dims: batch..., [m if A is not 1-D], [n if B is not 1-D].
+  const size_t out_rank = o.size();
+  const bool a_vec = as.size() == 1, b_vec = bs.size() == 1;
+  const size_t batch = out_rank - (a_vec ? 0 : 1) - (b_vec ? 0 : 1);
+  std::vector<Expr> ob(o.begin(), o.begin() + static_cast<long>(batch));
+  auto batch_index = [&](const Shape& s, size_t own) {  // own: trailing matrix dims of s
+    std::vector<Expr> idx;
+    const size_t nb = s.size() - own;
+    for (size_t i = 0; i < nb; ++i) idx.push_back(s[i] == 1 ? make_int(0) : ob[batch - nb + i]);
+    return idx;
+  };
+  std::vector<Expr> ai = a_vec ? std::vector<Expr>{} : batch_index(as, 2);
+  if (!a_vec) ai.push_back(o[batch]);
+  ai.push_back(kv);
+  std::vector<Expr> bi = b_vec ? std::vector<Expr>{} : batch_index(bs, 2);
+  bi.push_back(kv);
+  if (!b_vec) bi.push_back(o[out_rank - 1]);
+  b.bind(out0(n), b.stage(out_name(n, b), ot.dtype, axes, b.load(a, ai) * b.load(bb, bi), ReduceKind::Sum, {rk}));
+}
+
+void lower_gemm(const Node& n, TeBuilder& b) {
+  const TensorType& ot = b.graph().type(out0(n));
+  const int a = b.tensor(n.inputs[0]), bb = b.tensor(n.inputs[1]);
+  const bool ta = n.attr_int("transA") != 0, tb = n.attr_int("transB") != 0;
+  const int64_t k = b.te(a).shape[ta ? 0 : 1];
+  const double alpha = n.attr_float("alpha"), beta = n.attr_float("beta");
+  const bool has_c = n.inputs.size() > 2 && n.inputs[2] >= 0 && beta != 0.0;
+  std::vector<Axis> axes = b.axes(ot.shape);
+  std::vector<Expr> o = TeBuilder::vars(axes);
+  Axis rk = b.reduce_axis("k", k);
+  Expr kv = make_var(rk.var_id, rk.name);
+  Expr prod = b.load(a, ta ? std::vector<Expr>{kv, o[0]} : std::vector<Expr>{o[0], kv}) *
+              b.load(bb, tb ? std::vector<Expr>{o[1], kv} : std::vector<Expr>{kv, o[1]});
+  const bool plain = alpha == 1.0 && !has_c;
+  const int mm = b.stage(plain ? out_name(n, b) : out_name(n, b) + ".mm", ot.dtype, axes, prod, ReduceKind::Sum, {rk});
+  if (plain) {
+    b.bind(out0(n), mm);
+    return;
+  }
+  std::vector<Axis> oa = b.axes(ot.shape);
+  std::vector<Expr> oi = TeBuilder::vars(oa);
+  Expr y = b.load(mm, oi);
+  if (alpha != 1.0) y = y * f32(alpha);
+  if (has_c) {
+    Expr c = b.broadcast_load(b.tensor(n.inputs[2]), oi);
+    y = y + (beta == 1.0 ? c : c * f32(beta));
+  }
+  b.bind(out0(n), b.stage(out_name(n, b), ot.dtype, oa, y));
+}
+
+namespace {
+// Axes over `shape` where dimensions from `first` on (or only `axis`) are kept at extent 1.
+Shape collapsed(const Shape& s, size_t first, size_t last) {
+  Shape c = s;
+  for (size_t i = first; i < last; ++i) c[i] = 1;
+  return c;
+}
+}  // namespace
+
+void lower_softmax(const Node& n, TeBuilder& b) {
+  const TensorType& ot = b.graph().type(out0(n));
+  const int x = b.tensor(n.inputs[0]);
+  const Shape& s = ot.shape;
+  int64_t axis = n.attr_int("axis");
+  if (axis < 0) axis += static_cast<int64_t>(s.size());
+  const size_t ax = static_cast<size_t>(axis);
+  const std::string& name = out_name(n, b);
+  auto row_index = [&](std::vector<Expr> idx, Expr along) {  // idx with axis `ax` replaced
+    idx[ax] = along;
+    return idx;
+  };
+  // max over the axis
+  std::vector<Axis> ma = b.axes(collapsed(s, ax, ax + 1));
+  Axis r1 = b.reduce_axis("r", s[ax]);
+  const int mx = b.stage(name + ".max", ot.dtype, ma,
+                         b.load(x, row_index(TeBuilder::vars(ma), make_var(r1.var_id, r1.name))), ReduceKind::Max, {r1});
+  // sum of exp(x - max)
+  std::vector<Axis> sa = b.axes(collapsed(s, ax, ax + 1));
+  std::vector<Expr> si = TeBuilder::vars(sa);
+  Axis r2 = b.reduce_axis("r", s[ax]);
+  Expr e2 = make_unary(UnaryOp::Exp, b.load(x, row_index(si, make_var(r2.var_id, r2.name))) - b.load(mx, si));
+  const int sum = b.stage(name + ".sum", ot.dtype, sa, e2, ReduceKind::Sum, {r2});
+  // exp(x - max) / sum
+  std::vector<Axis> oa = b.axes(s);
+  std::vector<Expr> oi = TeBuilder::vars(oa), ri = row_index(oi, make_int(0));
+  Expr y = make_binary(BinaryOp::Div, make_unary(UnaryOp::Exp, b.load(x, oi) - b.load(mx, ri)), b.load(sum, ri));
+  b.bind(out0(n), b.stage(name, ot.dtype, oa, y));
+}
+
+void lower_layer_norm(const Node& n, TeBuilder& b) {
+  const TensorType& ot = b.graph().type(out0(n));
+  const int x = b.tensor(n.inputs[0]);
+  const Shape& s = ot.shape;
+  int64_t axis = n.attr_int("axis");
+  if (axis < 0) axis += static_cast<int64_t>(s.size());
+  const size_t ax = static_cast<size_t>(axis);
+  const std::string& name = out_name(n, b);
+  int64_t count = 1;
+  for (size_t i = ax; i < s.size(); ++i) count *= s[i];
+  const Expr inv_count = make_float(1.0 / static_cast<double>(count));
+  // Sum over the normalised dims, as an index into x for a collapsed-row index `row`.
+  auto reduce_over = [&](std::vector<Axis>& red) {
+    red.clear();
+    for (size_t i = ax; i < s.size(); ++i) red.push_back(b.reduce_axis("r" + std::to_string(i), s[i]));
+  };
+  auto x_at = [&](const std::vector<Expr>& row, const std::vector<Axis>& red) {
+    std::vector<Expr> idx = row;
+    for (size_t i = ax; i < s.size(); ++i) idx[i] = make_var(red[i - ax].var_id, red[i - ax].name);
+    return b.load(x, idx);
+  };
+  auto zeros_from_axis = [&](std::vector<Expr> idx) {
+    for (size_t i = ax; i < idx.size(); ++i) idx[i] = make_int(0);
+    return idx;
+  };
+  std::vector<Axis> red;
+  std::vector<Axis> ma = b.axes(collapsed(s, ax, s.size()));
+  reduce_over(red);
+  const int sum = b.stage(name + ".sum", ot.dtype, ma, x_at(TeBuilder::vars(ma), red), ReduceKind::Sum, red);
+  std::vector<Axis> va = b.axes(collapsed(s, ax, s.size()));
+  std::vector<Expr> vi = TeBuilder::vars(va);
+  reduce_over(red);
+  Expr d = x_at(vi, red) - b.load(sum, vi) * inv_count;
+  const int sq = b.stage(name + ".sqsum", ot.dtype, va, d * d, ReduceKind::Sum, red);
+  std::vector<Axis> oa = b.axes(s);
+  std::vector<Expr> oi = TeBuilder::vars(oa), ri = zeros_from_axis(oi);
+  Expr mean = b.load(sum, ri) * inv_count;
+  Expr var = b.load(sq, ri) * inv_count;
+  Expr y = make_binary(BinaryOp::Div, b.load(x, oi) - mean,
+                       make_unary(UnaryOp::Sqrt, var + f32(n.attr_float("epsilon"))));
+  y = y * b.broadcast_load(b.tensor(n.inputs[1]), oi);
+  if (n.inputs.size() > 2 && n.inputs[2] >= 0) y = y + b.broadcast_load(b.tensor(n.inputs[2]), oi);
+  b.bind(out0(n), b.stage(name, ot.dtype, oa, y));
+}
+
+void lower_reduce(const Node& n, TeBuilder& b) {
+  const TensorType& ot = b.graph().type(out0(n));
+  const int x = b.tensor(n.inputs[0]);
+  const Shape& xs = b.te(x).shape;
+  const int64_t rank = static_cast<int64_t>(xs.size());
+  std::vector<int64_t> axes_list;
+  if (n.op == "ReduceSum") {
+    if (n.inputs.size() > 1 && n.inputs[1] >= 0) axes_list = weight_ints(b.graph().tensor(n.inputs[1]));
+  } else {
+    axes_list = n.attr_ints("axes");
+  }
+  std::vector<bool> reduced(xs.size(), false);
+  const bool noop = n.attrs.count("noop_with_empty_axes") && n.attr_int("noop_with_empty_axes") != 0;
+  if (axes_list.empty() && !noop) reduced.assign(xs.size(), true);
+  for (int64_t a : axes_list) reduced[static_cast<size_t>(a < 0 ? a + rank : a)] = true;
+  const bool keep = n.attr_int("keepdims") != 0;
+  std::vector<Axis> axes = b.axes(ot.shape);
+  std::vector<Expr> o = TeBuilder::vars(axes);
+  std::vector<Axis> red;
+  std::vector<Expr> xi;
+  int64_t count = 1;
+  size_t next_out = 0;
+  for (size_t i = 0; i < xs.size(); ++i) {
+    if (!reduced[i]) {
+      xi.push_back(o[next_out++]);
+      continue;
+    }
+    red.push_back(b.reduce_axis("r" + std::to_string(i), xs[i]));
+    xi.push_back(make_var(red.back().var_id, red.back().name));
+    count *= xs[i];
+    if (keep) ++next_out;
+  }
+  const std::string& name = out_name(n, b);
+  if (red.empty()) {  // nothing to reduce: a copy
+    b.bind(out0(n), b.stage(name, ot.dtype, axes, b.load(x, xi)));
+    return;
+  }
+  const bool mean = n.op == "ReduceMean";
+  const int sum = b.stage(mean ? name + ".sum" : name, ot.dtype, axes, b.load(x, xi), ReduceKind::Sum, red);
+  if (!mean) {
+    b.bind(out0(n), sum);
+    return;
+  }
+  std::vector<Axis> oa = b.axes(ot.shape);
+  std::vector<Expr> oi = TeBuilder::vars(oa);
+  b.bind(out0(n), b.stage(name, ot.dtype, oa,
+                          b.load(sum, oi) * make_float(1.0 / static_cast<double>(count), ot.dtype)));
+}
+
+}  // namespace tlmc::ir

@@ -1,0 +1,79 @@
+#include "ir/op_schema.h"
+
+#include <algorithm>
+#include <map>
+
+#include "ir/op_schema_parts.h"
+
+namespace tlmc::ir {
+namespace {
+
+using Registry = std::map<std::string, OpSchema>;
+
+const Registry& registry() {
+  static const Registry table = [] {
+    Registry r;
+    for (auto part : {nn_op_schemas, elementwise_op_schemas, tensor_op_schemas})
+      for (OpSchema& s : part()) {
+        TLMC_ASSERT(s.infer, "operator " << s.name << " has no shape inference");
+        std::string name = s.name;
+        TLMC_ASSERT(r.emplace(name, std::move(s)).second,
+                    "operator " << name << " is defined twice");
+      }
+    return r;
+  }();
+  return table;
+}
+
+}  // namespace
+
+const OpSchema* find_op(const std::string& name) {
+  const Registry& r = registry();
+  auto it = r.find(name);
+  return it == r.end() ? nullptr : &it->second;
+}
+
+std::vector<const OpSchema*> all_ops() {
+  std::vector<const OpSchema*> out;
+  for (const auto& [name, schema] : registry()) out.push_back(&schema);
+  return out;  // std::map keeps them sorted by name
+}
+
+std::string supported_op_list() {
+  std::string out;
+  for (const OpSchema* s : all_ops()) out += (out.empty() ? "" : ", ") + s->name;
+  return out;
+}
+
+void fail_node(const Node& n, const std::string& message) {
+  throw Diagnostic(n.loc, n.describe() + " " + message);
+}
+
+bool has_input(const Node& n, size_t i) { return i < n.inputs.size() && n.inputs[i] >= 0; }
+
+const TensorType& input_type(const Graph& g, const Node& n, size_t i) {
+  TLMC_ASSERT(has_input(n, i), n.describe() << " has no input " << i);
+  return g.type(n.inputs[i]);
+}
+
+void require_float32_input(const Graph& g, const Node& n, size_t i) {
+  DType t = input_type(g, n, i).dtype;
+  if (t != DType::Float32)
+    fail_node(
+        n, "does not support input dtype " + std::string(dtype_name(t)) + " (supported: float32)");
+}
+
+void require_float32_inputs(const Graph& g, const Node& n) {
+  for (size_t i = 0; i < n.inputs.size(); ++i)
+    if (has_input(n, i)) require_float32_input(g, n, i);
+}
+
+std::vector<TensorType> only_first_output(const Graph& g, const Node& n, const TensorType& first) {
+  for (size_t i = 1; i < n.outputs.size(); ++i)
+    if (n.outputs[i] >= 0)
+      fail_node(n, "requests output " + std::to_string(i) + " '" + g.tensor(n.outputs[i]).name +
+                       "'; tlmc supports only the first output of " + n.op);
+  return std::vector<TensorType>(std::max<size_t>(1, n.outputs.size()), first);
+}
+
+}  // namespace tlmc::ir

@@ -1,0 +1,233 @@
+#include "ir/shape_rules.h"
+
+#include <algorithm>
+#include <string>
+
+namespace tlmc::ir {
+namespace {
+
+[[noreturn]] void fail(const Node& n, const std::string& message) {
+  throw Diagnostic(n.loc, n.describe() + " " + message);
+}
+
+std::string ints_str(const std::vector<int64_t>& v) { return shape_str(v); }
+
+bool is_convolution(const Node& n) { return n.op == "Conv" || n.op == "ConvTranspose"; }
+
+// A per-spatial-axis attribute; absent (AveragePool has no dilations at opset 17) or empty
+// means `fallback` on every axis.
+std::vector<int64_t> per_axis(const Node& n, const std::string& key, int rank, int64_t fallback,
+                              int64_t min_value, const Shape& x) {
+  if (!n.attrs.count(key)) return std::vector<int64_t>(static_cast<size_t>(rank), fallback);
+  const std::vector<int64_t>& v = n.attr_ints(key);
+  if (v.empty()) return std::vector<int64_t>(static_cast<size_t>(rank), fallback);
+  if (static_cast<int>(v.size()) != rank)
+    fail(n, "has " + key + " " + ints_str(v) + " of length " + std::to_string(v.size()) +
+                ", expected " + std::to_string(rank) + " (one per spatial axis of input " +
+                shape_str(x) + ")");
+  for (int64_t e : v)
+    if (e < min_value)
+      fail(n, "has " + key + " " + ints_str(v) + ": every value must be at least " +
+                  std::to_string(min_value));
+  return v;
+}
+
+std::vector<int64_t> kernel_of(const Graph& g, const Node& n, int rank, const Shape& x) {
+  if (!is_convolution(n)) {
+    const std::vector<int64_t>& k = n.attr_ints("kernel_shape");
+    if (static_cast<int>(k.size()) != rank)
+      fail(n, "has kernel_shape " + ints_str(k) + " of length " + std::to_string(k.size()) +
+                  ", expected " + std::to_string(rank) + " (one per spatial axis of input " +
+                  shape_str(x) + ")");
+    for (int64_t e : k)
+      if (e < 1) fail(n, "has kernel_shape " + ints_str(k) + ": every value must be at least 1");
+    return k;
+  }
+  const Shape& w = g.type(n.inputs.at(1)).shape;
+  if (w.size() != x.size())
+    fail(n, "weight W of shape " + shape_str(w) + " must have the rank of input X " + shape_str(x));
+  std::vector<int64_t> k(w.begin() + 2, w.end());
+  const std::vector<int64_t>& attr = n.attr_ints("kernel_shape");
+  if (!attr.empty() && attr != k)
+    fail(n, "has kernel_shape " + ints_str(attr) + " but its weight W has shape " + shape_str(w));
+  for (int64_t e : k)
+    if (e < 1) fail(n, "weight W of shape " + shape_str(w) + " has an empty kernel");
+  return k;
+}
+
+// Splits a total padding between the two ends; the odd one goes to the end when
+// `extra_at_end`, else to the beginning.
+void split_padding(int64_t total, bool extra_at_end, int64_t& begin, int64_t& end) {
+  begin = extra_at_end ? total / 2 : total - total / 2;
+  end = total - begin;
+}
+
+void forward_axis(const Node& n, const std::string& auto_pad, bool ceil_mode, size_t i,
+                  SpatialGeometry& s) {
+  const int64_t in = s.input[i], stride = s.strides[i];
+  const int64_t effective_kernel = (s.kernel[i] - 1) * s.dilations[i] + 1;
+  if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+    s.output[i] = (in + stride - 1) / stride;
+    int64_t total = std::max<int64_t>(0, (s.output[i] - 1) * stride + effective_kernel - in);
+    split_padding(total, auto_pad == "SAME_UPPER", s.pads_begin[i], s.pads_end[i]);
+    return;
+  }
+  if (auto_pad == "VALID") s.pads_begin[i] = s.pads_end[i] = 0;
+  const int64_t padded = in + s.pads_begin[i] + s.pads_end[i];
+  if (padded < effective_kernel)
+    fail(n, "window of extent " + std::to_string(effective_kernel) + " (kernel " +
+                ints_str(s.kernel) + ", dilations " + ints_str(s.dilations) +
+                ") does not fit spatial axis " + std::to_string(i) + " of extent " +
+                std::to_string(in) + " with pads " + std::to_string(s.pads_begin[i]) + " and " +
+                std::to_string(s.pads_end[i]));
+  if (!ceil_mode || auto_pad == "VALID") {
+    s.output[i] = (padded - effective_kernel) / stride + 1;
+    return;
+  }
+  s.output[i] = (padded - effective_kernel + stride - 1) / stride + 1;
+  // A last window starting in the end padding is dropped.
+  if ((s.output[i] - 1) * stride >= in + s.pads_begin[i]) --s.output[i];
+}
+
+void transposed_axis(const Node& n, const std::string& auto_pad, size_t i, SpatialGeometry& s) {
+  const int64_t in = s.input[i], stride = s.strides[i];
+  const int64_t effective_kernel = (s.kernel[i] - 1) * s.dilations[i] + 1;
+  const int64_t full = stride * (in - 1) + s.output_padding[i] + effective_kernel;
+  const std::vector<int64_t>& output_shape = n.attr_ints("output_shape");
+  const bool same = auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER";
+  if (!output_shape.empty() || same) {
+    const size_t skip = output_shape.size() == s.input.size() ? 0 : 2;
+    s.output[i] = output_shape.empty() ? in * stride : output_shape[i + skip];
+    int64_t total = full - s.output[i];
+    if (total < 0)
+      fail(n, "cannot produce spatial extent " + std::to_string(s.output[i]) + " on axis " +
+                  std::to_string(i) + ": at most " + std::to_string(full) +
+                  " is reachable from input extent " + std::to_string(in));
+    // ONNX: SAME_UPPER puts total / 2 at the beginning, anything else puts it at the end.
+    const int64_t half = total / 2, rest = total - total / 2;
+    s.pads_begin[i] = auto_pad == "SAME_UPPER" ? half : rest;
+    s.pads_end[i] = auto_pad == "SAME_UPPER" ? rest : half;
+    return;
+  }
+  if (auto_pad == "VALID") s.pads_begin[i] = s.pads_end[i] = 0;
+  s.output[i] = full - s.pads_begin[i] - s.pads_end[i];
+}
+
+}  // namespace
+
+std::optional<Shape> broadcast_shapes(const Shape& a, const Shape& b) {
+  const size_t rank = std::max(a.size(), b.size());
+  Shape out(rank);
+  for (size_t i = 0; i < rank; ++i) {
+    const int64_t da = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
+    const int64_t db = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
+    if (da != db && da != 1 && db != 1) return std::nullopt;
+    out[i] = da == 1 ? db : da;
+  }
+  return out;
+}
+
+bool broadcasts_to(const Shape& from, const Shape& to) {
+  std::optional<Shape> b = broadcast_shapes(from, to);
+  return b && *b == to;
+}
+
+std::optional<int> normalize_axis(int64_t axis, int64_t rank) {
+  if (axis < -rank || axis >= rank) return std::nullopt;
+  return static_cast<int>(axis < 0 ? axis + rank : axis);
+}
+
+SpatialGeometry spatial_geometry(const Graph& g, const Node& n) {
+  const Shape& x = g.type(n.inputs.at(0)).shape;
+  if (x.size() < 3 || x.size() > 5)
+    fail(n, "input X must have rank 3, 4 or 5 (N, C and 1 to 3 spatial axes), got " + shape_str(x));
+  const int rank = static_cast<int>(x.size()) - 2;
+  SpatialGeometry s;
+  s.input.assign(x.begin() + 2, x.end());
+  s.kernel = kernel_of(g, n, rank, x);
+  s.strides = per_axis(n, "strides", rank, 1, 1, x);
+  s.dilations = per_axis(n, "dilations", rank, 1, 1, x);
+  s.output_padding = n.op == "ConvTranspose" ? per_axis(n, "output_padding", rank, 0, 0, x)
+                                             : std::vector<int64_t>(static_cast<size_t>(rank));
+  s.output.assign(static_cast<size_t>(rank), 0);
+
+  const std::string& auto_pad = n.attr_string("auto_pad");
+  if (auto_pad != "NOTSET" && auto_pad != "SAME_UPPER" && auto_pad != "SAME_LOWER" &&
+      auto_pad != "VALID")
+    fail(n, "has auto_pad '" + auto_pad + "' (expected NOTSET, SAME_UPPER, SAME_LOWER or VALID)");
+  const std::vector<int64_t>& pads = n.attr_ints("pads");
+  if (!pads.empty() && static_cast<int>(pads.size()) != 2 * rank)
+    fail(n, "has pads " + ints_str(pads) + " of length " + std::to_string(pads.size()) +
+                ", expected " + std::to_string(2 * rank) +
+                " (begin and end of each spatial axis of input " + shape_str(x) + ")");
+  for (int64_t p : pads)
+    if (p < 0) fail(n, "has pads " + ints_str(pads) + ": every value must be at least 0");
+  const bool explicit_pads = std::any_of(pads.begin(), pads.end(), [](int64_t p) { return p; });
+  if (explicit_pads && auto_pad != "NOTSET")
+    fail(n, "has both pads " + ints_str(pads) + " and auto_pad '" + auto_pad +
+                "'; ONNX allows only one of them");
+  s.pads_begin.assign(static_cast<size_t>(rank), 0);
+  s.pads_end.assign(static_cast<size_t>(rank), 0);
+  for (int i = 0; i < rank && !pads.empty(); ++i) {
+    s.pads_begin[static_cast<size_t>(i)] = pads[static_cast<size_t>(i)];
+    s.pads_end[static_cast<size_t>(i)] = pads[static_cast<size_t>(i + rank)];
+  }
+
+  if (n.op == "ConvTranspose") {
+    const std::vector<int64_t>& output_shape = n.attr_ints("output_shape");
+    if (!output_shape.empty() && static_cast<int>(output_shape.size()) != rank &&
+        static_cast<int>(output_shape.size()) != rank + 2)
+      fail(n, "has output_shape " + ints_str(output_shape) + " of length " +
+                  std::to_string(output_shape.size()) + ", expected " + std::to_string(rank) +
+                  " (the spatial extents) or " + std::to_string(rank + 2));
+    for (size_t i = 0; i < s.input.size(); ++i) transposed_axis(n, auto_pad, i, s);
+  } else {
+    const bool ceil_mode = n.attrs.count("ceil_mode") && n.attr_int("ceil_mode") != 0;
+    for (size_t i = 0; i < s.input.size(); ++i) forward_axis(n, auto_pad, ceil_mode, i, s);
+  }
+  for (size_t i = 0; i < s.output.size(); ++i)
+    if (s.output[i] < 1)
+      fail(n, "would produce an empty output: spatial extents " + ints_str(s.output) +
+                  " from input " + shape_str(x));
+  return s;
+}
+
+std::vector<int> reduce_axes(const Graph& g, const Node& n) {
+  const Shape& x = g.type(n.inputs.at(0)).shape;
+  std::vector<int64_t> given;
+  bool noop_when_empty = false;
+  if (n.op == "ReduceSum") {
+    noop_when_empty = n.attr_int("noop_with_empty_axes") != 0;
+    if (n.inputs.size() > 1 && n.inputs[1] >= 0) {
+      const Tensor& axes = g.tensor(n.inputs[1]);
+      if (axes.kind != TensorKind::Weight || !axes.data)
+        fail(n, "needs its axes '" + axes.name + "' to be a constant weight");
+      if (axes.type.dtype != DType::Int64)
+        fail(n, "does not support axes dtype " + std::string(dtype_name(axes.type.dtype)) +
+                    " (supported: int64)");
+      if (axes.type.shape.size() != 1)
+        fail(n, "needs its axes '" + axes.name + "' to be 1-D, got shape " +
+                    shape_str(axes.type.shape));
+      given = weight_ints(axes);
+    }
+  } else {
+    given = n.attr_ints("axes");
+  }
+  std::vector<int> axes;
+  if (given.empty()) {
+    if (noop_when_empty) return axes;
+    for (size_t i = 0; i < x.size(); ++i) axes.push_back(static_cast<int>(i));
+    return axes;
+  }
+  for (int64_t a : given) {
+    std::optional<int> axis = normalize_axis(a, static_cast<int64_t>(x.size()));
+    if (!axis) fail(n, "has axis " + std::to_string(a) + " out of range for input " + shape_str(x));
+    if (std::find(axes.begin(), axes.end(), *axis) != axes.end())
+      fail(n, "has axes " + ints_str(given) + " naming axis " + std::to_string(*axis) + " twice");
+    axes.push_back(*axis);
+  }
+  std::sort(axes.begin(), axes.end());
+  return axes;
+}
+
+}  // namespace tlmc::ir

@@ -1,0 +1,58 @@
+#include "reference/interpreter.h"
+
+#include <optional>
+
+#include "reference/kernels.h"
+
+namespace tlmc::reference {
+
+HostTensor HostTensor::zeros(const ir::TensorType& t) {
+  return HostTensor{t, std::vector<uint8_t>(t.bytes(), 0)};
+}
+
+std::vector<HostTensor> interpret(const ir::Graph& g, const std::vector<HostTensor>& inputs) {
+  TLMC_ASSERT(inputs.size() == g.inputs.size(),
+              "graph " << g.name << " has " << g.inputs.size() << " inputs, got " << inputs.size());
+  std::vector<std::optional<HostTensor>> values(g.tensors.size());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const ir::Tensor& t = g.tensor(g.inputs[i]);
+    TLMC_ASSERT(inputs[i].type == t.type && inputs[i].bytes.size() == t.type.bytes(),
+                "input " << t.name << " must be " << ir::dtype_name(t.type.dtype)
+                         << ir::shape_str(t.type.shape) << ", got "
+                         << ir::dtype_name(inputs[i].type.dtype)
+                         << ir::shape_str(inputs[i].type.shape));
+    values[static_cast<size_t>(g.inputs[i])] = inputs[i];
+  }
+  for (size_t id = 0; id < g.tensors.size(); ++id) {
+    const ir::Tensor& t = g.tensors[id];
+    if (t.kind != ir::TensorKind::Weight) continue;
+    TLMC_ASSERT(t.data && t.data->size() == t.type.bytes(), "weight " << t.name << " has no data");
+    values[id] = HostTensor{t.type, *t.data};
+  }
+  for (const ir::Node& n : g.nodes) {
+    Kernel kernel = find_kernel(n.op);
+    TLMC_ASSERT(kernel, "the reference interpreter has no kernel for " << n.op);
+    KernelInputs in;
+    for (int id : n.inputs) {
+      if (id < 0) {
+        in.push_back(nullptr);
+        continue;
+      }
+      const std::optional<HostTensor>& v = values[static_cast<size_t>(id)];
+      TLMC_ASSERT(v, n.describe() << " reads " << g.tensor(id).name << " before it is computed");
+      in.push_back(&*v);
+    }
+    HostTensor out = HostTensor::zeros(g.type(n.outputs.at(0)));
+    kernel(g, n, in, out);
+    values[static_cast<size_t>(n.outputs[0])] = std::move(out);
+  }
+  std::vector<HostTensor> outputs;
+  for (int id : g.outputs) {
+    const std::optional<HostTensor>& v = values[static_cast<size_t>(id)];
+    TLMC_ASSERT(v, "graph output " << g.tensor(id).name << " is never computed");
+    outputs.push_back(*v);
+  }
+  return outputs;
+}
+
+}  // namespace tlmc::reference

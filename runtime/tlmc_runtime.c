@@ -1,0 +1,158 @@
+/* The thread pool of tlmc_runtime.h. Workers are started on the first parallel loop and
+ * kept; a loop is posted as a job whose blocks the workers and the caller claim with an
+ * atomic counter. Waiting spins briefly (loops are often microseconds long), then sleeps. */
+#define _POSIX_C_SOURCE 200809L
+#include "tlmc_runtime.h"
+
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#define TLMC_RT_MAX_THREADS 256
+#ifndef TLMC_RT_DEFAULT_THREADS
+#define TLMC_RT_DEFAULT_THREADS 0 /* one per online core */
+#endif
+#define TLMC_RT_SPINS 20000
+
+typedef struct {
+  pthread_mutex_t lock;       /* guards everything below that is not atomic */
+  pthread_cond_t wake;        /* a new job, or stop */
+  pthread_cond_t finished;    /* the last block of a job is done */
+  pthread_mutex_t busy;       /* held by the caller whose loop the pool runs */
+  pthread_t workers[TLMC_RT_MAX_THREADS];
+  int num_workers;            /* started workers */
+  int wanted;                 /* threads asked for (caller included); <= 0: one per core */
+  int stop;
+  atomic_uint_fast64_t generation; /* bumped for every job */
+  TLMC_RT(task_fn) fn;
+  void* ctx;
+  int64_t n;
+  int64_t blocks;
+  atomic_int_fast64_t next_block;
+  atomic_int_fast64_t done_blocks;
+} tlmc_pool;
+
+static tlmc_pool TLMC_RT(pool) = {.lock = PTHREAD_MUTEX_INITIALIZER,
+                                  .wake = PTHREAD_COND_INITIALIZER,
+                                  .finished = PTHREAD_COND_INITIALIZER,
+                                  .busy = PTHREAD_MUTEX_INITIALIZER,
+                                  .wanted = TLMC_RT_DEFAULT_THREADS};
+
+static int TLMC_RT(cores)(void) {
+  long n = sysconf(_SC_NPROCESSORS_ONLN);
+  return n < 1 ? 1 : (n > TLMC_RT_MAX_THREADS ? TLMC_RT_MAX_THREADS : (int)n);
+}
+
+static int TLMC_RT(threads_wanted)(const tlmc_pool* p) {
+  int n = p->wanted <= 0 ? TLMC_RT(cores)() : p->wanted;
+  return n > TLMC_RT_MAX_THREADS ? TLMC_RT_MAX_THREADS : n;
+}
+
+/* Claims and runs blocks of the current job until none is left. */
+static void TLMC_RT(work)(tlmc_pool* p) {
+  for (;;) {
+    int64_t b = atomic_fetch_add(&p->next_block, 1);
+    if (b >= p->blocks) return;
+    int64_t per = (p->n + p->blocks - 1) / p->blocks;
+    int64_t begin = b * per, end = begin + per < p->n ? begin + per : p->n;
+    if (begin < end) p->fn(p->ctx, begin, end);
+    if (atomic_fetch_add(&p->done_blocks, 1) + 1 == p->blocks) {
+      pthread_mutex_lock(&p->lock);
+      pthread_cond_broadcast(&p->finished);
+      pthread_mutex_unlock(&p->lock);
+    }
+  }
+}
+
+static void* TLMC_RT(worker)(void* arg) {
+  tlmc_pool* p = (tlmc_pool*)arg;
+  uint_fast64_t seen = atomic_load(&p->generation);
+  for (;;) {
+    int spins = 0;
+    while (atomic_load(&p->generation) == seen && spins < TLMC_RT_SPINS) {
+      ++spins;
+      if (spins % 64 == 0) sched_yield();
+    }
+    pthread_mutex_lock(&p->lock);
+    while (atomic_load(&p->generation) == seen && !p->stop) pthread_cond_wait(&p->wake, &p->lock);
+    if (p->stop) {
+      pthread_mutex_unlock(&p->lock);
+      return NULL;
+    }
+    seen = atomic_load(&p->generation);
+    pthread_mutex_unlock(&p->lock);
+    TLMC_RT(work)(p);
+  }
+}
+
+/* Joins every worker; called with p->busy held. */
+static void TLMC_RT(stop_workers)(tlmc_pool* p) {
+  pthread_mutex_lock(&p->lock);
+  p->stop = 1;
+  pthread_cond_broadcast(&p->wake);
+  pthread_mutex_unlock(&p->lock);
+  for (int i = 0; i < p->num_workers; ++i) pthread_join(p->workers[i], NULL);
+  p->num_workers = 0;
+  p->stop = 0;
+}
+
+/* Starts workers up to the wanted count; called with p->busy held. */
+static void TLMC_RT(start_workers)(tlmc_pool* p) {
+  int want = TLMC_RT(threads_wanted)(p) - 1;
+  if (p->num_workers > want) TLMC_RT(stop_workers)(p);
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setstacksize(&attr, 8u << 20); /* kernels keep tiles on the stack */
+  while (p->num_workers < want) {
+    if (pthread_create(&p->workers[p->num_workers], &attr, TLMC_RT(worker), p) != 0) break;
+    ++p->num_workers;
+  }
+  pthread_attr_destroy(&attr);
+}
+
+void TLMC_RT(parallel_for)(int64_t n, TLMC_RT(task_fn) fn, void* ctx) {
+  tlmc_pool* p = &TLMC_RT(pool);
+  if (n <= 0) return;
+  if (n == 1 || pthread_mutex_trylock(&p->busy) != 0) {
+    fn(ctx, 0, n);
+    return;
+  }
+  if (p->num_workers != TLMC_RT(threads_wanted)(p) - 1) TLMC_RT(start_workers)(p);
+  int64_t threads = p->num_workers + 1;
+  if (threads == 1) {
+    fn(ctx, 0, n);
+    pthread_mutex_unlock(&p->busy);
+    return;
+  }
+  pthread_mutex_lock(&p->lock);
+  p->fn = fn;
+  p->ctx = ctx;
+  p->n = n;
+  p->blocks = n < threads ? n : threads;
+  atomic_store(&p->next_block, 0);
+  atomic_store(&p->done_blocks, 0);
+  atomic_fetch_add(&p->generation, 1);
+  pthread_cond_broadcast(&p->wake);
+  pthread_mutex_unlock(&p->lock);
+  TLMC_RT(work)(p);
+  int spins = 0;
+  while (atomic_load(&p->done_blocks) < p->blocks && spins < TLMC_RT_SPINS) ++spins;
+  pthread_mutex_lock(&p->lock);
+  while (atomic_load(&p->done_blocks) < p->blocks) pthread_cond_wait(&p->finished, &p->lock);
+  pthread_mutex_unlock(&p->lock);
+  pthread_mutex_unlock(&p->busy);
+}
+
+void TLMC_RT(set_num_threads)(int n) {
+  tlmc_pool* p = &TLMC_RT(pool);
+  pthread_mutex_lock(&p->busy);
+  p->wanted = n;
+  pthread_mutex_unlock(&p->busy);
+}
+
+int TLMC_RT(num_threads)(void) {
+  tlmc_pool* p = &TLMC_RT(pool);
+  return TLMC_RT(threads_wanted)(p);
+}

@@ -1,0 +1,296 @@
+#include "scheduler/decision.h"
+
+#include <algorithm>
+#include <array>
+#include <set>
+#include <sstream>
+
+#include "ir/diagnostic.h"
+
+namespace tlmc::scheduler {
+namespace {
+
+[[noreturn]] void invalid(const Decision& d, const std::string& why) {
+  throw InvalidDecision(decision_str(d) + ": " + why);
+}
+
+StageState& stage_of(ScheduleState& st, const Decision& d) {
+  if (d.stage < 0 || d.stage >= static_cast<int>(st.stages.size())) invalid(d, "no such stage");
+  StageState& s = st.stages[static_cast<size_t>(d.stage)];
+  if (s.attach == Attach::Inline) invalid(d, "the stage is inlined");
+  return s;
+}
+
+// The loop position args[i], checked against the stage's loops.
+size_t position(const StageState& s, const Decision& d, size_t i) {
+  if (d.args.size() <= i) invalid(d, "missing loop position");
+  const int64_t p = d.args[i];
+  if (p < 0 || p >= static_cast<int64_t>(s.leaves.size())) invalid(d, "loop position out of range");
+  return static_cast<size_t>(p);
+}
+
+void require_changeable(const StageState& s, const Decision& d) {
+  if (s.frozen) invalid(d, "another stage is computed inside this stage's loops");
+}
+
+bool has_attached_at(const ScheduleState& st, int stage, int iter) {
+  for (const StageState& s : st.stages)
+    if (s.attach == Attach::At && s.at_stage == stage && (iter < 0 || s.at_iter == iter)) return true;
+  return false;
+}
+
+void apply_inline(ScheduleState& st, const Decision& d) {
+  StageState& s = stage_of(st, d);
+  const ir::Stage& ts = st.te.stages[static_cast<size_t>(d.stage)];
+  if (!ir::is_pointwise(ts)) invalid(d, "only a stage without reduction can be inlined");
+  if (st.te.is_output(ts.output)) invalid(d, "an output of the subgraph cannot be inlined");
+  if (s.attach != Attach::Root || s.transformed || s.frozen) invalid(d, "the stage is already scheduled");
+  const int tensor = ts.output;
+  const ir::Stage producer = ts;
+  for (ir::Stage& c : st.te.stages) {
+    c.body = ir::rewrite_loads(c.body, [&](const ir::Expr& load, std::vector<ir::Expr> idx) -> ir::Expr {
+      if (load->var_id != tensor) return ir::make_load(load->dtype, load->var_id, std::move(idx));
+      std::vector<std::pair<int, ir::Expr>> subst;
+      for (size_t j = 0; j < producer.axes.size(); ++j) subst.emplace_back(producer.axes[j].var_id, idx[j]);
+      return ir::substitute(producer.body, subst);
+    });
+  }
+  s.attach = Attach::Inline;
+}
+
+void apply_cache_write(ScheduleState& st, const Decision& d) {
+  StageState& s = stage_of(st, d);
+  const size_t at = static_cast<size_t>(d.stage);
+  ir::Stage orig = st.te.stages[at];
+  if (ir::is_pointwise(orig)) invalid(d, "only a reduction can be cached");
+  if (s.attach != Attach::Root || s.transformed || s.frozen) invalid(d, "the stage is already scheduled");
+  // New tensor and stage "<name>.local" computing the reduction, placed before the stage.
+  ir::TeTensor local = st.te.tensor(orig.output);
+  local.name += ".local";
+  local.stage = static_cast<int>(at);
+  const int local_id = static_cast<int>(st.te.tensors.size());
+  st.te.tensors.push_back(local);
+  for (ir::TeTensor& t : st.te.tensors)
+    if (t.stage >= static_cast<int>(at) && &t != &st.te.tensors.back()) ++t.stage;
+  ir::Stage reduce_stage = orig;
+  reduce_stage.name += ".local";
+  reduce_stage.output = local_id;
+  ir::Stage copy = orig;
+  copy.reduce = ir::ReduceKind::None;
+  copy.reduce_axes.clear();
+  std::vector<ir::Expr> idx;
+  for (const ir::Axis& a : orig.axes) idx.push_back(ir::make_var(a.var_id, a.name));
+  copy.body = ir::make_load(local.dtype, local_id, idx);
+  st.te.stages[at] = copy;
+  st.te.stages.insert(st.te.stages.begin() + static_cast<long>(at), reduce_stage);
+  for (StageState& o : st.stages)
+    if (o.attach == Attach::At && o.at_stage >= static_cast<int>(at)) ++o.at_stage;
+  StageState copy_state;
+  st.stages.insert(st.stages.begin() + static_cast<long>(at) + 1, copy_state);
+  for (const ir::Axis& a : orig.axes)
+    st.add_iter(static_cast<int>(at) + 1, "s" + std::to_string(at + 1) + "_" + a.name, a.extent, false);
+  StageState& cs = st.stages[at + 1];
+  for (size_t i = 0; i < cs.iters.size(); ++i) cs.leaves.push_back(static_cast<int>(i));
+}
+
+void apply_compute_at(ScheduleState& st, const Decision& d) {
+  StageState& s = stage_of(st, d);
+  const ir::Stage& ts = st.te.stages[static_cast<size_t>(d.stage)];
+  if (st.te.is_output(ts.output)) invalid(d, "an output of the subgraph must be computed at the root");
+  if (s.attach != Attach::Root || s.transformed || s.frozen) invalid(d, "the stage is already scheduled");
+  if (d.target <= d.stage || d.target >= static_cast<int>(st.stages.size())) invalid(d, "the target must be a later stage");
+  StageState& c = st.stages[static_cast<size_t>(d.target)];
+  if (c.attach == Attach::Inline) invalid(d, "the target is inlined");
+  const size_t pos = position(c, d, 0);
+  const int at_iter = c.leaves[pos];
+  if (c.iters[static_cast<size_t>(at_iter)].kind == ir::LoopKind::Vectorized)
+    invalid(d, "cannot compute inside a vectorized loop");
+  for (int consumer : st.consumers(ts.output)) {
+    const StageState& cs = st.stages[static_cast<size_t>(consumer)];
+    const bool ok = consumer == d.target || (cs.attach == Attach::At && cs.at_stage == d.target && cs.at_iter == at_iter);
+    if (!ok) invalid(d, "stage " + std::to_string(consumer) + " also reads this stage");
+  }
+  Region r = infer_region(st, d.stage, d.target, at_iter);
+  if (r.min.empty()) invalid(d, "the region the consumer reads is not affine in its loops");
+  int64_t elems = 1;
+  for (int64_t e : r.extent) elems *= e;
+  if (elems * static_cast<int64_t>(ir::dtype_size(st.te.tensor(ts.output).dtype)) > kMaxLocalBytes)
+    invalid(d, "the local buffer would take " + std::to_string(elems) + " elements");
+  for (size_t j = 0; j < r.extent.size(); ++j) s.iters[j].extent = r.extent[j];
+  s.attach = Attach::At;
+  s.at_stage = d.target;
+  s.at_iter = at_iter;
+  c.frozen = true;
+}
+
+void apply_split(ScheduleState& st, const Decision& d) {
+  StageState& s = stage_of(st, d);
+  require_changeable(s, d);
+  const size_t pos = position(s, d, 0);
+  if (d.args.size() < 2 || d.args.size() > 5) invalid(d, "a split takes one to four factors");
+  const int parent = s.leaves[pos];
+  const Iter p = s.iters[static_cast<size_t>(parent)];
+  if (p.kind != ir::LoopKind::Serial) invalid(d, "cannot split an annotated loop");
+  int64_t prod = 1;
+  for (size_t i = 1; i < d.args.size(); ++i) {
+    if (d.args[i] < 1) invalid(d, "factors must be positive");
+    prod *= d.args[i];
+  }
+  if (p.extent % prod != 0) invalid(d, "factors do not divide the extent " + std::to_string(p.extent));
+  IterRelation rel{true, {parent}, {}};
+  std::vector<int64_t> extents = {p.extent / prod};
+  extents.insert(extents.end(), d.args.begin() + 1, d.args.end());
+  for (size_t i = 0; i < extents.size(); ++i)
+    rel.children.push_back(st.add_iter(d.stage, p.name + "." + std::to_string(i), extents[i], p.reduce));
+  StageState& s2 = st.stages[static_cast<size_t>(d.stage)];  // add_iter may reallocate
+  s2.iters[static_cast<size_t>(parent)].split_by = static_cast<int>(s2.relations.size());
+  s2.relations.push_back(rel);
+  s2.leaves.erase(s2.leaves.begin() + static_cast<long>(pos));
+  s2.leaves.insert(s2.leaves.begin() + static_cast<long>(pos), rel.children.begin(), rel.children.end());
+  s2.transformed = true;
+}
+
+void apply_reorder(ScheduleState& st, const Decision& d) {
+  StageState& s = stage_of(st, d);
+  require_changeable(s, d);
+  if (d.args.size() != s.leaves.size()) invalid(d, "the order must list every loop once");
+  std::set<int64_t> seen(d.args.begin(), d.args.end());
+  if (seen.size() != d.args.size() || *seen.begin() != 0 || *seen.rbegin() != static_cast<int64_t>(d.args.size()) - 1)
+    invalid(d, "the order must list every loop once");
+  std::vector<int> leaves;
+  for (int64_t p : d.args) leaves.push_back(s.leaves[static_cast<size_t>(p)]);
+  s.leaves = leaves;
+  s.transformed = true;
+}
+
+void apply_fuse(ScheduleState& st, const Decision& d) {
+  StageState& s = stage_of(st, d);
+  require_changeable(s, d);
+  const size_t first = position(s, d, 0);
+  if (d.args.size() != 2 || d.args[1] < 2 || first + static_cast<size_t>(d.args[1]) > s.leaves.size())
+    invalid(d, "fuse takes a first loop and a count of at least 2 loops");
+  const size_t count = static_cast<size_t>(d.args[1]);
+  IterRelation rel{false, {}, {}};
+  int64_t extent = 1;
+  std::string name;
+  const bool reduce = s.iters[static_cast<size_t>(s.leaves[first])].reduce;
+  for (size_t i = first; i < first + count; ++i) {
+    const Iter& it = s.iters[static_cast<size_t>(s.leaves[i])];
+    if (it.reduce != reduce) invalid(d, "cannot fuse a spatial loop with a reduction loop");
+    if (it.kind != ir::LoopKind::Serial) invalid(d, "cannot fuse an annotated loop");
+    rel.parents.push_back(s.leaves[i]);
+    extent *= it.extent;
+    name += (name.empty() ? "" : "_") + it.name;
+  }
+  const int child = st.add_iter(d.stage, name, extent, reduce);
+  StageState& s2 = st.stages[static_cast<size_t>(d.stage)];
+  rel.children = {child};
+  for (int p : rel.parents) s2.iters[static_cast<size_t>(p)].split_by = static_cast<int>(s2.relations.size());
+  s2.relations.push_back(rel);
+  s2.leaves.erase(s2.leaves.begin() + static_cast<long>(first), s2.leaves.begin() + static_cast<long>(first + count));
+  s2.leaves.insert(s2.leaves.begin() + static_cast<long>(first), child);
+  s2.transformed = true;
+}
+
+void annotate(ScheduleState& st, const Decision& d, ir::LoopKind kind) {
+  StageState& s = stage_of(st, d);
+  const size_t pos = position(s, d, 0);
+  Iter& it = s.iters[static_cast<size_t>(s.leaves[pos])];
+  if (it.kind != ir::LoopKind::Serial) invalid(d, "the loop is already annotated");
+  if (kind == ir::LoopKind::Parallel) {
+    if (it.reduce) invalid(d, "a reduction loop cannot run in parallel");
+    if (s.attach != Attach::Root) invalid(d, "only a stage computed at the root has parallel loops");
+    for (int l : s.leaves)
+      if (s.iters[static_cast<size_t>(l)].kind == ir::LoopKind::Parallel) invalid(d, "the stage already has a parallel loop");
+  }
+  if (kind == ir::LoopKind::Vectorized) {
+    if (pos + 1 != s.leaves.size()) invalid(d, "only the innermost loop can be vectorized");
+    if (it.reduce) invalid(d, "a reduction loop cannot be vectorized");
+    if (it.extent < 2) invalid(d, "a loop of one iteration cannot be vectorized");
+    if (has_attached_at(st, d.stage, s.leaves[pos])) invalid(d, "a stage is computed inside this loop");
+  }
+  if (kind == ir::LoopKind::Unrolled && it.extent > 256) invalid(d, "unrolling is limited to 256 iterations");
+  it.kind = kind;
+  s.transformed = true;
+}
+
+struct KindInfo {
+  DecisionKind kind;
+  std::string_view name;
+  bool has_target;
+  void (*apply)(ScheduleState&, const Decision&);
+};
+
+const std::array<KindInfo, 9> kKinds = {{
+    {DecisionKind::Inline, "inline", false, apply_inline},
+    {DecisionKind::CacheWrite, "cache_write", false, apply_cache_write},
+    {DecisionKind::ComputeAt, "compute_at", true, apply_compute_at},
+    {DecisionKind::Split, "split", false, apply_split},
+    {DecisionKind::Reorder, "reorder", false, apply_reorder},
+    {DecisionKind::Fuse, "fuse", false, apply_fuse},
+    {DecisionKind::Parallel, "parallel", false, [](ScheduleState& st, const Decision& d) { annotate(st, d, ir::LoopKind::Parallel); }},
+    {DecisionKind::Vectorize, "vectorize", false, [](ScheduleState& st, const Decision& d) { annotate(st, d, ir::LoopKind::Vectorized); }},
+    {DecisionKind::Unroll, "unroll", false, [](ScheduleState& st, const Decision& d) { annotate(st, d, ir::LoopKind::Unrolled); }},
+}};
+
+const KindInfo& info(DecisionKind k) { return kKinds[static_cast<size_t>(k)]; }
+
+}  // namespace
+
+std::string_view decision_kind_name(DecisionKind k) { return info(k).name; }
+
+void apply_decision(ScheduleState& st, const Decision& d) {
+  ScheduleState next = st;
+  info(d.kind).apply(next, d);
+  st = std::move(next);
+}
+
+ScheduleState apply_schedule(const ir::TeProgram& program, const std::vector<Decision>& schedule) {
+  ScheduleState st(program);
+  for (const Decision& d : schedule) apply_decision(st, d);
+  return st;
+}
+
+std::string decision_str(const Decision& d) {
+  std::ostringstream os;
+  os << info(d.kind).name << " " << d.stage;
+  if (info(d.kind).has_target) os << " " << d.target;
+  os << " [";
+  for (size_t i = 0; i < d.args.size(); ++i) os << (i ? ", " : "") << d.args[i];
+  os << "]";
+  return os.str();
+}
+
+std::string schedule_str(const std::vector<Decision>& schedule) {
+  std::string out;
+  for (const Decision& d : schedule) out += decision_str(d) + "\n";
+  return out;
+}
+
+std::optional<std::vector<Decision>> parse_schedule(const std::string& text) {
+  std::vector<Decision> out;
+  std::istringstream lines(text);
+  std::string line;
+  while (std::getline(lines, line)) {
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    for (char& c : line)
+      if (c == '[' || c == ']' || c == ',') c = ' ';
+    std::istringstream in(line);
+    std::string name;
+    in >> name;
+    const KindInfo* k = nullptr;
+    for (const KindInfo& i : kKinds)
+      if (i.name == name) k = &i;
+    if (!k) return std::nullopt;
+    Decision d{k->kind};
+    if (!(in >> d.stage)) return std::nullopt;
+    if (k->has_target && !(in >> d.target)) return std::nullopt;
+    int64_t v;
+    while (in >> v) d.args.push_back(v);
+    if (!in.eof()) return std::nullopt;
+    out.push_back(d);
+  }
+  return out;
+}
+
+}  // namespace tlmc::scheduler

@@ -1,0 +1,63 @@
+// The closed vocabulary of schedule decisions (STYLE.md §4). A schedule is a sequence of
+// decisions; the same sequence, printed, is the tensor sentence that search, the language
+// model, the tuning records and codegen share. Each kind owns its validation, application
+// and text form in the one table of decision.cc: adding a kind edits that table.
+#pragma once
+
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "scheduler/schedule_state.h"
+
+namespace tlmc::scheduler {
+
+enum class DecisionKind {
+  Inline,      // stage: substitute a pointwise stage into its consumers
+  CacheWrite,  // stage: compute a reduction into a new local stage "<name>.local" placed before it
+  ComputeAt,   // stage, target, args {target loop position}: compute inside a consumer's loop
+  Split,       // stage, args {loop position, inner factors...}: one loop into several
+  Reorder,     // stage, args {new order of loop positions}
+  Fuse,        // stage, args {first loop position, count}: consecutive loops into one
+  Parallel,    // stage, args {loop position}
+  Vectorize,   // stage, args {loop position}: the innermost loop, over SIMD lanes
+  Unroll,      // stage, args {loop position}
+};
+
+struct Decision {
+  DecisionKind kind;
+  int stage = 0;
+  int target = -1;  // ComputeAt only
+  std::vector<int64_t> args;
+  bool operator==(const Decision& o) const {
+    return kind == o.kind && stage == o.stage && target == o.target && args == o.args;
+  }
+};
+
+// A decision that does not fit the state it is applied to: recoverable, the proposer
+// (default rules, search, the language model) skips it.
+class InvalidDecision : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Checks `d` against `st` and applies it; throws InvalidDecision and leaves `st` unchanged
+// when it does not fit.
+void apply_decision(ScheduleState& st, const Decision& d);
+
+// Applies every decision in order to a fresh state of `program`.
+ScheduleState apply_schedule(const ir::TeProgram& program, const std::vector<Decision>& schedule);
+
+// Text form, one decision: "split 2 [0, 8, 16]" (kind, stage, target where it has one, args).
+std::string decision_str(const Decision& d);
+std::string schedule_str(const std::vector<Decision>& schedule);  // one per line
+// The inverse of schedule_str; nullopt on malformed text.
+std::optional<std::vector<Decision>> parse_schedule(const std::string& text);
+
+std::string_view decision_kind_name(DecisionKind k);
+
+// Largest local buffer, in bytes, a ComputeAt may create (it lives on the stack).
+constexpr int64_t kMaxLocalBytes = 128 * 1024;
+
+}  // namespace tlmc::scheduler

@@ -1,0 +1,190 @@
+#include "scheduler/default_schedule.h"
+
+#include <algorithm>
+#include <set>
+
+namespace tlmc::scheduler {
+namespace {
+
+using ir::Expr;
+
+// Builds a schedule decision by decision on a live state, keeping only decisions that fit.
+class Builder {
+ public:
+  explicit Builder(const ir::TeProgram& p) : st(p) {}
+  bool emit(Decision d) {
+    try {
+      apply_decision(st, d);
+    } catch (const InvalidDecision&) {
+      return false;
+    }
+    out.push_back(std::move(d));
+    return true;
+  }
+  ScheduleState st;
+  std::vector<Decision> out;
+};
+
+int64_t largest_divisor_at_most(int64_t n, int64_t cap) {
+  for (int64_t d = std::min(n, cap); d > 1; --d)
+    if (n % d == 0) return d;
+  return 1;
+}
+
+bool has_select(const Expr& e) {
+  bool found = false;
+  ir::visit_expr(e, [&](const ir::ExprNode& n) { found = found || n.kind == ir::ExprKind::Select; });
+  return found;
+}
+
+// Pointwise stages are substituted into their readers, except a padding stage (a select)
+// read by a reduction: inlined, its bounds test would run for every tap of the window.
+void inline_pointwise(Builder& b) {
+  for (size_t s = 0; s < b.st.te.stages.size(); ++s) {
+    const ir::Stage& ts = b.st.te.stages[s];
+    if (!ir::is_pointwise(ts) || b.st.te.is_output(ts.output)) continue;
+    bool read_by_reduction = false;
+    for (int c : b.st.consumers(ts.output))
+      read_by_reduction = read_by_reduction || !ir::is_pointwise(b.st.te.stages[static_cast<size_t>(c)]);
+    if (read_by_reduction && has_select(ts.body)) continue;
+    b.emit(Decision{DecisionKind::Inline, static_cast<int>(s)});
+  }
+}
+
+// Axes of `stage` that index some load of `tensor` in its body.
+std::set<size_t> axes_indexing(const ir::Stage& stage, int tensor) {
+  std::set<size_t> used;
+  ir::visit_expr(stage.body, [&](const ir::ExprNode& n) {
+    if (n.kind != ir::ExprKind::Load || n.var_id != tensor) return;
+    for (const Expr& i : n.args)
+      for (size_t a = 0; a < stage.axes.size(); ++a)
+        if (ir::uses_var(i, stage.axes[a].var_id)) used.insert(a);
+  });
+  return used;
+}
+
+// Reductions that can be computed inside the tiles of root stage `root`: not outputs, read
+// only by `root` or by each other.
+std::vector<int> attachable_producers(const ScheduleState& st, int root) {
+  std::vector<int> out;
+  std::set<int> group = {root};
+  for (int s = root - 1; s >= 0; --s) {
+    const ir::Stage& ts = st.te.stages[static_cast<size_t>(s)];
+    if (st.stages[static_cast<size_t>(s)].attach != Attach::Root || ir::is_pointwise(ts) || st.te.is_output(ts.output))
+      continue;
+    std::vector<int> readers = st.consumers(ts.output);
+    bool ok = !readers.empty();
+    for (int r : readers) ok = ok && group.count(r);
+    if (!ok) continue;
+    group.insert(s);
+    out.push_back(s);
+  }
+  std::reverse(out.begin(), out.end());
+  return out;
+}
+
+// Loops of an attached reduction: the reduction outside the spatial tile when the tile is
+// wide enough to vectorise, so each tap updates a vector of outputs; innermost otherwise.
+void schedule_attached(Builder& b, int s, const ir::Target& target) {
+  const StageState& ss = b.st.stages[static_cast<size_t>(s)];
+  const ir::Stage& ts = b.st.te.stages[static_cast<size_t>(s)];
+  const size_t n_spatial = ts.axes.size(), n = ss.leaves.size();
+  const int64_t inner_extent = n_spatial ? ss.iters[n_spatial - 1].extent : 1;
+  const int lanes = target.vector_lanes(ir::dtype_size(b.st.te.tensor(ts.output).dtype));
+  if (n_spatial == 0 || inner_extent < std::max(2, lanes / 2)) return;
+  // spatial loops of extent 1 first, then the reduction, then the spatial tile
+  std::vector<int64_t> order;
+  for (size_t i = 0; i < n_spatial; ++i)
+    if (ss.iters[i].extent == 1) order.push_back(static_cast<int64_t>(i));
+  for (size_t i = n_spatial; i < n; ++i) order.push_back(static_cast<int64_t>(i));
+  for (size_t i = 0; i < n_spatial; ++i)
+    if (ss.iters[i].extent != 1) order.push_back(static_cast<int64_t>(i));
+  b.emit(Decision{DecisionKind::Reorder, s, -1, order});
+  b.emit(Decision{DecisionKind::Vectorize, s, -1, {static_cast<int64_t>(n - 1)}});
+}
+
+// Tiles a root stage: split each axis into outer and tile loops, outer loops fused and
+// parallel, reductions listed in `producers` computed per tile, innermost loop vectorised.
+void schedule_root(Builder& b, int s, const ir::Target& target) {
+  const ir::Stage ts = b.st.te.stages[static_cast<size_t>(s)];
+  const std::vector<int> producers = ir::is_pointwise(ts) ? attachable_producers(b.st, s) : std::vector<int>{};
+  const size_t rank = ts.axes.size();
+  if (rank == 0) return;
+  // Axes no producer reads along stay whole inside the tile, else the producer would be
+  // recomputed for every tile along them (a softmax row, say).
+  std::set<size_t> indexed;
+  for (int p : producers) {
+    std::set<size_t> u = axes_indexing(ts, b.st.te.stages[static_cast<size_t>(p)].output);
+    indexed.insert(u.begin(), u.end());
+  }
+  std::vector<int64_t> tile(rank, 1);
+  for (size_t a = 0; a < rank; ++a) {
+    const int64_t e = ts.axes[a].extent;
+    if (!producers.empty() && !indexed.count(a)) tile[a] = e;
+    else if (a + 1 == rank) tile[a] = largest_divisor_at_most(e, producers.empty() ? 256 : 64);
+    else if (a + 2 == rank && !producers.empty()) tile[a] = largest_divisor_at_most(e, 8);
+  }
+  if (!ir::is_pointwise(ts)) std::fill(tile.begin(), tile.end() - 1, 1);  // a root reduction
+  // split: each axis becomes (outer, tile) where both exceed 1
+  std::vector<int> role;  // per loop: 0 outer, 1 tile
+  size_t pos = 0;
+  bool any_outer = false;
+  for (size_t a = 0; a < rank; ++a) {
+    const int64_t e = ts.axes[a].extent;
+    if (tile[a] > 1 && tile[a] < e) {
+      b.emit(Decision{DecisionKind::Split, s, -1, {static_cast<int64_t>(pos), tile[a]}});
+      role.push_back(0);
+      role.push_back(1);
+      pos += 2;
+      any_outer = true;
+    } else {
+      role.push_back(tile[a] == e && e > 1 ? 1 : 0);
+      any_outer = any_outer || role.back() == 0;
+      pos += 1;
+    }
+  }
+  const size_t spatial_loops = pos;
+  std::vector<int64_t> order;
+  for (size_t i = 0; i < spatial_loops; ++i)
+    if (role[i] == 0) order.push_back(static_cast<int64_t>(i));
+  const size_t outer = order.size();
+  for (size_t i = 0; i < spatial_loops; ++i)
+    if (role[i] == 1) order.push_back(static_cast<int64_t>(i));
+  for (size_t i = spatial_loops; i < b.st.stages[static_cast<size_t>(s)].leaves.size(); ++i)
+    order.push_back(static_cast<int64_t>(i));
+  b.emit(Decision{DecisionKind::Reorder, s, -1, order});
+  if (outer >= 2) b.emit(Decision{DecisionKind::Fuse, s, -1, {0, static_cast<int64_t>(outer)}});
+  if (any_outer && b.st.leaf(s, 0).extent > 1) b.emit(Decision{DecisionKind::Parallel, s, -1, {0}});
+  // Each producer is computed per tile: inside the (fused) outer loop. Readers first: a
+  // producer attaches only once every stage reading it is in place.
+  for (auto p = producers.rbegin(); p != producers.rend(); ++p) b.emit(Decision{DecisionKind::ComputeAt, *p, s, {0}});
+  const StageState& ss = b.st.stages[static_cast<size_t>(s)];
+  const Iter& last = b.st.leaf(s, ss.leaves.size() - 1);
+  if (!last.reduce && last.extent > 1) b.emit(Decision{DecisionKind::Vectorize, s, -1, {static_cast<int64_t>(ss.leaves.size() - 1)}});
+  for (int p : producers)
+    if (b.st.stages[static_cast<size_t>(p)].attach == Attach::At) schedule_attached(b, p, target);
+}
+
+}  // namespace
+
+std::vector<Decision> default_schedule(const ir::TeProgram& program, const ir::Target& target) {
+  Builder b(program);
+  inline_pointwise(b);
+  // A reduction writing an output is computed into a local per tile, then copied out with
+  // the tile's loops (Ansor's cache-write), so that the tiles run in parallel.
+  for (size_t s = 0; s < b.st.te.stages.size(); ++s) {
+    const ir::Stage& ts = b.st.te.stages[s];
+    if (b.st.te.is_output(ts.output) && !ir::is_pointwise(ts) && b.st.stages[s].attach == Attach::Root) {
+      if (b.emit(Decision{DecisionKind::CacheWrite, static_cast<int>(s)})) ++s;
+    }
+  }
+  // Root stages from the last: each attaches the reductions that only it reads.
+  for (int s = static_cast<int>(b.st.te.stages.size()) - 1; s >= 0; --s) {
+    const StageState& ss = b.st.stages[static_cast<size_t>(s)];
+    if (ss.attach != Attach::Root || ss.transformed) continue;
+    schedule_root(b, s, target);
+  }
+  return b.out;
+}
+
+}  // namespace tlmc::scheduler

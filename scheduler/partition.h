@@ -1,0 +1,21 @@
+// Splits a verified graph into fused subgraphs: an anchor (a matrix product, convolution,
+// pooling, reduction, Softmax, LayerNormalization) with the chain of element-wise consumers
+// after it; element-wise and injective chains on their own; Reshape, Flatten and Identity
+// as views that share their input's storage. Every node lands in exactly one place.
+#pragma once
+
+#include <vector>
+
+#include "ir/graph.h"
+
+namespace tlmc::scheduler {
+
+struct Partition {
+  std::vector<std::vector<int>> subgraphs;  // node ids, in topological order
+  // For each tensor, the tensor whose storage it is (itself unless it is a view).
+  std::vector<int> storage_of;
+};
+
+Partition partition_graph(const ir::Graph& g);
+
+}  // namespace tlmc::scheduler

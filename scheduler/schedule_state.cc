@@ -1,0 +1,192 @@
+#include "scheduler/schedule_state.h"
+
+#include <map>
+
+#include "ir/diagnostic.h"
+
+namespace tlmc::scheduler {
+
+using ir::BinaryOp;
+using ir::Expr;
+using ir::ExprKind;
+
+ScheduleState::ScheduleState(ir::TeProgram program) : te(std::move(program)) {
+  next_var = te.next_var;
+  stages.resize(te.stages.size());
+  for (size_t s = 0; s < te.stages.size(); ++s) {
+    const ir::Stage& stage = te.stages[s];
+    // Loop names carry the stage number, so that printed loop nests read unambiguously.
+    const std::string prefix = "s" + std::to_string(s) + "_";
+    for (const ir::Axis& a : stage.axes) add_iter(static_cast<int>(s), prefix + a.name, a.extent, false);
+    for (const ir::Axis& a : stage.reduce_axes) add_iter(static_cast<int>(s), prefix + a.name, a.extent, true);
+    for (const Iter& it : stages[s].iters) stages[s].leaves.push_back(static_cast<int>(&it - stages[s].iters.data()));
+  }
+}
+
+const Iter& ScheduleState::leaf(int stage, size_t position) const {
+  const StageState& s = stages.at(static_cast<size_t>(stage));
+  return s.iters.at(static_cast<size_t>(s.leaves.at(position)));
+}
+
+std::vector<int> ScheduleState::consumers(int tensor) const {
+  std::vector<int> out;
+  for (int c : te.consumers(tensor))
+    if (stages[static_cast<size_t>(c)].attach != Attach::Inline) out.push_back(c);
+  return out;
+}
+
+int ScheduleState::add_iter(int stage, const std::string& name, int64_t extent, bool reduce) {
+  StageState& s = stages.at(static_cast<size_t>(stage));
+  s.iters.push_back(Iter{next_var++, name, extent, reduce});
+  return static_cast<int>(s.iters.size()) - 1;
+}
+
+Expr iter_value(const StageState& s, int id) {
+  const Iter& it = s.iters.at(static_cast<size_t>(id));
+  if (it.split_by < 0) return ir::make_var(it.var_id, it.name);
+  const IterRelation& rel = s.relations.at(static_cast<size_t>(it.split_by));
+  if (rel.is_split) {
+    Expr v = ir::make_int(0);
+    for (int c : rel.children) v = v * s.iters.at(static_cast<size_t>(c)).extent + iter_value(s, c);
+    return v;
+  }
+  // A fused parent: its digit of the fused child, parents outer to inner.
+  Expr fused = iter_value(s, rel.children.at(0));
+  int64_t stride = 1;
+  for (size_t i = rel.parents.size(); i-- > 0;) {
+    if (rel.parents[i] == id) {
+      Expr q = ir::make_binary(BinaryOp::FloorDiv, fused, ir::make_int(stride));
+      return i == 0 ? q : ir::make_binary(BinaryOp::FloorMod, q, ir::make_int(it.extent));
+    }
+    stride *= s.iters.at(static_cast<size_t>(rel.parents[i])).extent;
+  }
+  TLMC_ASSERT(false, "iter " << it.name << " missing from its fuse relation");
+}
+
+namespace {
+
+// An interval [min, min + extent) of an integer expression whose inner variables range
+// over [0, extent) and whose other variables are fixed. ok is false when not affine enough.
+struct Interval {
+  Expr min;
+  int64_t extent = 1;
+  bool ok = true;
+};
+
+Interval bound(const Expr& e, const std::map<int, int64_t>& inner) {
+  bool has_inner = false;
+  ir::visit_expr(e, [&](const ir::ExprNode& n) {
+    if (n.kind == ExprKind::Var && inner.count(n.var_id)) has_inner = true;
+  });
+  if (!has_inner) return Interval{e, 1, true};
+  if (e->kind == ExprKind::Var) return Interval{ir::make_int(0), inner.at(e->var_id), true};
+  if (e->kind != ExprKind::Binary) return Interval{nullptr, 0, false};
+  const Interval a = bound(e->args[0], inner), b = bound(e->args[1], inner);
+  if (!a.ok || !b.ok) return Interval{nullptr, 0, false};
+  int64_t c;
+  switch (e->binary_op) {
+    case BinaryOp::Add: return Interval{a.min + b.min, a.extent + b.extent - 1, true};
+    case BinaryOp::Sub:
+      if (b.extent != 1) return Interval{nullptr, 0, false};
+      return Interval{a.min - b.min, a.extent, true};
+    case BinaryOp::Mul:
+      if (!ir::is_int_const(e->args[1], &c) || c < 0) return Interval{nullptr, 0, false};
+      return Interval{a.min * c, (a.extent - 1) * c + 1, true};
+    // Division and modulo of a varying value would give a conservative box that may
+    // reach past the tensor: such regions are refused, so every region is exact.
+    default:
+      return Interval{nullptr, 0, false};
+  }
+}
+
+int64_t position_of(const StageState& s, int iter_id) {
+  for (size_t i = 0; i < s.leaves.size(); ++i)
+    if (s.leaves[i] == iter_id) return static_cast<int64_t>(i);
+  return -1;
+}
+
+}  // namespace
+
+std::vector<Expr> axis_values(const ScheduleState& st, int stage) {
+  const StageState& s = st.stages.at(static_cast<size_t>(stage));
+  const ir::Stage& ts = st.te.stages.at(static_cast<size_t>(stage));
+  std::vector<Expr> out;
+  Region region;
+  if (s.attach == Attach::At) region = infer_region(st, stage, s.at_stage, s.at_iter);
+  for (size_t j = 0; j < ts.axes.size() + ts.reduce_axes.size(); ++j) {
+    Expr v = iter_value(s, static_cast<int>(j));
+    if (s.attach == Attach::At && j < ts.axes.size()) {
+      TLMC_ASSERT(!region.min.empty(), "attached stage " << ts.name << " has no region");
+      v = region.min[j] + v;
+    }
+    out.push_back(v);
+  }
+  return out;
+}
+
+Region infer_region(const ScheduleState& st, int producer, int consumer, int at_iter) {
+  const ir::Stage& ps = st.te.stages.at(static_cast<size_t>(producer));
+  const ir::Shape& shape = st.te.tensor(ps.output).shape;
+  std::vector<Interval> dims(shape.size(), Interval{nullptr, 0, true});
+  bool failed = false;
+
+  auto read_from = [&](int reader, const std::map<int, int64_t>& inner) {
+    const ir::Stage& rs = st.te.stages.at(static_cast<size_t>(reader));
+    bool reads = false;
+    ir::visit_expr(rs.body, [&](const ir::ExprNode& n) {
+      reads = reads || (n.kind == ExprKind::Load && n.var_id == ps.output);
+    });
+    if (!reads) return;  // (and its axis values, which may depend on this region, are not needed)
+    std::vector<Expr> av = axis_values(st, reader);
+    std::vector<std::pair<int, Expr>> subst;
+    for (size_t j = 0; j < rs.axes.size(); ++j) subst.emplace_back(rs.axes[j].var_id, av[j]);
+    for (size_t j = 0; j < rs.reduce_axes.size(); ++j) subst.emplace_back(rs.reduce_axes[j].var_id, av[rs.axes.size() + j]);
+    ir::visit_expr(rs.body, [&](const ir::ExprNode& n) {
+      if (n.kind != ExprKind::Load || n.var_id != ps.output) return;
+      for (size_t d = 0; d < n.args.size(); ++d) {
+        Interval i = bound(ir::substitute(n.args[d], subst), inner);
+        if (!i.ok) {
+          failed = true;
+          return;
+        }
+        Interval& acc = dims[d];
+        if (!acc.min) {
+          acc = i;
+        } else if (ir::expr_equal(acc.min, i.min)) {
+          acc.extent = std::max(acc.extent, i.extent);
+        } else {
+          failed = true;
+        }
+      }
+    });
+  };
+
+  const StageState& cs = st.stages.at(static_cast<size_t>(consumer));
+  const int64_t pos = position_of(cs, at_iter);
+  TLMC_ASSERT(pos >= 0, "attach iter is not a loop of the consumer");
+  std::map<int, int64_t> inner;
+  for (size_t i = static_cast<size_t>(pos) + 1; i < cs.leaves.size(); ++i) {
+    const Iter& it = cs.iters[static_cast<size_t>(cs.leaves[i])];
+    inner[it.var_id] = it.extent;
+  }
+  read_from(consumer, inner);
+  for (size_t q = 0; q < st.stages.size() && !failed; ++q) {
+    const StageState& qs = st.stages[q];
+    if (static_cast<int>(q) == producer || qs.attach != Attach::At || qs.at_stage != consumer || qs.at_iter != at_iter)
+      continue;
+    std::map<int, int64_t> all;
+    for (int l : qs.leaves) all[qs.iters[static_cast<size_t>(l)].var_id] = qs.iters[static_cast<size_t>(l)].extent;
+    read_from(static_cast<int>(q), all);
+  }
+  Region r;
+  if (failed) return r;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    Interval i = dims[d];
+    if (!i.min || i.extent >= shape[d]) i = Interval{ir::make_int(0), shape[d], true};
+    r.min.push_back(i.min);
+    r.extent.push_back(i.extent);
+  }
+  return r;
+}
+
+}  // namespace tlmc::scheduler

@@ -1,0 +1,75 @@
+// The state a schedule builds: for every stage of a tensor-expression program, its loops
+// (split and fused from the stage's axes, in order, annotated) and where it is computed.
+// Decisions (scheduler/decision.h) are the only way to change it.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "ir/loop.h"
+#include "ir/te.h"
+
+namespace tlmc::scheduler {
+
+struct Iter {
+  int var_id;  // the loop variable
+  std::string name;
+  int64_t extent;
+  bool reduce;
+  ir::LoopKind kind = ir::LoopKind::Serial;
+  int split_by = -1;  // the relation that consumed this iter as a parent; -1 for a leaf
+};
+
+// A split (one parent, children outer to inner) or a fuse (parents outer to inner, one child).
+struct IterRelation {
+  bool is_split;
+  std::vector<int> parents;   // iter ids
+  std::vector<int> children;  // iter ids
+};
+
+enum class Attach { Root, Inline, At };
+
+struct StageState {
+  std::vector<Iter> iters;  // by id; ids [0, axes) are the spatial axes, then the reduce axes
+  std::vector<int> leaves;  // iter ids, outermost loop first
+  std::vector<IterRelation> relations;
+  Attach attach = Attach::Root;
+  int at_stage = -1;    // Attach::At: the consumer stage
+  int at_iter = -1;     // Attach::At: the consumer's iter id the stage is computed inside
+  bool transformed = false;  // split, fuse, reorder or annotation applied
+  bool frozen = false;       // another stage is attached inside: its loops may not change
+};
+
+struct ScheduleState {
+  ir::TeProgram te;  // with inlined stages substituted into their consumers
+  std::vector<StageState> stages;
+  int next_var = 0;
+
+  explicit ScheduleState(ir::TeProgram program);
+  const Iter& leaf(int stage, size_t position) const;
+  // Stages reading `tensor`, inlined stages excluded (their readers read through them).
+  std::vector<int> consumers(int tensor) const;
+  // Adds a fresh iter to a stage; returns its id.
+  int add_iter(int stage, const std::string& name, int64_t extent, bool reduce);
+};
+
+// The value of iter `id` of a stage in terms of its leaf loop variables.
+ir::Expr iter_value(const StageState& s, int id);
+
+// The part of a producer's tensor one execution of a consumer's loop body needs: per
+// dimension, the first index (in the consumer's outer loop variables) and the extent.
+struct Region {
+  std::vector<ir::Expr> min;
+  std::vector<int64_t> extent;
+};
+
+// The region of stage `producer` needed inside loop `at_iter` of stage `consumer`, by its
+// readers (the consumer and the stages already attached at that loop). Empty `min` when it
+// cannot be expressed (non-affine indices).
+Region infer_region(const ScheduleState& st, int producer, int consumer, int at_iter);
+
+// Original axis values of a stage (spatial then reduce) in its leaf loop variables,
+// offset by the region for attached stages.
+std::vector<ir::Expr> axis_values(const ScheduleState& st, int stage);
+
+}  // namespace tlmc::scheduler

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Installs the Debian packages tlmc needs to build, test and benchmark. Idempotent: quiet
+# and quick when everything is already there. Run as root (or with sudo available).
+set -euo pipefail
+
+packages=(
+  cmake ninja-build g++ gcc clang binutils pkg-config   # build; clang also checks generated C
+  libyaml-cpp-dev libboost-program-options-dev           # frontend, driver
+  libgtest-dev                                           # tests
+  libdnnl-dev                                            # bench/: the oneDNN peer
+  clang-format                                           # formatting check of the test command
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "install-deps: installing ${missing[*]}"
+sudo_cmd=()
+[ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
+export DEBIAN_FRONTEND=noninteractive
+"${sudo_cmd[@]}" apt-get update -qq
+"${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

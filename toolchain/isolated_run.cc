@@ -1,0 +1,116 @@
+#include "toolchain/isolated_run.h"
+
+#include <dlfcn.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+
+namespace tlmc::toolchain {
+namespace {
+
+struct SharedHeader {
+  int status;  // 0 ok; else a child-side failure code
+  char message[256];
+  double median_seconds;
+};
+
+[[noreturn]] void child_fail(SharedHeader* h, const std::string& why) {
+  h->status = 1;
+  std::snprintf(h->message, sizeof h->message, "%s", why.c_str());
+  _exit(0);
+}
+
+void run_child(SharedHeader* h, uint8_t* out_area, const std::string& lib, const std::string& name,
+               const std::vector<std::vector<uint8_t>>& inputs, const std::vector<size_t>& output_bytes,
+               int timing_runs) {
+  void* handle = dlopen(lib.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!handle) child_fail(h, std::string("cannot load the library: ") + dlerror());
+  using RunFn = int (*)(const void* const*, void* const*, void*);
+  using SizeFn = size_t (*)(void);
+  auto run = reinterpret_cast<RunFn>(dlsym(handle, (name + "_run").c_str()));
+  auto size = reinterpret_cast<SizeFn>(dlsym(handle, (name + "_workspace_size").c_str()));
+  if (!run || !size) child_fail(h, "the library does not export " + name + "_run");
+  const size_t ws_bytes = size();
+  void* ws = ws_bytes ? std::aligned_alloc(64, (ws_bytes + 63) / 64 * 64) : nullptr;
+  std::vector<const void*> in;
+  for (const auto& i : inputs) in.push_back(i.data());
+  std::vector<void*> out;
+  size_t offset = 0;
+  for (size_t b : output_bytes) {
+    out.push_back(out_area + offset);
+    offset += b;
+  }
+  const int rc = run(in.data(), out.data(), ws);
+  if (rc != 0) child_fail(h, name + "_run returned " + std::to_string(rc));
+  std::vector<double> times;
+  for (int i = 0; i < timing_runs; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    run(in.data(), out.data(), ws);
+    times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  if (!times.empty()) {
+    std::sort(times.begin(), times.end());
+    h->median_seconds = times[times.size() / 2];
+  }
+  h->status = 0;
+  _exit(0);
+}
+
+}  // namespace
+
+IsolatedRun run_isolated(const std::string& shared_library, const std::string& model_name,
+                         const std::vector<std::vector<uint8_t>>& inputs, const std::vector<size_t>& output_bytes,
+                         int timeout_seconds, int timing_runs) {
+  IsolatedRun result;
+  size_t total = 0;
+  for (size_t b : output_bytes) total += b;
+  const size_t bytes = sizeof(SharedHeader) + total + 64;
+  void* mem = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (mem == MAP_FAILED) {
+    result.message = "cannot map shared memory";
+    return result;
+  }
+  auto* header = static_cast<SharedHeader*>(mem);
+  header->status = 2;  // not reached the end
+  uint8_t* out_area = static_cast<uint8_t*>(mem) + (sizeof(SharedHeader) + 63) / 64 * 64;
+  std::fflush(nullptr);
+  const pid_t pid = fork();
+  if (pid < 0) {
+    munmap(mem, bytes);
+    result.message = "cannot fork";
+    return result;
+  }
+  if (pid == 0) {
+    alarm(static_cast<unsigned>(timeout_seconds));
+    run_child(header, out_area, shared_library, model_name, inputs, output_bytes, timing_runs);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  if (WIFSIGNALED(status)) {
+    const int sig = WTERMSIG(status);
+    result.status = sig == SIGALRM ? IsolatedRun::TimedOut : IsolatedRun::Crashed;
+    result.message = sig == SIGALRM ? "timed out after " + std::to_string(timeout_seconds) + " s"
+                                    : std::string("crashed: ") + strsignal(sig);
+  } else if (header->status != 0) {
+    result.status = IsolatedRun::Failed;
+    result.message = header->status == 2 ? "exited early" : header->message;
+  } else {
+    result.status = IsolatedRun::Ok;
+    result.median_seconds = header->median_seconds;
+    size_t offset = 0;
+    for (size_t b : output_bytes) {
+      result.outputs.emplace_back(out_area + offset, out_area + offset + b);
+      offset += b;
+    }
+  }
+  munmap(mem, bytes);
+  return result;
+}
+
+}  // namespace tlmc::toolchain
