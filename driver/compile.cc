@@ -63,23 +63,6 @@ ir::Graph read_model(const CompileOptions& o) {
   return frontend::read_yaml_model(path);
 }
 
-// Weight files a YAML model names, for dependency tracking: every `file:` value.
-std::vector<std::string> weight_files(const std::string& model_path) {
-  std::vector<std::string> out;
-  std::ifstream in(model_path);
-  std::string line;
-  const fs::path dir = fs::path(model_path).parent_path();
-  while (std::getline(in, line)) {
-    size_t at = line.find("file:");
-    if (at == std::string::npos) continue;
-    size_t b = line.find_first_not_of(" \t\"'", at + 5);
-    if (b == std::string::npos) continue;
-    size_t e = line.find_first_of(",}\"' \t", b);
-    out.push_back((dir / line.substr(b, e == std::string::npos ? std::string::npos : e - b)).string());
-  }
-  return out;
-}
-
 }  // namespace
 
 CompiledModel compile_model(const CompileOptions& o) {
@@ -88,8 +71,7 @@ CompiledModel compile_model(const CompileOptions& o) {
     PassTimer t(o, "read");
     m.graph = read_model(o);
   }
-  m.inputs_read = {o.model_path};
-  for (const std::string& f : weight_files(o.model_path)) m.inputs_read.push_back(f);
+  m.inputs_read = m.graph.source_files;
   if (!o.name.empty()) {
     if (!is_c_identifier(o.name)) throw Diagnostic({}, "--name '" + o.name + "' is not a C identifier");
     m.graph.name = o.name;

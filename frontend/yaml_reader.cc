@@ -1,5 +1,6 @@
 #include "frontend/yaml_reader.h"
 
+#include <algorithm>
 #include <yaml-cpp/yaml.h>
 
 #include <charconv>
@@ -537,7 +538,12 @@ void ModelReader::read_weight(const std::string& name, const YAML::Node& key, co
   std::vector<uint8_t> bytes;
   if (w["init"]) bytes = init_bytes(name, type, w["init"], w["seed"]);
   if (w["data"]) bytes = data_bytes(name, type, w["data"]);
-  if (w["file"]) bytes = file_bytes(name, type, w["file"], w["offset"]);
+  if (w["file"]) {
+    bytes = file_bytes(name, type, w["file"], w["offset"]);
+    const std::string file = (std::filesystem::path(path_).parent_path() / read_string(w["file"], "file")).string();
+    if (std::find(g_.source_files.begin(), g_.source_files.end(), file) == g_.source_files.end())
+      g_.source_files.push_back(file);
+  }
   ir::Tensor& t = g_.tensors[static_cast<size_t>(id)];
   t.type = type;
   t.data = std::make_shared<const std::vector<uint8_t>>(std::move(bytes));
@@ -804,6 +810,7 @@ ir::Graph read_yaml_text(const std::string& text, const std::string& path) {
   if (!root.IsDefined() || root.IsNull())
     throw Diagnostic(SourceLoc{path, 1, 1}, "the file holds no model (it is empty)");
   ir::Graph g = ModelReader(path).read(root);
+  g.source_files.insert(g.source_files.begin(), path);
   return ir::verify_graph(std::move(g));
 }
 

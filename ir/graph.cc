@@ -63,7 +63,8 @@ int Graph::find_tensor(const std::string& n) const {
 std::vector<int> Graph::producers() const {
   std::vector<int> p(tensors.size(), -1);
   for (size_t n = 0; n < nodes.size(); ++n)
-    for (int t : nodes[n].outputs) p[static_cast<size_t>(t)] = static_cast<int>(n);
+    for (int t : nodes[n].outputs)
+      if (t >= 0) p[static_cast<size_t>(t)] = static_cast<int>(n);
   return p;
 }
 

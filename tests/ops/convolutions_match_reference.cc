@@ -1,0 +1,92 @@
+// Conv and ConvTranspose against the reference interpreter: padding, strides, dilations,
+// groups (depthwise too), auto_pad, with and without bias, odd sizes.
+#include <gtest/gtest.h>
+
+#include "ops/op_test_support.h"
+
+namespace tlmc::test {
+namespace {
+
+TEST(Convolutions, ConvPaddingStrideDilation) {
+  expect_matches_reference(R"(
+tlmc: 1
+name: conv_geometry
+inputs:
+  x: {shape: [2, 3, 17, 19]}
+weights:
+  w3: {shape: [8, 3, 3, 3], init: {uniform: [-1, 1]}}
+  b3: {shape: [8], init: {uniform: [-1, 1]}}
+  w1: {shape: [5, 3, 1, 1], init: {uniform: [-1, 1]}}
+  w5: {shape: [4, 3, 5, 2], init: {uniform: [-1, 1]}}
+nodes:
+  - {op: Conv, inputs: [x, w3, b3], outputs: [same], attrs: {pads: [1, 1, 1, 1]}}
+  - {op: Conv, inputs: [x, w3], outputs: [strided], attrs: {strides: [2, 2], pads: [1, 0, 2, 1]}}
+  - {op: Conv, inputs: [x, w3], outputs: [dilated], attrs: {dilations: [2, 3]}}
+  - {op: Conv, inputs: [x, w1], outputs: [pointwise]}
+  - {op: Conv, inputs: [x, w5], outputs: [upper], attrs: {auto_pad: SAME_UPPER, strides: [2, 1]}}
+  - {op: Conv, inputs: [x, w5], outputs: [lower], attrs: {auto_pad: SAME_LOWER}}
+outputs: [same, strided, dilated, pointwise, upper, lower]
+)");
+}
+
+TEST(Convolutions, GroupedAndDepthwiseConv) {
+  expect_matches_reference(R"(
+tlmc: 1
+name: conv_groups
+inputs:
+  x: {shape: [1, 6, 11, 13]}
+weights:
+  wg: {shape: [4, 3, 3, 3], init: {uniform: [-1, 1]}}
+  wd: {shape: [6, 1, 3, 3], init: {uniform: [-1, 1]}}
+  bd: {shape: [6], init: {uniform: [-1, 1]}}
+  wm: {shape: [12, 1, 3, 3], init: {uniform: [-1, 1]}}
+nodes:
+  - {op: Conv, inputs: [x, wg], outputs: [grouped], attrs: {group: 2, pads: [1, 1, 1, 1]}}
+  - {op: Conv, inputs: [x, wd, bd], outputs: [depthwise], attrs: {group: 6, pads: [1, 1, 1, 1], strides: [2, 2]}}
+  - {op: Conv, inputs: [x, wm], outputs: [multiplier], attrs: {group: 6}}
+outputs: [grouped, depthwise, multiplier]
+)");
+}
+
+TEST(Convolutions, ConvWithFusedEpilogue) {
+  expect_matches_reference(R"(
+tlmc: 1
+name: conv_epilogue
+inputs:
+  x: {shape: [1, 8, 14, 14]}
+  skip: {shape: [1, 16, 14, 14]}
+weights:
+  w: {shape: [16, 8, 3, 3], init: {uniform: [-0.5, 0.5]}}
+  scale: {shape: [16], init: {uniform: [0.5, 1.5]}}
+  bias: {shape: [16], init: {uniform: [-0.5, 0.5]}}
+  mean: {shape: [16], init: {uniform: [-0.5, 0.5]}}
+  var: {shape: [16], init: {uniform: [0.5, 1.5]}}
+nodes:
+  - {op: Conv, inputs: [x, w], outputs: [c], attrs: {pads: [1, 1, 1, 1]}}
+  - {op: BatchNormalization, inputs: [c, scale, bias, mean, var], outputs: [n], attrs: {epsilon: 0.001}}
+  - {op: Add, inputs: [n, skip], outputs: [r]}
+  - {op: Relu, inputs: [r], outputs: [y]}
+outputs: [y]
+)");
+}
+
+TEST(Convolutions, ConvTransposeStridesPadsGroups) {
+  expect_matches_reference(R"(
+tlmc: 1
+name: conv_transpose
+inputs:
+  x: {shape: [1, 4, 5, 7]}
+weights:
+  w: {shape: [4, 3, 3, 3], init: {uniform: [-1, 1]}}
+  b: {shape: [3], init: {uniform: [-1, 1]}}
+  wg: {shape: [4, 2, 4, 4], init: {uniform: [-1, 1]}}
+nodes:
+  - {op: ConvTranspose, inputs: [x, w, b], outputs: [plain]}
+  - {op: ConvTranspose, inputs: [x, w], outputs: [strided], attrs: {strides: [2, 2], pads: [1, 1, 1, 1], output_padding: [1, 1]}}
+  - {op: ConvTranspose, inputs: [x, wg], outputs: [grouped], attrs: {group: 2, strides: [2, 3], dilations: [1, 2]}}
+outputs: [plain, strided, grouped]
+)");
+}
+
+}  // namespace
+}  // namespace tlmc::test

@@ -1,0 +1,88 @@
+// MatMul and Gemm against the reference interpreter, on odd shapes.
+#include <gtest/gtest.h>
+
+#include "ops/op_test_support.h"
+
+namespace tlmc::test {
+namespace {
+
+TEST(MatrixProducts, MatMulOnPrimeAndUnitShapes) {
+  expect_matches_reference(R"(
+tlmc: 1
+name: matmul_odd
+inputs:
+  a: {shape: [7, 13]}
+  b: {shape: [13, 5]}
+  one_a: {shape: [1, 1]}
+  one_b: {shape: [1, 1]}
+  big_a: {shape: [37, 96]}
+  big_b: {shape: [96, 130]}
+nodes:
+  - {op: MatMul, inputs: [a, b], outputs: [ab]}
+  - {op: MatMul, inputs: [one_a, one_b], outputs: [ones]}
+  - {op: MatMul, inputs: [big_a, big_b], outputs: [big]}
+outputs: [ab, ones, big]
+)");
+}
+
+TEST(MatrixProducts, MatMulBatchedBroadcastAndVectors) {
+  expect_matches_reference(R"(
+tlmc: 1
+name: matmul_batched
+inputs:
+  a: {shape: [3, 5, 7]}
+  b: {shape: [7, 11]}
+  c: {shape: [2, 1, 4, 6]}
+  d: {shape: [3, 6, 5]}
+  v: {shape: [13]}
+  m: {shape: [13, 7]}
+  n: {shape: [5, 13]}
+nodes:
+  - {op: MatMul, inputs: [a, b], outputs: [ab]}
+  - {op: MatMul, inputs: [c, d], outputs: [cd]}
+  - {op: MatMul, inputs: [v, m], outputs: [vm]}
+  - {op: MatMul, inputs: [n, v], outputs: [nv]}
+outputs: [ab, cd, vm, nv]
+)");
+}
+
+TEST(MatrixProducts, GemmTransposesScalesAndBroadcastsC) {
+  expect_matches_reference(R"(
+tlmc: 1
+name: gemm_forms
+inputs:
+  a: {shape: [6, 9]}
+  at: {shape: [9, 6]}
+  b: {shape: [9, 17]}
+  bt: {shape: [17, 9]}
+  c_row: {shape: [17]}
+  c_col: {shape: [6, 1]}
+  c_scalar: {shape: []}
+nodes:
+  - {op: Gemm, inputs: [a, b], outputs: [plain]}
+  - {op: Gemm, inputs: [at, b, c_row], outputs: [ta], attrs: {transA: 1}}
+  - {op: Gemm, inputs: [a, bt, c_col], outputs: [tb], attrs: {transB: 1, alpha: 0.5, beta: 2.0}}
+  - {op: Gemm, inputs: [at, bt, c_scalar], outputs: [both], attrs: {transA: 1, transB: 1, beta: -1.0}}
+outputs: [plain, ta, tb, both]
+)");
+}
+
+TEST(MatrixProducts, MatMulWithBiasAndActivationEpilogue) {
+  expect_matches_reference(R"(
+tlmc: 1
+name: mm_epilogue
+inputs:
+  x: {shape: [19, 32]}
+weights:
+  w: {shape: [32, 48], init: {uniform: [-1, 1]}}
+  b: {shape: [48], init: {uniform: [-1, 1]}}
+nodes:
+  - {op: MatMul, inputs: [x, w], outputs: [h]}
+  - {op: Add, inputs: [h, b], outputs: [hb]}
+  - {op: Tanh, inputs: [hb], outputs: [y]}
+outputs: [y]
+)");
+}
+
+}  // namespace
+}  // namespace tlmc::test
