@@ -1,5 +1,6 @@
 #include "codegen/emit_c.h"
 
+#include <algorithm>
 #include <sstream>
 
 #include "codegen/emit_kernel.h"
@@ -113,8 +114,11 @@ GeneratedFile emit_header(const ModelPlan& plan) {
   h << "typedef struct {\n  const char* name;\n  const char* dtype;\n  int rank;\n  const int64_t* shape;\n"
        "  size_t bytes;\n} "
     << n << "_tensor_info;\n";
-  h << "extern const " << n << "_tensor_info " << n << "_inputs[];  /* " << N << "_NUM_INPUTS entries */\n";
-  h << "extern const " << n << "_tensor_info " << n << "_outputs[]; /* " << N << "_NUM_OUTPUTS entries */\n\n";
+  h << "enum { " << n << "_num_inputs = " << plan.inputs.size() << ", " << n << "_num_outputs = " << plan.outputs.size()
+    << " };\n";
+  h << "extern const " << n << "_tensor_info " << n << "_inputs[" << std::max<size_t>(plan.inputs.size(), 1) << "];\n";
+  h << "extern const " << n << "_tensor_info " << n << "_outputs[" << std::max<size_t>(plan.outputs.size(), 1)
+    << "];\n\n";
   h << "/* Bytes of scratch memory one run needs. */\nsize_t " << n << "_workspace_size(void);\n\n";
   h << "/* Runs the model. Tensors are dense, row-major, of the dtypes above. The workspace is\n"
        " * "
@@ -174,7 +178,10 @@ std::vector<GeneratedFile> emit_c(const ModelPlan& plan, const CodegenOptions& o
       c << (i ? ", " : "") << "(" << (in ? "const " : "") << ir::dtype_c_type(b.dtype) << "*)"
         << storage_expr(call.args[i], n);
     }
-    c << (call.args.empty() ? "" : ", ") << "ws + " << call.scratch_offset << ");\n";
+    // A kernel without scratch memory gets a null pointer: never an alias of its buffers.
+    c << (call.args.empty() ? "" : ", ");
+    if (k.scratch_bytes > 0) c << "ws + " << call.scratch_offset << ");\n";
+    else c << "(char*)0);\n";
   }
   for (const OutputCopy& copy : plan.copies)
     c << "  memcpy(outputs[" << copy.output << "], " << storage_expr(copy.source, n) << ", " << copy.bytes << "u);\n";

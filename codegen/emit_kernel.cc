@@ -429,36 +429,38 @@ KernelSource emit_kernel(const ir::LoopProgram& p, const ir::Target& target, con
 
 std::string kernel_preamble(const ir::Target& target) {
   std::ostringstream os;
-  os << R"(static inline int64_t tlmc_floordiv(int64_t a, int64_t b) {
+  // Helpers are marked unused: a kernel set uses only some of them (clang warns otherwise).
+  os << R"(#define TLMC_HELPER static inline __attribute__((unused))
+TLMC_HELPER int64_t tlmc_floordiv(int64_t a, int64_t b) {
   int64_t q = a / b;
   return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
 }
-static inline int64_t tlmc_floormod(int64_t a, int64_t b) { return a - tlmc_floordiv(a, b) * b; }
-static inline int64_t tlmc_mini(int64_t a, int64_t b) { return a < b ? a : b; }
-static inline int64_t tlmc_maxi(int64_t a, int64_t b) { return a > b ? a : b; }
+TLMC_HELPER int64_t tlmc_floormod(int64_t a, int64_t b) { return a - tlmc_floordiv(a, b) * b; }
+TLMC_HELPER int64_t tlmc_mini(int64_t a, int64_t b) { return a < b ? a : b; }
+TLMC_HELPER int64_t tlmc_maxi(int64_t a, int64_t b) { return a > b ? a : b; }
 /* NaN-propagating, as ONNX's Max/Relu: a NaN in `a` stays. */
-static inline float tlmc_fminf(float a, float b) { return b < a ? b : a; }
-static inline float tlmc_fmaxf(float a, float b) { return b > a ? b : a; }
+TLMC_HELPER float tlmc_fminf(float a, float b) { return b < a ? b : a; }
+TLMC_HELPER float tlmc_fmaxf(float a, float b) { return b > a ? b : a; }
 )";
   if (target.isa == ir::Isa::Generic) return os.str();
   const int bytes = target.vector_bytes, lanes = target.vector_lanes(4);
   os << "typedef float tlmc_vf __attribute__((vector_size(" << bytes << ")));\n";
   os << "typedef int32_t tlmc_vi __attribute__((vector_size(" << bytes << ")));\n";
-  os << R"(static inline tlmc_vf tlmc_vload(const float* p) { tlmc_vf r; memcpy(&r, p, sizeof r); return r; }
-static inline void tlmc_vstore(float* p, tlmc_vf v) { memcpy(p, &v, sizeof v); }
-static inline tlmc_vf tlmc_vsplat(float x) { return (tlmc_vf){0} + x; }
-static inline tlmc_vf tlmc_vselect(tlmc_vi m, tlmc_vf a, tlmc_vf b) {
+  os << R"(TLMC_HELPER tlmc_vf tlmc_vload(const float* p) { tlmc_vf r; memcpy(&r, p, sizeof r); return r; }
+TLMC_HELPER void tlmc_vstore(float* p, tlmc_vf v) { memcpy(p, &v, sizeof v); }
+TLMC_HELPER tlmc_vf tlmc_vsplat(float x) { return (tlmc_vf){0} + x; }
+TLMC_HELPER tlmc_vf tlmc_vselect(tlmc_vi m, tlmc_vf a, tlmc_vf b) {
   return (tlmc_vf)((m & (tlmc_vi)a) | (~m & (tlmc_vi)b));
 }
-static inline tlmc_vf tlmc_vmin(tlmc_vf a, tlmc_vf b) { return tlmc_vselect(b < a, b, a); }
-static inline tlmc_vf tlmc_vmax(tlmc_vf a, tlmc_vf b) { return tlmc_vselect(b > a, b, a); }
+TLMC_HELPER tlmc_vf tlmc_vmin(tlmc_vf a, tlmc_vf b) { return tlmc_vselect(b < a, b, a); }
+TLMC_HELPER tlmc_vf tlmc_vmax(tlmc_vf a, tlmc_vf b) { return tlmc_vselect(b > a, b, a); }
 )";
   // Lane-by-lane math functions, for the operations without a vector instruction.
   const char* fns[][2] = {{"exp", "expf"}, {"log", "logf"}, {"sqrt", "sqrtf"}, {"tanh", "tanhf"}, {"erf", "erff"},
                           {"abs", "fabsf"}, {"floor", "floorf"}, {"sigmoid", "tlmc_sigmoidf"}};
-  os << "static inline float tlmc_sigmoidf(float x) { return 1.0f / (1.0f + expf(-x)); }\n";
+  os << "TLMC_HELPER float tlmc_sigmoidf(float x) { return 1.0f / (1.0f + expf(-x)); }\n";
   for (const auto& f : fns)
-    os << "static inline tlmc_vf tlmc_v" << f[0] << "(tlmc_vf x) {\n  tlmc_vf r;\n  for (int i = 0; i < " << lanes
+    os << "TLMC_HELPER tlmc_vf tlmc_v" << f[0] << "(tlmc_vf x) {\n  tlmc_vf r;\n  for (int i = 0; i < " << lanes
        << "; ++i) r[i] = " << f[1] << "(x[i]);\n  return r;\n}\n";
   return os.str();
 }

@@ -36,7 +36,7 @@ static int compare_doubles(const void* a, const void* b) {
 int main(int argc, char** argv) {
   int runs = argc > 1 ? atoi(argv[1]) : 50;
   if (runs < 1) runs = 1;
-  int num_inputs = sizeof(INPUTS) / sizeof(INPUTS[0]), num_outputs = sizeof(OUTPUTS) / sizeof(OUTPUTS[0]);
+  int num_inputs = CAT(MODEL, _num_inputs), num_outputs = CAT(MODEL, _num_outputs);
   void* inputs[64];
   void* outputs[64];
   if (num_inputs > 64 || num_outputs > 64) return 1;

@@ -10,8 +10,6 @@ namespace {
   throw Diagnostic(n.loc, n.describe() + " " + message);
 }
 
-std::string ints_str(const std::vector<int64_t>& v) { return shape_str(v); }
-
 bool is_convolution(const Node& n) { return n.op == "Conv" || n.op == "ConvTranspose"; }
 
 // A per-spatial-axis attribute; absent (AveragePool has no dilations at opset 17) or empty
@@ -22,12 +20,12 @@ std::vector<int64_t> per_axis(const Node& n, const std::string& key, int rank, i
   const std::vector<int64_t>& v = n.attr_ints(key);
   if (v.empty()) return std::vector<int64_t>(static_cast<size_t>(rank), fallback);
   if (static_cast<int>(v.size()) != rank)
-    fail(n, "has " + key + " " + ints_str(v) + " of length " + std::to_string(v.size()) +
+    fail(n, "has " + key + " " + shape_str(v) + " of length " + std::to_string(v.size()) +
                 ", expected " + std::to_string(rank) + " (one per spatial axis of input " +
                 shape_str(x) + ")");
   for (int64_t e : v)
     if (e < min_value)
-      fail(n, "has " + key + " " + ints_str(v) + ": every value must be at least " +
+      fail(n, "has " + key + " " + shape_str(v) + ": every value must be at least " +
                   std::to_string(min_value));
   return v;
 }
@@ -36,11 +34,11 @@ std::vector<int64_t> kernel_of(const Graph& g, const Node& n, int rank, const Sh
   if (!is_convolution(n)) {
     const std::vector<int64_t>& k = n.attr_ints("kernel_shape");
     if (static_cast<int>(k.size()) != rank)
-      fail(n, "has kernel_shape " + ints_str(k) + " of length " + std::to_string(k.size()) +
+      fail(n, "has kernel_shape " + shape_str(k) + " of length " + std::to_string(k.size()) +
                   ", expected " + std::to_string(rank) + " (one per spatial axis of input " +
                   shape_str(x) + ")");
     for (int64_t e : k)
-      if (e < 1) fail(n, "has kernel_shape " + ints_str(k) + ": every value must be at least 1");
+      if (e < 1) fail(n, "has kernel_shape " + shape_str(k) + ": every value must be at least 1");
     return k;
   }
   const Shape& w = g.type(n.inputs.at(1)).shape;
@@ -49,7 +47,7 @@ std::vector<int64_t> kernel_of(const Graph& g, const Node& n, int rank, const Sh
   std::vector<int64_t> k(w.begin() + 2, w.end());
   const std::vector<int64_t>& attr = n.attr_ints("kernel_shape");
   if (!attr.empty() && attr != k)
-    fail(n, "has kernel_shape " + ints_str(attr) + " but its weight W has shape " + shape_str(w));
+    fail(n, "has kernel_shape " + shape_str(attr) + " but its weight W has shape " + shape_str(w));
   for (int64_t e : k)
     if (e < 1) fail(n, "weight W of shape " + shape_str(w) + " has an empty kernel");
   return k;
@@ -76,7 +74,7 @@ void forward_axis(const Node& n, const std::string& auto_pad, bool ceil_mode, si
   const int64_t padded = in + s.pads_begin[i] + s.pads_end[i];
   if (padded < effective_kernel)
     fail(n, "window of extent " + std::to_string(effective_kernel) + " (kernel " +
-                ints_str(s.kernel) + ", dilations " + ints_str(s.dilations) +
+                shape_str(s.kernel) + ", dilations " + shape_str(s.dilations) +
                 ") does not fit spatial axis " + std::to_string(i) + " of extent " +
                 std::to_string(in) + " with pads " + std::to_string(s.pads_begin[i]) + " and " +
                 std::to_string(s.pads_end[i]));
@@ -157,14 +155,14 @@ SpatialGeometry spatial_geometry(const Graph& g, const Node& n) {
     fail(n, "has auto_pad '" + auto_pad + "' (expected NOTSET, SAME_UPPER, SAME_LOWER or VALID)");
   const std::vector<int64_t>& pads = n.attr_ints("pads");
   if (!pads.empty() && static_cast<int>(pads.size()) != 2 * rank)
-    fail(n, "has pads " + ints_str(pads) + " of length " + std::to_string(pads.size()) +
+    fail(n, "has pads " + shape_str(pads) + " of length " + std::to_string(pads.size()) +
                 ", expected " + std::to_string(2 * rank) +
                 " (begin and end of each spatial axis of input " + shape_str(x) + ")");
   for (int64_t p : pads)
-    if (p < 0) fail(n, "has pads " + ints_str(pads) + ": every value must be at least 0");
+    if (p < 0) fail(n, "has pads " + shape_str(pads) + ": every value must be at least 0");
   const bool explicit_pads = std::any_of(pads.begin(), pads.end(), [](int64_t p) { return p; });
   if (explicit_pads && auto_pad != "NOTSET")
-    fail(n, "has both pads " + ints_str(pads) + " and auto_pad '" + auto_pad +
+    fail(n, "has both pads " + shape_str(pads) + " and auto_pad '" + auto_pad +
                 "'; ONNX allows only one of them");
   s.pads_begin.assign(static_cast<size_t>(rank), 0);
   s.pads_end.assign(static_cast<size_t>(rank), 0);
@@ -177,7 +175,7 @@ SpatialGeometry spatial_geometry(const Graph& g, const Node& n) {
     const std::vector<int64_t>& output_shape = n.attr_ints("output_shape");
     if (!output_shape.empty() && static_cast<int>(output_shape.size()) != rank &&
         static_cast<int>(output_shape.size()) != rank + 2)
-      fail(n, "has output_shape " + ints_str(output_shape) + " of length " +
+      fail(n, "has output_shape " + shape_str(output_shape) + " of length " +
                   std::to_string(output_shape.size()) + ", expected " + std::to_string(rank) +
                   " (the spatial extents) or " + std::to_string(rank + 2));
     for (size_t i = 0; i < s.input.size(); ++i) transposed_axis(n, auto_pad, i, s);
@@ -187,7 +185,7 @@ SpatialGeometry spatial_geometry(const Graph& g, const Node& n) {
   }
   for (size_t i = 0; i < s.output.size(); ++i)
     if (s.output[i] < 1)
-      fail(n, "would produce an empty output: spatial extents " + ints_str(s.output) +
+      fail(n, "would produce an empty output: spatial extents " + shape_str(s.output) +
                   " from input " + shape_str(x));
   return s;
 }
@@ -223,7 +221,7 @@ std::vector<int> reduce_axes(const Graph& g, const Node& n) {
     std::optional<int> axis = normalize_axis(a, static_cast<int64_t>(x.size()));
     if (!axis) fail(n, "has axis " + std::to_string(a) + " out of range for input " + shape_str(x));
     if (std::find(axes.begin(), axes.end(), *axis) != axes.end())
-      fail(n, "has axes " + ints_str(given) + " naming axis " + std::to_string(*axis) + " twice");
+      fail(n, "has axes " + shape_str(given) + " naming axis " + std::to_string(*axis) + " twice");
     axes.push_back(*axis);
   }
   std::sort(axes.begin(), axes.end());
