@@ -83,7 +83,7 @@ void lower_batch_norm(const Node& n, TeBuilder& b) {
 void lower_view(const Node& n, TeBuilder& b) {
   const TensorType& ot = b.graph().type(out0(n));
   const int in = b.tensor(n.inputs[0]);
-  const Shape& is = b.te(in).shape;
+  const Shape is = b.te(in).shape;
   std::vector<Axis> axes = b.axes(ot.shape);
   Expr flat = make_int(0);
   for (const Axis& a : axes) flat = flat * a.extent + make_var(a.var_id, a.name);
@@ -143,7 +143,7 @@ void lower_concat(const Node& n, TeBuilder& b) {
 void lower_gather(const Node& n, TeBuilder& b) {
   const TensorType& ot = b.graph().type(out0(n));
   const int data = b.tensor(n.inputs[0]), indices = b.tensor(n.inputs[1]);
-  const Shape& ds = b.te(data).shape;
+  const Shape ds = b.te(data).shape;
   const size_t irank = b.te(indices).shape.size();
   int64_t axis = n.attr_int("axis");
   if (axis < 0) axis += static_cast<int64_t>(ds.size());

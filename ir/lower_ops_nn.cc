@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "ir/lower_ops.h"
+#include "ir/shape_rules.h"
 
 namespace tlmc::ir {
 namespace {
@@ -22,45 +23,21 @@ struct Window {
   int64_t needed() const { return (out - 1) * stride + (kernel - 1) * dilation + 1; }
 };
 
-std::vector<int64_t> ints_or(const Node& n, const char* key, size_t count, int64_t fill) {
-  std::vector<int64_t> v = n.attr_ints(key);
-  if (v.empty()) v.assign(count, fill);
-  return v;
-}
-
-// Windows of a Conv or pooling node over an input [N, C, spatial...] giving `out_shape`.
-std::vector<Window> windows(const Node& n, const Shape& in, const Shape& out, const std::vector<int64_t>& kernel) {
-  const size_t rank = kernel.size();
-  std::vector<int64_t> strides = ints_or(n, "strides", rank, 1);
-  std::vector<int64_t> dil = n.attrs.count("dilations") ? ints_or(n, "dilations", rank, 1)
-                                                        : std::vector<int64_t>(rank, 1);
-  std::vector<int64_t> pads = ints_or(n, "pads", 2 * rank, 0);
-  const std::string auto_pad = n.attrs.count("auto_pad") ? n.attr_string("auto_pad") : "NOTSET";
-  std::vector<Window> w(rank);
-  for (size_t i = 0; i < rank; ++i) {
-    Window& x = w[i];
-    x.in = in[2 + i];
-    x.out = out[2 + i];
-    x.kernel = kernel[i];
-    x.stride = strides[i];
-    x.dilation = dil[i];
-    x.pad_begin = pads[i];
-    x.pad_end = pads[rank + i];
-    if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
-      const int64_t total = std::max<int64_t>(0, x.needed() - x.in);
-      x.pad_begin = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
-      x.pad_end = total - x.pad_begin;
-    } else if (auto_pad == "VALID") {
-      x.pad_begin = x.pad_end = 0;
-    }
-  }
+// The windows of a Conv, ConvTranspose or pooling node, from the geometry shape inference
+// resolved (defaults, auto_pad, output_shape): one source of truth for both.
+std::vector<Window> windows(const Graph& g, const Node& n) {
+  const SpatialGeometry geo = spatial_geometry(g, n);
+  std::vector<Window> w(static_cast<size_t>(geo.rank()));
+  for (size_t i = 0; i < w.size(); ++i)
+    w[i] = Window{geo.input[i], geo.output[i], geo.kernel[i], geo.strides[i], geo.dilations[i],
+                  geo.pads_begin[i], geo.pads_end[i]};
   return w;
 }
 
 // x[N, C, spatial...] extended to the extents the windows read, `fill` outside the input;
 // x itself when no padding is read.
 int pad_input(TeBuilder& b, int x, const std::vector<Window>& w, double fill, const std::string& name) {
-  const Shape& s = b.te(x).shape;
+  const Shape s = b.te(x).shape;
   bool needs = false;
   Shape padded = {s[0], s[1]};
   for (const Window& win : w) {
@@ -91,9 +68,9 @@ Expr sum_all(const std::vector<Expr>& terms) {
 void lower_conv(const Node& n, TeBuilder& b) {
   const TensorType& ot = b.graph().type(out0(n));
   const int x = b.tensor(n.inputs[0]), wt = b.tensor(n.inputs[1]);
-  const Shape& ws = b.te(wt).shape;  // [M, C/group, k...]
+  const Shape ws = b.te(wt).shape;  // [M, C/group, k...]
   const std::vector<int64_t> kernel(ws.begin() + 2, ws.end());
-  const std::vector<Window> w = windows(n, b.te(x).shape, ot.shape, kernel);
+  const std::vector<Window> w = windows(b.graph(), n);
   const int padded = pad_input(b, x, w, 0.0, out_name(n, b));
   const int64_t group = n.attr_int("group"), m_per_group = ws[0] / group, c_per_group = ws[1];
 
@@ -125,14 +102,11 @@ void lower_conv(const Node& n, TeBuilder& b) {
 void lower_conv_transpose(const Node& n, TeBuilder& b) {
   const TensorType& ot = b.graph().type(out0(n));
   const int x = b.tensor(n.inputs[0]), wt = b.tensor(n.inputs[1]);
-  const Shape& xs = b.te(x).shape;
-  const Shape& ws = b.te(wt).shape;  // [C, M/group, k...]
+  const Shape xs = b.te(x).shape;
+  const Shape ws = b.te(wt).shape;  // [C, M/group, k...]
   const size_t rank = ws.size() - 2;
   const int64_t group = n.attr_int("group"), c_per_group = ws[0] / group, m_per_group = ws[1];
-  std::vector<int64_t> strides = ints_or(n, "strides", rank, 1), dil = ints_or(n, "dilations", rank, 1),
-                       pads = ints_or(n, "pads", 2 * rank, 0), out_pad = ints_or(n, "output_padding", rank, 0);
-  const std::vector<int64_t>& out_shape = n.attr_ints("output_shape");
-  const std::string& auto_pad = n.attr_string("auto_pad");
+  const std::vector<Window> w = windows(b.graph(), n);
   std::vector<Axis> axes = b.axes(ot.shape);
   std::vector<Expr> o = TeBuilder::vars(axes);
   std::vector<Axis> red = {b.reduce_axis("rc", c_per_group)};
@@ -143,21 +117,13 @@ void lower_conv_transpose(const Node& n, TeBuilder& b) {
   std::vector<Expr> xi = {o[0], channel}, wi = {channel, m_in_group};
   Expr valid;
   for (size_t i = 0; i < rank; ++i) {
-    const int64_t k = ws[2 + i], full = strides[i] * (xs[2 + i] - 1) + out_pad[i] + (k - 1) * dil[i] + 1;
-    int64_t begin = pads[i];
-    if (!out_shape.empty() || auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
-      const int64_t target = !out_shape.empty() ? out_shape[out_shape.size() - rank + i] : xs[2 + i] * strides[i];
-      const int64_t total = full - target;
-      begin = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
-    } else if (auto_pad == "VALID") {
-      begin = 0;
-    }
+    const int64_t begin = w[i].pad_begin, stride = w[i].stride;
     // Output position o reads input position t / stride where t = o + pad - k * dilation.
-    Expr t = o[2 + i] + begin - r[1 + i] * dil[i];
-    Expr q = make_binary(BinaryOp::FloorDiv, t, make_int(strides[i]));
+    Expr t = o[2 + i] + begin - r[1 + i] * w[i].dilation;
+    Expr q = make_binary(BinaryOp::FloorDiv, t, make_int(stride));
     valid = all_of(valid, all_of(le(make_int(0), t), lt(q, make_int(xs[2 + i]))));
-    if (strides[i] > 1)
-      valid = all_of(valid, make_binary(BinaryOp::EQ, make_binary(BinaryOp::FloorMod, t, make_int(strides[i])), make_int(0)));
+    if (stride > 1)
+      valid = all_of(valid, make_binary(BinaryOp::EQ, make_binary(BinaryOp::FloorMod, t, make_int(stride)), make_int(0)));
     xi.push_back(q);
     wi.push_back(r[1 + i]);
   }
@@ -178,8 +144,9 @@ void lower_pool(const Node& n, TeBuilder& b) {
   const TensorType& ot = b.graph().type(out0(n));
   const int x = b.tensor(n.inputs[0]);
   const bool is_max = n.op == "MaxPool";
-  const std::vector<int64_t>& kernel = n.attr_ints("kernel_shape");
-  const std::vector<Window> w = windows(n, b.te(x).shape, ot.shape, kernel);
+  const std::vector<Window> w = windows(b.graph(), n);
+  std::vector<int64_t> kernel;
+  for (const Window& win : w) kernel.push_back(win.kernel);
   const double inf = std::numeric_limits<double>::infinity();
   const int padded = pad_input(b, x, w, is_max ? -inf : 0.0, out_name(n, b));
   std::vector<Axis> axes = b.axes(ot.shape);
@@ -214,7 +181,7 @@ void lower_pool(const Node& n, TeBuilder& b) {
 void lower_global_average_pool(const Node& n, TeBuilder& b) {
   const TensorType& ot = b.graph().type(out0(n));
   const int x = b.tensor(n.inputs[0]);
-  const Shape& xs = b.te(x).shape;
+  const Shape xs = b.te(x).shape;
   std::vector<Axis> axes = b.axes(ot.shape);
   std::vector<Expr> o = TeBuilder::vars(axes);
   std::vector<Axis> red;
@@ -235,8 +202,8 @@ void lower_global_average_pool(const Node& n, TeBuilder& b) {
 void lower_matmul(const Node& n, TeBuilder& b) {
   const TensorType& ot = b.graph().type(out0(n));
   const int a = b.tensor(n.inputs[0]), bb = b.tensor(n.inputs[1]);
-  const Shape& as = b.te(a).shape;
-  const Shape& bs = b.te(bb).shape;
+  const Shape as = b.te(a).shape;
+  const Shape bs = b.te(bb).shape;
   const int64_t k = as.back();
   std::vector<Axis> axes = b.axes(ot.shape);
   std::vector<Expr> o = TeBuilder::vars(axes);
@@ -379,18 +346,9 @@ void lower_layer_norm(const Node& n, TeBuilder& b) {
 void lower_reduce(const Node& n, TeBuilder& b) {
   const TensorType& ot = b.graph().type(out0(n));
   const int x = b.tensor(n.inputs[0]);
-  const Shape& xs = b.te(x).shape;
-  const int64_t rank = static_cast<int64_t>(xs.size());
-  std::vector<int64_t> axes_list;
-  if (n.op == "ReduceSum") {
-    if (n.inputs.size() > 1 && n.inputs[1] >= 0) axes_list = weight_ints(b.graph().tensor(n.inputs[1]));
-  } else {
-    axes_list = n.attr_ints("axes");
-  }
+  const Shape xs = b.te(x).shape;
   std::vector<bool> reduced(xs.size(), false);
-  const bool noop = n.attrs.count("noop_with_empty_axes") && n.attr_int("noop_with_empty_axes") != 0;
-  if (axes_list.empty() && !noop) reduced.assign(xs.size(), true);
-  for (int64_t a : axes_list) reduced[static_cast<size_t>(a < 0 ? a + rank : a)] = true;
+  for (int a : reduce_axes(b.graph(), n)) reduced[static_cast<size_t>(a)] = true;
   const bool keep = n.attr_int("keepdims") != 0;
   std::vector<Axis> axes = b.axes(ot.shape);
   std::vector<Expr> o = TeBuilder::vars(axes);

@@ -88,5 +88,24 @@ outputs: [plain, strided, grouped]
 )");
 }
 
+TEST(Convolutions, OneAndThreeSpatialDimensions) {
+  expect_matches_reference(R"(
+tlmc: 1
+name: conv_ranks
+inputs:
+  x1: {shape: [1, 3, 23]}
+  x3: {shape: [1, 2, 5, 6, 7]}
+weights:
+  w1: {shape: [4, 3, 3], init: {uniform: [-1, 1]}}
+  w3: {shape: [3, 2, 3, 3, 3], init: {uniform: [-1, 1]}}
+nodes:
+  - {op: Conv, inputs: [x1, w1], outputs: [c1], attrs: {pads: [1, 1], strides: [2]}}
+  - {op: Conv, inputs: [x3, w3], outputs: [c3], attrs: {pads: [1, 1, 1, 1, 1, 1]}}
+  - {op: MaxPool, inputs: [x3], outputs: [p3], attrs: {kernel_shape: [2, 2, 2], strides: [2, 2, 2]}}
+  - {op: AveragePool, inputs: [x1], outputs: [a1], attrs: {kernel_shape: [3], pads: [1, 1]}}
+outputs: [c1, c3, p3, a1]
+)");
+}
+
 }  // namespace
 }  // namespace tlmc::test
