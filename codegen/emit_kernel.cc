@@ -69,6 +69,7 @@ std::string scalar(const Expr& e) {
       if (e->unary_op == UnaryOp::Not) return "(!" + x + ")";
       if (e->unary_op == UnaryOp::Abs) return "(" + x + " < 0 ? -" + x + " : " + x + ")";
       TLMC_ASSERT(false, "unary " << ir::unary_name(e->unary_op) << " on " << ir::dtype_name(e->dtype));
+      return "";
     }
     case ExprKind::Binary: {
       const std::string a = scalar(e->args[0]), b = scalar(e->args[1]);

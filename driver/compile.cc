@@ -1,6 +1,8 @@
 #include "driver/compile.h"
 
+#include <algorithm>
 #include <chrono>
+#include <iterator>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -159,6 +161,12 @@ std::vector<std::string> build_objects(const CompiledModel& m, const fs::path& d
   return toolchain::compile_objects(dir.string(), {n + ".c", n + "_runtime.c", n + "_weights.S"}, target, pic);
 }
 
+bool same_bytes(const fs::path& a, const fs::path& b) {
+  std::ifstream x(a, std::ios::binary), y(b, std::ios::binary);
+  return std::equal(std::istreambuf_iterator<char>(x), std::istreambuf_iterator<char>(),
+                    std::istreambuf_iterator<char>(y), std::istreambuf_iterator<char>());
+}
+
 // Moves staged files into place; all the checks come first, so a failure moves nothing.
 void commit(const std::vector<std::pair<fs::path, fs::path>>& moves) {
   for (const auto& [from, to] : moves) {
@@ -167,6 +175,8 @@ void commit(const std::vector<std::pair<fs::path, fs::path>>& moves) {
   }
   for (const auto& [from, to] : moves) {
     std::error_code ec;
+    // An unchanged file is left alone, so that what includes or links it is not rebuilt.
+    if (fs::exists(to, ec) && fs::file_size(to, ec) == fs::file_size(from, ec) && same_bytes(from, to)) continue;
     fs::rename(from, to, ec);
     if (ec) {
       fs::copy_file(from, to, fs::copy_options::overwrite_existing, ec);

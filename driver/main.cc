@@ -13,7 +13,7 @@ using namespace tlmc;
 
 namespace {
 
-constexpr const char* kVersion = "0.1.0";
+constexpr const char* kVersion = TLMC_VERSION;  // the project version, from CMake
 
 // Exit statuses of spec/driver.md.
 enum Exit { kOk = 0, kBadInput = 1, kBadUsage = 2, kInternal = 3 };

@@ -92,7 +92,7 @@ Expr make_binary(BinaryOp op, Expr a, Expr b) {
   TLMC_ASSERT(a->dtype == b->dtype, "operand types differ: " << dtype_name(a->dtype) << " vs "
                                                             << dtype_name(b->dtype) << " in "
                                                             << binary_name(op));
-  int64_t x, y, r;
+  int64_t x = 0, y = 0, r = 0;
   const bool ca = is_int_const(a, &x), cb = is_int_const(b, &y);
   if (ca && cb && fold_ints(op, x, y, &r)) return make_int(r);
   if (a->dtype == DType::Int64) {

@@ -57,11 +57,6 @@ int pad_input(TeBuilder& b, int x, const std::vector<Window>& w, double fill, co
   return b.stage(name + ".pad", b.te(x).dtype, axes, body);
 }
 
-Expr sum_all(const std::vector<Expr>& terms) {
-  Expr s = make_int(0);
-  for (const Expr& t : terms) s = s + t;
-  return s;
-}
 
 }  // namespace
 

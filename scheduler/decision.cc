@@ -282,7 +282,7 @@ std::optional<std::vector<Decision>> parse_schedule(const std::string& text) {
     for (const KindInfo& i : kKinds)
       if (i.name == name) k = &i;
     if (!k) return std::nullopt;
-    Decision d{k->kind};
+    Decision d{k->kind, 0, -1, {}};
     if (!(in >> d.stage)) return std::nullopt;
     if (k->has_target && !(in >> d.target)) return std::nullopt;
     int64_t v;

@@ -47,7 +47,7 @@ void inline_pointwise(Builder& b) {
     for (int c : b.st.consumers(ts.output))
       read_by_reduction = read_by_reduction || !ir::is_pointwise(b.st.te.stages[static_cast<size_t>(c)]);
     if (read_by_reduction && has_select(ts.body)) continue;
-    b.emit(Decision{DecisionKind::Inline, static_cast<int>(s)});
+    b.emit(Decision{DecisionKind::Inline, static_cast<int>(s), -1, {}});
   }
 }
 
@@ -175,7 +175,7 @@ std::vector<Decision> default_schedule(const ir::TeProgram& program, const ir::T
   for (size_t s = 0; s < b.st.te.stages.size(); ++s) {
     const ir::Stage& ts = b.st.te.stages[s];
     if (b.st.te.is_output(ts.output) && !ir::is_pointwise(ts) && b.st.stages[s].attach == Attach::Root) {
-      if (b.emit(Decision{DecisionKind::CacheWrite, static_cast<int>(s)})) ++s;
+      if (b.emit(Decision{DecisionKind::CacheWrite, static_cast<int>(s), -1, {}})) ++s;
     }
   }
   // Root stages from the last: each attaches the reductions that only it reads.
