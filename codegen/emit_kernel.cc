@@ -38,16 +38,26 @@ std::string float_literal(double v, ir::DType t) {
 // The C function for a float unary operation on one element.
 std::string unary_call(UnaryOp op, const std::string& x) {
   switch (op) {
-    case UnaryOp::Neg: return "(-" + x + ")";
-    case UnaryOp::Exp: return "expf(" + x + ")";
-    case UnaryOp::Log: return "logf(" + x + ")";
-    case UnaryOp::Sqrt: return "sqrtf(" + x + ")";
-    case UnaryOp::Tanh: return "tanhf(" + x + ")";
-    case UnaryOp::Erf: return "erff(" + x + ")";
-    case UnaryOp::Sigmoid: return "(1.0f / (1.0f + expf(-" + x + ")))";
-    case UnaryOp::Abs: return "fabsf(" + x + ")";
-    case UnaryOp::Not: return "(!" + x + ")";
-    case UnaryOp::Floor: return "floorf(" + x + ")";
+    case UnaryOp::Neg:
+      return "(-" + x + ")";
+    case UnaryOp::Exp:
+      return "expf(" + x + ")";
+    case UnaryOp::Log:
+      return "logf(" + x + ")";
+    case UnaryOp::Sqrt:
+      return "sqrtf(" + x + ")";
+    case UnaryOp::Tanh:
+      return "tanhf(" + x + ")";
+    case UnaryOp::Erf:
+      return "erff(" + x + ")";
+    case UnaryOp::Sigmoid:
+      return "(1.0f / (1.0f + expf(-" + x + ")))";
+    case UnaryOp::Abs:
+      return "fabsf(" + x + ")";
+    case UnaryOp::Not:
+      return "(!" + x + ")";
+    case UnaryOp::Floor:
+      return "floorf(" + x + ")";
   }
   return "";
 }
@@ -58,43 +68,64 @@ std::string var_name(int v) { return "v" + std::to_string(v); }
 // Scalar C text of an expression.
 std::string scalar(const Expr& e) {
   switch (e->kind) {
-    case ExprKind::IntImm: return int_literal(e->int_value);
-    case ExprKind::FloatImm: return float_literal(e->float_value, e->dtype);
-    case ExprKind::Var: return var_name(e->var_id);
-    case ExprKind::Load: return buf_name(e->var_id) + "[" + scalar(e->args[0]) + "]";
+    case ExprKind::IntImm:
+      return int_literal(e->int_value);
+    case ExprKind::FloatImm:
+      return float_literal(e->float_value, e->dtype);
+    case ExprKind::Var:
+      return var_name(e->var_id);
+    case ExprKind::Load:
+      return buf_name(e->var_id) + "[" + scalar(e->args[0]) + "]";
     case ExprKind::Unary: {
       const std::string x = scalar(e->args[0]);
       if (e->dtype == ir::DType::Float32) return unary_call(e->unary_op, x);
       if (e->unary_op == UnaryOp::Neg) return "(-" + x + ")";
       if (e->unary_op == UnaryOp::Not) return "(!" + x + ")";
       if (e->unary_op == UnaryOp::Abs) return "(" + x + " < 0 ? -" + x + " : " + x + ")";
-      TLMC_ASSERT(false, "unary " << ir::unary_name(e->unary_op) << " on " << ir::dtype_name(e->dtype));
+      TLMC_ASSERT(false,
+                  "unary " << ir::unary_name(e->unary_op) << " on " << ir::dtype_name(e->dtype));
       return "";
     }
     case ExprKind::Binary: {
       const std::string a = scalar(e->args[0]), b = scalar(e->args[1]);
       const bool is_float = e->args[0]->dtype == ir::DType::Float32;
       switch (e->binary_op) {
-        case BinaryOp::Add: return "(" + a + " + " + b + ")";
-        case BinaryOp::Sub: return "(" + a + " - " + b + ")";
-        case BinaryOp::Mul: return "(" + a + " * " + b + ")";
-        case BinaryOp::Div: return "(" + a + " / " + b + ")";
-        case BinaryOp::FloorDiv: return "tlmc_floordiv(" + a + ", " + b + ")";
-        case BinaryOp::FloorMod: return "tlmc_floormod(" + a + ", " + b + ")";
-        case BinaryOp::Min: return is_float ? "tlmc_fminf(" + a + ", " + b + ")" : "tlmc_mini(" + a + ", " + b + ")";
-        case BinaryOp::Max: return is_float ? "tlmc_fmaxf(" + a + ", " + b + ")" : "tlmc_maxi(" + a + ", " + b + ")";
-        case BinaryOp::Pow: return "powf(" + a + ", " + b + ")";
-        case BinaryOp::LT: return "(" + a + " < " + b + ")";
-        case BinaryOp::LE: return "(" + a + " <= " + b + ")";
-        case BinaryOp::EQ: return "(" + a + " == " + b + ")";
-        case BinaryOp::NE: return "(" + a + " != " + b + ")";
-        case BinaryOp::And: return "(" + a + " && " + b + ")";
-        case BinaryOp::Or: return "(" + a + " || " + b + ")";
+        case BinaryOp::Add:
+          return "(" + a + " + " + b + ")";
+        case BinaryOp::Sub:
+          return "(" + a + " - " + b + ")";
+        case BinaryOp::Mul:
+          return "(" + a + " * " + b + ")";
+        case BinaryOp::Div:
+          return "(" + a + " / " + b + ")";
+        case BinaryOp::FloorDiv:
+          return "tlmc_floordiv(" + a + ", " + b + ")";
+        case BinaryOp::FloorMod:
+          return "tlmc_floormod(" + a + ", " + b + ")";
+        case BinaryOp::Min:
+          return is_float ? "tlmc_fminf(" + a + ", " + b + ")" : "tlmc_mini(" + a + ", " + b + ")";
+        case BinaryOp::Max:
+          return is_float ? "tlmc_fmaxf(" + a + ", " + b + ")" : "tlmc_maxi(" + a + ", " + b + ")";
+        case BinaryOp::Pow:
+          return "powf(" + a + ", " + b + ")";
+        case BinaryOp::LT:
+          return "(" + a + " < " + b + ")";
+        case BinaryOp::LE:
+          return "(" + a + " <= " + b + ")";
+        case BinaryOp::EQ:
+          return "(" + a + " == " + b + ")";
+        case BinaryOp::NE:
+          return "(" + a + " != " + b + ")";
+        case BinaryOp::And:
+          return "(" + a + " && " + b + ")";
+        case BinaryOp::Or:
+          return "(" + a + " || " + b + ")";
       }
       return "";
     }
     case ExprKind::Select:
-      return "(" + scalar(e->args[0]) + " ? " + scalar(e->args[1]) + " : " + scalar(e->args[2]) + ")";
+      return "(" + scalar(e->args[0]) + " ? " + scalar(e->args[1]) + " : " + scalar(e->args[2]) +
+             ")";
     case ExprKind::Cast:
       return "((" + std::string(ir::dtype_c_type(e->dtype)) + ")" + scalar(e->args[0]) + ")";
   }
@@ -110,13 +141,16 @@ std::optional<int64_t> coefficient(const Expr& e, int v) {
   if (!a || !b) return std::nullopt;
   int64_t c;
   switch (e->binary_op) {
-    case BinaryOp::Add: return *a + *b;
-    case BinaryOp::Sub: return *a - *b;
+    case BinaryOp::Add:
+      return *a + *b;
+    case BinaryOp::Sub:
+      return *a - *b;
     case BinaryOp::Mul:
       if (ir::is_int_const(e->args[1], &c)) return *a * c;
       if (ir::is_int_const(e->args[0], &c)) return *b * c;
       return std::nullopt;
-    default: return std::nullopt;
+    default:
+      return std::nullopt;
   }
 }
 
@@ -140,41 +174,57 @@ class Vectorizer {
     return out + "})";
   }
 
-  std::string as_vector(const VecCode& c) const { return c.vector ? c.code : "tlmc_vsplat(" + c.code + ")"; }
+  std::string as_vector(const VecCode& c) const {
+    return c.vector ? c.code : "tlmc_vsplat(" + c.code + ")";
+  }
 
   VecCode vec(const Expr& e) const {
     if (!ir::uses_var(e, v_)) return {scalar(e), false};
-    TLMC_ASSERT(e->dtype == ir::DType::Float32, "vectorizing a " << ir::dtype_name(e->dtype) << " value");
+    TLMC_ASSERT(e->dtype == ir::DType::Float32,
+                "vectorizing a " << ir::dtype_name(e->dtype) << " value");
     switch (e->kind) {
       case ExprKind::Load: {
         const auto c = coefficient(e->args[0], v_);
-        if (c && *c == 1) return {"tlmc_vload(&" + buf_name(e->var_id) + "[" + scalar(e->args[0]) + "])", true};
+        if (c && *c == 1)
+          return {"tlmc_vload(&" + buf_name(e->var_id) + "[" + scalar(e->args[0]) + "])", true};
         return {per_lane(e), true};
       }
       case ExprKind::Unary:
         if (e->unary_op == UnaryOp::Neg) return {"(-" + as_vector(vec(e->args[0])) + ")", true};
-        return {"tlmc_v" + std::string(ir::unary_name(e->unary_op)) + "(" + as_vector(vec(e->args[0])) + ")", true};
+        return {"tlmc_v" + std::string(ir::unary_name(e->unary_op)) + "(" +
+                    as_vector(vec(e->args[0])) + ")",
+                true};
       case ExprKind::Binary: {
         const BinaryOp op = e->binary_op;
         if (op == BinaryOp::Pow) return {per_lane(e), true};
         const VecCode a = vec(e->args[0]), b = vec(e->args[1]);
         const std::string va = as_vector(a), vb = as_vector(b);
         switch (op) {
-          case BinaryOp::Add: return {"(" + va + " + " + vb + ")", true};
-          case BinaryOp::Sub: return {"(" + va + " - " + vb + ")", true};
-          case BinaryOp::Mul: return {"(" + va + " * " + vb + ")", true};
-          case BinaryOp::Div: return {"(" + va + " / " + vb + ")", true};
-          case BinaryOp::Min: return {"tlmc_vmin(" + va + ", " + vb + ")", true};
-          case BinaryOp::Max: return {"tlmc_vmax(" + va + ", " + vb + ")", true};
-          default: return {per_lane(e), true};
+          case BinaryOp::Add:
+            return {"(" + va + " + " + vb + ")", true};
+          case BinaryOp::Sub:
+            return {"(" + va + " - " + vb + ")", true};
+          case BinaryOp::Mul:
+            return {"(" + va + " * " + vb + ")", true};
+          case BinaryOp::Div:
+            return {"(" + va + " / " + vb + ")", true};
+          case BinaryOp::Min:
+            return {"tlmc_vmin(" + va + ", " + vb + ")", true};
+          case BinaryOp::Max:
+            return {"tlmc_vmax(" + va + ", " + vb + ")", true};
+          default:
+            return {per_lane(e), true};
         }
       }
       case ExprKind::Select: {
         if (!blendable(e)) return {per_lane(e), true};
         const Expr& c = e->args[0];
-        const std::string mask = "(" + as_vector(vec(c->args[0])) + " " + std::string(ir::binary_name(c->binary_op)) +
-                                 " " + as_vector(vec(c->args[1])) + ")";
-        return {"tlmc_vselect(" + mask + ", " + as_vector(vec(e->args[1])) + ", " + as_vector(vec(e->args[2])) + ")", true};
+        const std::string mask = "(" + as_vector(vec(c->args[0])) + " " +
+                                 std::string(ir::binary_name(c->binary_op)) + " " +
+                                 as_vector(vec(c->args[1])) + ")";
+        return {"tlmc_vselect(" + mask + ", " + as_vector(vec(e->args[1])) + ", " +
+                    as_vector(vec(e->args[2])) + ")",
+                true};
       }
       case ExprKind::Cast:
       case ExprKind::IntImm:
@@ -191,8 +241,9 @@ class Vectorizer {
   // in bounds for every lane).
   bool blendable(const Expr& e) const {
     const Expr& c = e->args[0];
-    if (c->kind != ExprKind::Binary || !ir::is_comparison(c->binary_op) || c->binary_op == BinaryOp::And ||
-        c->binary_op == BinaryOp::Or || c->args[0]->dtype != ir::DType::Float32)
+    if (c->kind != ExprKind::Binary || !ir::is_comparison(c->binary_op) ||
+        c->binary_op == BinaryOp::And || c->binary_op == BinaryOp::Or ||
+        c->args[0]->dtype != ir::DType::Float32)
       return false;
     std::vector<Expr> cond_loads;
     collect_loads(c, cond_loads);
@@ -218,7 +269,8 @@ class Vectorizer {
 
 class KernelEmitter {
  public:
-  KernelEmitter(const ir::LoopProgram& p, const ir::Target& t, const std::string& rt) : p_(p), target_(t), rt_(rt) {}
+  KernelEmitter(const ir::LoopProgram& p, const ir::Target& t, const std::string& rt)
+      : p_(p), target_(t), rt_(rt) {}
 
   KernelSource run() {
     KernelSource out;
@@ -235,8 +287,9 @@ class KernelEmitter {
     for (size_t b = 0; b < p_.buffers.size(); ++b) {
       const ir::Buffer& buf = p_.buffers[b];
       if (buf.scope != ir::BufferScope::Scratch) continue;
-      body << "  " << ir::dtype_c_type(buf.dtype) << "* restrict " << buf_name(static_cast<int>(b)) << " = ("
-           << ir::dtype_c_type(buf.dtype) << "*)(scratch + " << buf.scratch_offset << ");\n";
+      body << "  " << ir::dtype_c_type(buf.dtype) << "* restrict " << buf_name(static_cast<int>(b))
+           << " = (" << ir::dtype_c_type(buf.dtype) << "*)(scratch + " << buf.scratch_offset
+           << ");\n";
     }
     emit(body, p_.body, 1, false);
     body << "}\n";
@@ -253,7 +306,8 @@ class KernelEmitter {
 
   std::string pointer_type(int b) const {
     const ir::Buffer& buf = p_.buffers[static_cast<size_t>(b)];
-    return std::string(is_input(b) ? "const " : "") + std::string(ir::dtype_c_type(buf.dtype)) + "*";
+    return std::string(is_input(b) ? "const " : "") + std::string(ir::dtype_c_type(buf.dtype)) +
+           "*";
   }
 
   static std::string indent(int depth) { return std::string(static_cast<size_t>(depth) * 2, ' '); }
@@ -264,12 +318,14 @@ class KernelEmitter {
         for (const Stmt& c : s->body) emit(os, c, depth, in_parallel);
         return;
       case StmtKind::Store:
-        os << indent(depth) << buf_name(s->buffer) << "[" << scalar(s->index) << "] = " << scalar(s->value) << ";\n";
+        os << indent(depth) << buf_name(s->buffer) << "[" << scalar(s->index)
+           << "] = " << scalar(s->value) << ";\n";
         return;
       case StmtKind::Allocate: {
         const ir::Buffer& b = p_.buffers[static_cast<size_t>(s->buffer)];
-        os << indent(depth) << "{\n" << indent(depth + 1) << ir::dtype_c_type(b.dtype) << " " << buf_name(s->buffer)
-           << "[" << b.size << "]" << (b.size > 1 ? " __attribute__((aligned(64)))" : "") << ";\n";
+        os << indent(depth) << "{\n"
+           << indent(depth + 1) << ir::dtype_c_type(b.dtype) << " " << buf_name(s->buffer) << "["
+           << b.size << "]" << (b.size > 1 ? " __attribute__((aligned(64)))" : "") << ";\n";
         emit(os, s->body[0], depth + 1, in_parallel);
         os << indent(depth) << "}\n";
         return;
@@ -292,9 +348,10 @@ class KernelEmitter {
       return;
     }
     if (s->loop_kind == ir::LoopKind::Vectorized && emit_vectorized(os, s, depth)) return;
-    if (s->loop_kind == ir::LoopKind::Unrolled) os << indent(depth) << "#pragma GCC unroll " << s->extent << "\n";
-    os << indent(depth) << "for (int64_t " << v << " = 0; " << v << " < " << int_literal(s->extent) << "; ++" << v
-       << ") {\n";
+    if (s->loop_kind == ir::LoopKind::Unrolled)
+      os << indent(depth) << "#pragma GCC unroll " << s->extent << "\n";
+    os << indent(depth) << "for (int64_t " << v << " = 0; " << v << " < " << int_literal(s->extent)
+       << "; ++" << v << ") {\n";
     emit(os, s->body[0], depth + 1, in_parallel || s->loop_kind == ir::LoopKind::Parallel);
     os << indent(depth) << "}\n";
   }
@@ -318,7 +375,8 @@ class KernelEmitter {
     if (!vector_stores(s->body[0], stores)) return false;
     for (const Stmt& st : stores) {
       const auto c = coefficient(st->index, s->var_id);
-      if (!c || *c != 1 || p_.buffers[static_cast<size_t>(st->buffer)].dtype != ir::DType::Float32) return false;
+      if (!c || *c != 1 || p_.buffers[static_cast<size_t>(st->buffer)].dtype != ir::DType::Float32)
+        return false;
       bool floats_only = true;
       ir::visit_expr(st->value, [&](const ir::ExprNode& n) {
         if (n.kind == ExprKind::Load && n.dtype != ir::DType::Float32) floats_only = false;
@@ -328,11 +386,11 @@ class KernelEmitter {
     const std::string v = var_name(s->var_id);
     const int64_t main = s->extent / lanes * lanes;
     Vectorizer vz(s->var_id, lanes);
-    os << indent(depth) << "for (int64_t " << v << " = 0; " << v << " < " << int_literal(main) << "; " << v
-       << " += " << lanes << ") {\n";
+    os << indent(depth) << "for (int64_t " << v << " = 0; " << v << " < " << int_literal(main)
+       << "; " << v << " += " << lanes << ") {\n";
     for (const Stmt& st : stores)
-      os << indent(depth + 1) << "tlmc_vstore(&" << buf_name(st->buffer) << "[" << scalar(st->index) << "], "
-         << vz.as_vector(vz.vec(st->value)) << ");\n";
+      os << indent(depth + 1) << "tlmc_vstore(&" << buf_name(st->buffer) << "[" << scalar(st->index)
+         << "], " << vz.as_vector(vz.vec(st->value)) << ");\n";
     os << indent(depth) << "}\n";
     if (main == s->extent) return true;
     os << indent(depth) << "for (int64_t " << v << " = " << int_literal(main) << "; " << v << " < "
@@ -377,7 +435,8 @@ class KernelEmitter {
 
   std::string field_type(int b) const {
     const ir::Buffer& buf = p_.buffers[static_cast<size_t>(b)];
-    return std::string(is_input(b) ? "const " : "") + std::string(ir::dtype_c_type(buf.dtype)) + "*";
+    return std::string(is_input(b) ? "const " : "") + std::string(ir::dtype_c_type(buf.dtype)) +
+           "*";
   }
 
   void emit_parallel(std::ostream& os, const Stmt& s, int depth) {
@@ -392,7 +451,9 @@ class KernelEmitter {
     h << "};\n\nstatic void " << fn << "(void* ctx_, int64_t begin, int64_t end) {\n";
     h << "  const struct " << fn << "_ctx* ctx = (const struct " << fn << "_ctx*)ctx_;\n";
     if (bufs.empty() && vars.empty()) h << "  (void)ctx;\n";
-    for (int b : bufs) h << "  " << field_type(b) << " restrict " << buf_name(b) << " = ctx->" << buf_name(b) << ";\n";
+    for (int b : bufs)
+      h << "  " << field_type(b) << " restrict " << buf_name(b) << " = ctx->" << buf_name(b)
+        << ";\n";
     for (int v : vars) h << "  const int64_t " << var_name(v) << " = ctx->" << var_name(v) << ";\n";
     const std::string v = var_name(s->var_id);
     h << "  for (int64_t " << v << " = begin; " << v << " < end; ++" << v << ") {\n";
@@ -411,7 +472,9 @@ class KernelEmitter {
       first = false;
     }
     if (first) os << "0";
-    os << "};\n" << indent(depth + 1) << rt_ << "parallel_for(" << int_literal(s->extent) << ", " << fn << ", &ctx);\n"
+    os << "};\n"
+       << indent(depth + 1) << rt_ << "parallel_for(" << int_literal(s->extent) << ", " << fn
+       << ", &ctx);\n"
        << indent(depth) << "}\n";
   }
 
@@ -424,7 +487,8 @@ class KernelEmitter {
 
 }  // namespace
 
-KernelSource emit_kernel(const ir::LoopProgram& p, const ir::Target& target, const std::string& rt) {
+KernelSource emit_kernel(const ir::LoopProgram& p, const ir::Target& target,
+                         const std::string& rt) {
   return KernelEmitter(p, target, rt).run();
 }
 
@@ -457,12 +521,14 @@ TLMC_HELPER tlmc_vf tlmc_vmin(tlmc_vf a, tlmc_vf b) { return tlmc_vselect(b < a,
 TLMC_HELPER tlmc_vf tlmc_vmax(tlmc_vf a, tlmc_vf b) { return tlmc_vselect(b > a, b, a); }
 )";
   // Lane-by-lane math functions, for the operations without a vector instruction.
-  const char* fns[][2] = {{"exp", "expf"}, {"log", "logf"}, {"sqrt", "sqrtf"}, {"tanh", "tanhf"}, {"erf", "erff"},
-                          {"abs", "fabsf"}, {"floor", "floorf"}, {"sigmoid", "tlmc_sigmoidf"}};
+  const char* fns[][2] = {
+      {"exp", "expf"}, {"log", "logf"},  {"sqrt", "sqrtf"},   {"tanh", "tanhf"},
+      {"erf", "erff"}, {"abs", "fabsf"}, {"floor", "floorf"}, {"sigmoid", "tlmc_sigmoidf"}};
   os << "TLMC_HELPER float tlmc_sigmoidf(float x) { return 1.0f / (1.0f + expf(-x)); }\n";
   for (const auto& f : fns)
-    os << "TLMC_HELPER tlmc_vf tlmc_v" << f[0] << "(tlmc_vf x) {\n  tlmc_vf r;\n  for (int i = 0; i < " << lanes
-       << "; ++i) r[i] = " << f[1] << "(x[i]);\n  return r;\n}\n";
+    os << "TLMC_HELPER tlmc_vf tlmc_v" << f[0]
+       << "(tlmc_vf x) {\n  tlmc_vf r;\n  for (int i = 0; i < " << lanes << "; ++i) r[i] = " << f[1]
+       << "(x[i]);\n  return r;\n}\n";
   return os.str();
 }
 

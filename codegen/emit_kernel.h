@@ -12,8 +12,9 @@
 namespace tlmc::codegen {
 
 struct KernelSource {
-  std::string text;       // helper functions, then the kernel function
-  std::string signature;  // "static void NAME(const float* restrict b0, ..., char* restrict scratch)"
+  std::string text;  // helper functions, then the kernel function
+  std::string
+      signature;  // "static void NAME(const float* restrict b0, ..., char* restrict scratch)"
 };
 
 // `rt` is the runtime's symbol prefix ("<model>_rt_").

@@ -18,13 +18,15 @@ struct Block {
 
 // Greedy by size: the largest blocks first, each at the lowest offset free during its life.
 int64_t place(std::vector<Block*>& blocks) {
-  std::stable_sort(blocks.begin(), blocks.end(), [](const Block* a, const Block* b) { return a->bytes > b->bytes; });
+  std::stable_sort(blocks.begin(), blocks.end(),
+                   [](const Block* a, const Block* b) { return a->bytes > b->bytes; });
   std::vector<Block*> placed;
   int64_t total = 0;
   for (Block* b : blocks) {
     std::vector<std::pair<int64_t, int64_t>> busy;
     for (const Block* o : placed)
-      if (o->first <= b->last && b->first <= o->last) busy.emplace_back(o->offset, o->offset + o->bytes);
+      if (o->first <= b->last && b->first <= o->last)
+        busy.emplace_back(o->offset, o->offset + o->bytes);
     std::sort(busy.begin(), busy.end());
     int64_t at = 0;
     for (const auto& [lo, hi] : busy) {
@@ -41,7 +43,8 @@ int64_t place(std::vector<Block*>& blocks) {
 }  // namespace
 
 ModelPlan plan_model(const ir::Graph& g, const scheduler::Partition& partition,
-                     const std::vector<CompiledSubgraph>& subgraphs, std::vector<KernelInfo> kernels) {
+                     const std::vector<CompiledSubgraph>& subgraphs,
+                     std::vector<KernelInfo> kernels) {
   ModelPlan plan;
   plan.name = g.name;
   plan.kernels = std::move(kernels);
@@ -58,10 +61,12 @@ ModelPlan plan_model(const ir::Graph& g, const scheduler::Partition& partition,
   }
 
   std::map<int, Storage> storage;
-  for (size_t i = 0; i < g.inputs.size(); ++i) storage[g.inputs[i]] = {Storage::Input, static_cast<int64_t>(i)};
+  for (size_t i = 0; i < g.inputs.size(); ++i)
+    storage[g.inputs[i]] = {Storage::Input, static_cast<int64_t>(i)};
   for (size_t i = 0; i < g.outputs.size(); ++i) {
     const int t = g.outputs[i];
-    if (root(t) == t && produced_by.count(t)) storage[t] = {Storage::Output, static_cast<int64_t>(i)};
+    if (root(t) == t && produced_by.count(t))
+      storage[t] = {Storage::Output, static_cast<int64_t>(i)};
   }
   // Weights, in order of first use.
   auto weight_storage = [&](int t) {
@@ -86,7 +91,8 @@ ModelPlan plan_model(const ir::Graph& g, const scheduler::Partition& partition,
       if (storage.count(r) || g.tensor(r).kind == ir::TensorKind::Weight) continue;
       auto it = tensors.find(r);
       if (it == tensors.end()) {
-        tensors[r] = Block{static_cast<int64_t>(g.type(r).bytes()), static_cast<int>(c), static_cast<int>(c)};
+        tensors[r] = Block{static_cast<int64_t>(g.type(r).bytes()), static_cast<int>(c),
+                           static_cast<int>(c)};
       } else {
         it->second.last = static_cast<int>(c);
       }
@@ -108,7 +114,8 @@ ModelPlan plan_model(const ir::Graph& g, const scheduler::Partition& partition,
     call.scratch_offset = scratch[c].bytes > 0 ? scratch[c].offset : 0;
     for (int t : sg.param_tensors) {
       const int r = root(t);
-      call.args.push_back(g.tensor(r).kind == ir::TensorKind::Weight ? weight_storage(r) : storage.at(r));
+      call.args.push_back(g.tensor(r).kind == ir::TensorKind::Weight ? weight_storage(r)
+                                                                     : storage.at(r));
     }
     for (int n : sg.nodes) {
       const ir::Node& node = g.nodes[static_cast<size_t>(n)];
@@ -120,7 +127,9 @@ ModelPlan plan_model(const ir::Graph& g, const scheduler::Partition& partition,
   for (size_t i = 0; i < g.outputs.size(); ++i) {
     const int t = g.outputs[i];
     auto it = storage.find(t);
-    if (it != storage.end() && it->second.kind == Storage::Output && it->second.index == static_cast<int64_t>(i)) continue;
+    if (it != storage.end() && it->second.kind == Storage::Output &&
+        it->second.index == static_cast<int64_t>(i))
+      continue;
     const int r = root(t);
     Storage src = g.tensor(r).kind == ir::TensorKind::Weight ? weight_storage(r) : storage.at(r);
     plan.copies.push_back({static_cast<int>(i), src, static_cast<int64_t>(g.type(t).bytes())});

@@ -62,6 +62,7 @@ struct CompiledSubgraph {
 };
 
 ModelPlan plan_model(const ir::Graph& g, const scheduler::Partition& partition,
-                     const std::vector<CompiledSubgraph>& subgraphs, std::vector<KernelInfo> kernels);
+                     const std::vector<CompiledSubgraph>& subgraphs,
+                     std::vector<KernelInfo> kernels);
 
 }  // namespace tlmc::codegen

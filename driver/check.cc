@@ -45,8 +45,10 @@ reference::HostTensor random_tensor(const ir::Graph& g, int t, std::mt19937_64& 
       std::uniform_int_distribution<int64_t> u(0, index_bound(g, t) - 1);
       for (int64_t i = 0; i < n; ++i) {
         const int64_t v = u(rng);
-        if (type.dtype == ir::DType::Int64) h.i64()[i] = v;
-        else reinterpret_cast<int32_t*>(h.bytes.data())[i] = static_cast<int32_t>(v);
+        if (type.dtype == ir::DType::Int64)
+          h.i64()[i] = v;
+        else
+          reinterpret_cast<int32_t*>(h.bytes.data())[i] = static_cast<int32_t>(v);
       }
       break;
     }
@@ -81,9 +83,11 @@ CheckResult check_model(const CompiledModel& model, const ir::Target& target, ui
     }
   } cleanup{templ};
   const std::string so = build_shared_library(model, templ, target);
-  toolchain::IsolatedRun run = toolchain::run_isolated(so, model.plan.name, raw_inputs, out_bytes, 120);
+  toolchain::IsolatedRun run =
+      toolchain::run_isolated(so, model.plan.name, raw_inputs, out_bytes, 120);
   if (run.status != toolchain::IsolatedRun::Ok)
-    throw InternalError("the generated library " + run.message + " on random inputs; this is a bug in tlmc");
+    throw InternalError("the generated library " + run.message +
+                        " on random inputs; this is a bug in tlmc");
 
   const std::vector<reference::HostTensor> want = reference::interpret(g, inputs);
   CheckResult result;
@@ -129,10 +133,11 @@ CheckResult check_model(const CompiledModel& model, const ir::Target& target, ui
 
 void print_check(std::ostream& os, const CheckResult& r) {
   for (const OutputError& e : r.outputs)
-    os << "output " << e.name << ": max abs error " << std::setprecision(3) << std::scientific << e.max_abs
-       << ", max rel error " << e.max_rel << (e.within_tolerance ? "  ok" : "  MISMATCH") << "\n";
-  os << std::defaultfloat << (r.passed ? "check passed" : "check FAILED") << " (tolerance: abs " << kCheckAtol
-     << " + rel " << kCheckRtol << ")\n";
+    os << "output " << e.name << ": max abs error " << std::setprecision(3) << std::scientific
+       << e.max_abs << ", max rel error " << e.max_rel
+       << (e.within_tolerance ? "  ok" : "  MISMATCH") << "\n";
+  os << std::defaultfloat << (r.passed ? "check passed" : "check FAILED") << " (tolerance: abs "
+     << kCheckAtol << " + rel " << kCheckRtol << ")\n";
 }
 
 }  // namespace tlmc::driver

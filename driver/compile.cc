@@ -2,9 +2,9 @@
 
 #include <algorithm>
 #include <chrono>
-#include <iterator>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <ostream>
 
@@ -37,16 +37,19 @@ bool is_c_identifier(const std::string& s) {
 }
 
 bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
 // Times one step of the pipeline for -v.
 class PassTimer {
  public:
-  PassTimer(const CompileOptions& o, const char* name) : o_(o), name_(name), t0_(std::chrono::steady_clock::now()) {}
+  PassTimer(const CompileOptions& o, const char* name)
+      : o_(o), name_(name), t0_(std::chrono::steady_clock::now()) {}
   ~PassTimer() {
     if (!o_.log_stream) return;
-    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0_).count();
+    const double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0_).count();
     *o_.log_stream << "tlmc: " << name_ << ": " << ms << " ms\n";
   }
 
@@ -59,7 +62,8 @@ class PassTimer {
 ir::Graph read_model(const CompileOptions& o) {
   const std::string& path = o.model_path;
   if (ends_with(path, ".onnx"))
-    throw Diagnostic({path}, "ONNX models are not supported yet; write the graph as YAML (spec/graph-yaml.md)");
+    throw Diagnostic(
+        {path}, "ONNX models are not supported yet; write the graph as YAML (spec/graph-yaml.md)");
   if (!ends_with(path, ".yaml") && !ends_with(path, ".yml"))
     throw Diagnostic({path}, "unknown model type: expected a .yaml graph or an .onnx file");
   return frontend::read_yaml_model(path);
@@ -75,7 +79,8 @@ CompiledModel compile_model(const CompileOptions& o) {
   }
   m.inputs_read = m.graph.source_files;
   if (!o.name.empty()) {
-    if (!is_c_identifier(o.name)) throw Diagnostic({}, "--name '" + o.name + "' is not a C identifier");
+    if (!is_c_identifier(o.name))
+      throw Diagnostic({}, "--name '" + o.name + "' is not a C identifier");
     m.graph.name = o.name;
   }
   std::ostream* dump = o.dump_stream;
@@ -104,16 +109,22 @@ CompiledModel compile_model(const CompileOptions& o) {
       } else {
         k = static_cast<int>(kernels.size());
         kernel_of_key[key] = k;
-        const std::vector<scheduler::Decision> schedule = scheduler::default_schedule(lowered.program, o.target);
+        const std::vector<scheduler::Decision> schedule =
+            scheduler::default_schedule(lowered.program, o.target);
         const scheduler::ScheduleState state = scheduler::apply_schedule(lowered.program, schedule);
-        ir::LoopProgram loops = scheduler::lower_schedule(state, m.graph.name + "_k" + std::to_string(k));
-        if (dump && wants(o, "te")) *dump << "# kernel " << k << " (workload " << key << ")\n" << ir::te_str(lowered.program);
+        ir::LoopProgram loops =
+            scheduler::lower_schedule(state, m.graph.name + "_k" + std::to_string(k));
+        if (dump && wants(o, "te"))
+          *dump << "# kernel " << k << " (workload " << key << ")\n" << ir::te_str(lowered.program);
         if (dump && wants(o, "loops"))
-          *dump << "# kernel " << k << " schedule:\n" << scheduler::schedule_str(schedule) << ir::loop_str(loops);
-        kernels.push_back(codegen::KernelInfo{std::move(loops), key, scheduler::schedule_str(schedule)});
+          *dump << "# kernel " << k << " schedule:\n"
+                << scheduler::schedule_str(schedule) << ir::loop_str(loops);
+        kernels.push_back(
+            codegen::KernelInfo{std::move(loops), key, scheduler::schedule_str(schedule)});
       }
       codegen::CompiledSubgraph sg{nodes, k, lowered.input_tensors};
-      sg.param_tensors.insert(sg.param_tensors.end(), lowered.output_tensors.begin(), lowered.output_tensors.end());
+      sg.param_tensors.insert(sg.param_tensors.end(), lowered.output_tensors.begin(),
+                              lowered.output_tensors.end());
       subgraphs.push_back(std::move(sg));
     }
   }
@@ -135,7 +146,8 @@ class StagingDir {
     std::error_code ec;
     fs::create_directories(parent, ec);
     std::string templ = (parent / ".tlmc-XXXXXX").string();
-    if (!mkdtemp(templ.data())) throw Diagnostic({parent.string()}, "cannot create a temporary folder here");
+    if (!mkdtemp(templ.data()))
+      throw Diagnostic({parent.string()}, "cannot create a temporary folder here");
     path_ = templ;
   }
   ~StagingDir() {
@@ -156,9 +168,11 @@ void write_files(const std::vector<codegen::GeneratedFile>& files, const fs::pat
   }
 }
 
-std::vector<std::string> build_objects(const CompiledModel& m, const fs::path& dir, const ir::Target& target, bool pic) {
+std::vector<std::string> build_objects(const CompiledModel& m, const fs::path& dir,
+                                       const ir::Target& target, bool pic) {
   const std::string& n = m.plan.name;
-  return toolchain::compile_objects(dir.string(), {n + ".c", n + "_runtime.c", n + "_weights.S"}, target, pic);
+  return toolchain::compile_objects(dir.string(), {n + ".c", n + "_runtime.c", n + "_weights.S"},
+                                    target, pic);
 }
 
 bool same_bytes(const fs::path& a, const fs::path& b) {
@@ -171,12 +185,15 @@ bool same_bytes(const fs::path& a, const fs::path& b) {
 void commit(const std::vector<std::pair<fs::path, fs::path>>& moves) {
   for (const auto& [from, to] : moves) {
     std::error_code ec;
-    if (fs::is_directory(to, ec)) throw Diagnostic({to.string()}, "is a folder; cannot write the output file there");
+    if (fs::is_directory(to, ec))
+      throw Diagnostic({to.string()}, "is a folder; cannot write the output file there");
   }
   for (const auto& [from, to] : moves) {
     std::error_code ec;
     // An unchanged file is left alone, so that what includes or links it is not rebuilt.
-    if (fs::exists(to, ec) && fs::file_size(to, ec) == fs::file_size(from, ec) && same_bytes(from, to)) continue;
+    if (fs::exists(to, ec) && fs::file_size(to, ec) == fs::file_size(from, ec) &&
+        same_bytes(from, to))
+      continue;
     fs::rename(from, to, ec);
     if (ec) {
       fs::copy_file(from, to, fs::copy_options::overwrite_existing, ec);
@@ -187,8 +204,8 @@ void commit(const std::vector<std::pair<fs::path, fs::path>>& moves) {
 
 }  // namespace
 
-std::vector<std::string> write_output(const CompiledModel& m, EmitKind kind, const std::string& out_path,
-                                      const ir::Target& target) {
+std::vector<std::string> write_output(const CompiledModel& m, EmitKind kind,
+                                      const std::string& out_path, const ir::Target& target) {
   const std::string& n = m.plan.name;
   const fs::path out(out_path);
   std::vector<std::pair<fs::path, fs::path>> moves;
@@ -199,7 +216,8 @@ std::vector<std::string> write_output(const CompiledModel& m, EmitKind kind, con
       if (!fs::is_directory(out)) throw Diagnostic({out_path}, "cannot create the output folder");
       StagingDir stage(out);
       write_files(m.files, stage.path());
-      for (const codegen::GeneratedFile& f : m.files) moves.emplace_back(stage.path() / f.name, out / f.name);
+      for (const codegen::GeneratedFile& f : m.files)
+        moves.emplace_back(stage.path() / f.name, out / f.name);
       commit(moves);
       break;
     }
@@ -218,10 +236,13 @@ std::vector<std::string> write_output(const CompiledModel& m, EmitKind kind, con
       write_files(m.files, stage.path());
       const std::vector<std::string> objects = build_objects(m, stage.path(), target, false);
       const std::string product = kind == EmitKind::Lib ? "lib" + n + ".a" : n + ".o.tmp";
-      if (kind == EmitKind::Lib) toolchain::make_archive(stage.path().string(), objects, product);
-      else toolchain::link_relocatable(stage.path().string(), objects, product);
+      if (kind == EmitKind::Lib)
+        toolchain::make_archive(stage.path().string(), objects, product);
+      else
+        toolchain::link_relocatable(stage.path().string(), objects, product);
       moves.emplace_back(stage.path() / product, out);
-      moves.emplace_back(stage.path() / (n + ".h"), (dir.empty() ? fs::path(".") : dir) / (n + ".h"));
+      moves.emplace_back(stage.path() / (n + ".h"),
+                         (dir.empty() ? fs::path(".") : dir) / (n + ".h"));
       commit(moves);
       break;
     }
@@ -231,7 +252,8 @@ std::vector<std::string> write_output(const CompiledModel& m, EmitKind kind, con
   return written;
 }
 
-std::string build_shared_library(const CompiledModel& m, const std::string& dir, const ir::Target& target) {
+std::string build_shared_library(const CompiledModel& m, const std::string& dir,
+                                 const ir::Target& target) {
   write_files(m.files, dir);
   const std::vector<std::string> objects = build_objects(m, dir, target, true);
   const std::string so = "lib" + m.plan.name + ".so";

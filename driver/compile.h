@@ -15,10 +15,10 @@ namespace tlmc::driver {
 
 struct CompileOptions {
   std::string model_path;
-  std::string name;            // C prefix of the API; empty: the model's name
+  std::string name;  // C prefix of the API; empty: the model's name
   ir::Target target;
-  int opt_level = 0;           // -O0 .. -O3
-  int threads = 0;             // default thread count baked into the library; 0: all cores
+  int opt_level = 0;               // -O0 .. -O3
+  int threads = 0;                 // default thread count baked into the library; 0: all cores
   std::vector<std::string> dumps;  // "graph", "te", "loops": printed to dump_stream
   std::ostream* dump_stream = nullptr;
   std::ostream* log_stream = nullptr;  // -v: pass timings; nullptr: quiet
@@ -38,11 +38,12 @@ enum class EmitKind { Lib, Source, Header, Obj };
 
 // Writes what `kind` asks for at `out_path` (spec/driver.md): all or nothing, never a
 // partial output. Returns the paths written.
-std::vector<std::string> write_output(const CompiledModel& model, EmitKind kind, const std::string& out_path,
-                                      const ir::Target& target);
+std::vector<std::string> write_output(const CompiledModel& model, EmitKind kind,
+                                      const std::string& out_path, const ir::Target& target);
 
 // Builds a shared library of the model in `dir` (for isolated runs); returns its path.
-std::string build_shared_library(const CompiledModel& model, const std::string& dir, const ir::Target& target);
+std::string build_shared_library(const CompiledModel& model, const std::string& dir,
+                                 const ir::Target& target);
 
 // "a.yaml b.bin" style dependency line for a build system: "OUT: IN IN ...".
 std::string depfile_text(const std::string& output, const std::vector<std::string>& inputs);

@@ -23,7 +23,8 @@ struct UsageError : std::runtime_error {
 };
 
 bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
 std::vector<std::string> split_commas(const std::string& s) {
@@ -40,22 +41,26 @@ int run(int argc, char** argv) {
       "Usage: tlmc MODEL [options]\n"
       "       tlmc --check MODEL [options]\n\n"
       "Compiles MODEL (a .yaml graph) into a C kernel library.\n\nOptions");
-  visible.add_options()
-      ("output,o", po::value<std::string>(), "output: a folder (sources + header), or a file named lib*.a "
-                                             "(default: libNAME.a here)")
-      ("emit", po::value<std::string>(), "lib|source|header|obj (default: lib when -o ends in .a, else source)")
-      ("name", po::value<std::string>(), "C prefix of the generated API (default: the model's name)")
-      ("target", po::value<std::string>()->default_value("host"), "host | x86-64 | x86-64-avx2 | x86-64-avx512")
-      ("opt,O", po::value<int>()->default_value(0), "-O0 .. -O3: how hard to look for fast schedules")
-      ("tuning-db", po::value<std::string>(), "tuning records to read and extend")
-      ("threads", po::value<int>()->default_value(0), "worker threads the generated code uses (0: all cores)")
-      ("jobs,j", po::value<int>()->default_value(1), "parallel jobs of the compiler itself")
-      ("dump", po::value<std::string>(), "print IR levels to stdout: graph,te,loops")
-      ("check", "compile, run on random inputs and compare with the reference interpreter")
-      ("depfile,MF", po::value<std::string>(), "write a Makefile dependency line for the output")
-      ("verbose,v", "print the time of each compiler pass")
-      ("version", "print the version")
-      ("help,h", "print this help");
+  visible.add_options()("output,o", po::value<std::string>(),
+                        "output: a folder (sources + header), or a file named lib*.a "
+                        "(default: libNAME.a here)")(
+      "emit", po::value<std::string>(),
+      "lib|source|header|obj (default: lib when -o ends in .a, else source)")(
+      "name", po::value<std::string>(),
+      "C prefix of the generated API (default: the model's name)")(
+      "target", po::value<std::string>()->default_value("host"),
+      "host | x86-64 | x86-64-avx2 | x86-64-avx512")(
+      "opt,O", po::value<int>()->default_value(0),
+      "-O0 .. -O3: how hard to look for fast schedules")("tuning-db", po::value<std::string>(),
+                                                         "tuning records to read and extend")(
+      "threads", po::value<int>()->default_value(0),
+      "worker threads the generated code uses (0: all cores)")(
+      "jobs,j", po::value<int>()->default_value(1), "parallel jobs of the compiler itself")(
+      "dump", po::value<std::string>(), "print IR levels to stdout: graph,te,loops")(
+      "check", "compile, run on random inputs and compare with the reference interpreter")(
+      "depfile,MF", po::value<std::string>(), "write a Makefile dependency line for the output")(
+      "verbose,v", "print the time of each compiler pass")("version", "print the version")(
+      "help,h", "print this help");
   po::options_description hidden;
   hidden.add_options()("model", po::value<std::string>());
   po::options_description all;
@@ -84,19 +89,22 @@ int run(int argc, char** argv) {
   if (vm.count("name")) options.name = vm["name"].as<std::string>();
   const std::string target_name = vm["target"].as<std::string>();
   std::optional<ir::Target> target = ir::parse_target(target_name);
-  if (!target) throw UsageError("unknown target '" + target_name + "' (known: " + ir::target_names() + ")");
+  if (!target)
+    throw UsageError("unknown target '" + target_name + "' (known: " + ir::target_names() + ")");
   options.target = *target;
   options.opt_level = vm["opt"].as<int>();
   if (options.opt_level < 0 || options.opt_level > 3) throw UsageError("-O takes 0, 1, 2 or 3");
   if (options.opt_level > 0)
-    std::cerr << "tlmc: note: -O" << options.opt_level << " uses the -O0 schedules until schedule search exists\n";
+    std::cerr << "tlmc: note: -O" << options.opt_level
+              << " uses the -O0 schedules until schedule search exists\n";
   options.threads = vm["threads"].as<int>();
   if (options.threads < 0) throw UsageError("--threads takes a count >= 0");
   if (vm["jobs"].as<int>() < 1) throw UsageError("-j takes a count >= 1");
   if (vm.count("dump")) {
     options.dumps = split_commas(vm["dump"].as<std::string>());
     for (const std::string& d : options.dumps)
-      if (d != "graph" && d != "te" && d != "loops") throw UsageError("--dump takes graph, te or loops, not '" + d + "'");
+      if (d != "graph" && d != "te" && d != "loops")
+        throw UsageError("--dump takes graph, te or loops, not '" + d + "'");
     options.dump_stream = &std::cout;
   }
   if (vm.count("verbose")) options.log_stream = &std::cerr;
@@ -109,15 +117,21 @@ int run(int argc, char** argv) {
     return r.passed ? kOk : kInternal;
   }
 
-  const std::string out = vm.count("output") ? vm["output"].as<std::string>() : "lib" + model.plan.name + ".a";
+  const std::string out =
+      vm.count("output") ? vm["output"].as<std::string>() : "lib" + model.plan.name + ".a";
   driver::EmitKind kind = ends_with(out, ".a") ? driver::EmitKind::Lib : driver::EmitKind::Source;
   if (vm.count("emit")) {
     const std::string e = vm["emit"].as<std::string>();
-    if (e == "lib") kind = driver::EmitKind::Lib;
-    else if (e == "source") kind = driver::EmitKind::Source;
-    else if (e == "header") kind = driver::EmitKind::Header;
-    else if (e == "obj") kind = driver::EmitKind::Obj;
-    else throw UsageError("--emit takes lib, source, header or obj, not '" + e + "'");
+    if (e == "lib")
+      kind = driver::EmitKind::Lib;
+    else if (e == "source")
+      kind = driver::EmitKind::Source;
+    else if (e == "header")
+      kind = driver::EmitKind::Header;
+    else if (e == "obj")
+      kind = driver::EmitKind::Obj;
+    else
+      throw UsageError("--emit takes lib, source, header or obj, not '" + e + "'");
   }
   driver::write_output(model, kind, out, options.target);
   if (vm.count("depfile")) {

@@ -44,7 +44,8 @@ int main(int argc, char** argv) {
     inputs[i] = malloc(INPUTS[i].bytes + 1);
     if (strcmp(INPUTS[i].dtype, "float32") == 0) {
       float* f = (float*)inputs[i];
-      for (size_t k = 0; k < INPUTS[i].bytes / 4; ++k) f[k] = (float)((k * 7919u) % 200u) / 100.0f - 1.0f;
+      for (size_t k = 0; k < INPUTS[i].bytes / 4; ++k)
+        f[k] = (float)((k * 7919u) % 200u) / 100.0f - 1.0f;
     } else {
       memset(inputs[i], 0, INPUTS[i].bytes); /* index inputs: 0 is valid everywhere */
     }
@@ -60,7 +61,8 @@ int main(int argc, char** argv) {
   }
   for (int i = 0; i < num_outputs; ++i) {
     printf("%s [", OUTPUTS[i].name);
-    for (int d = 0; d < OUTPUTS[i].rank; ++d) printf("%s%lld", d ? ", " : "", (long long)OUTPUTS[i].shape[d]);
+    for (int d = 0; d < OUTPUTS[i].rank; ++d)
+      printf("%s%lld", d ? ", " : "", (long long)OUTPUTS[i].shape[d]);
     printf("]:");
     if (strcmp(OUTPUTS[i].dtype, "float32") == 0) {
       const float* f = (const float*)outputs[i];
@@ -77,6 +79,7 @@ int main(int argc, char** argv) {
     times[r] = now_seconds() - t0;
   }
   qsort(times, (size_t)runs, sizeof(double), compare_doubles);
-  printf("latency: median %.3f ms over %d runs (workspace %zu bytes)\n", times[runs / 2] * 1e3, runs, ws_bytes);
+  printf("latency: median %.3f ms over %d runs (workspace %zu bytes)\n", times[runs / 2] * 1e3,
+         runs, ws_bytes);
   return 0;
 }

@@ -1,8 +1,8 @@
 #include "frontend/yaml_reader.h"
 
-#include <algorithm>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstring>
@@ -540,7 +540,8 @@ void ModelReader::read_weight(const std::string& name, const YAML::Node& key, co
   if (w["data"]) bytes = data_bytes(name, type, w["data"]);
   if (w["file"]) {
     bytes = file_bytes(name, type, w["file"], w["offset"]);
-    const std::string file = (std::filesystem::path(path_).parent_path() / read_string(w["file"], "file")).string();
+    const std::string file =
+        (std::filesystem::path(path_).parent_path() / read_string(w["file"], "file")).string();
     if (std::find(g_.source_files.begin(), g_.source_files.end(), file) == g_.source_files.end())
       g_.source_files.push_back(file);
   }

@@ -35,15 +35,16 @@ class InternalError : public std::logic_error {
   using std::logic_error::logic_error;
 };
 
-[[noreturn]] void fail_assert(const char* cond, const char* file, int line, const std::string& what);
+[[noreturn]] void fail_assert(const char* cond, const char* file, int line,
+                              const std::string& what);
 
 }  // namespace tlmc
 
-#define TLMC_ASSERT(cond, what)                                        \
-  do {                                                                 \
-    if (!(cond)) {                                                     \
-      std::ostringstream tlmc_assert_os_;                              \
-      tlmc_assert_os_ << what;                                         \
+#define TLMC_ASSERT(cond, what)                                              \
+  do {                                                                       \
+    if (!(cond)) {                                                           \
+      std::ostringstream tlmc_assert_os_;                                    \
+      tlmc_assert_os_ << what;                                               \
       ::tlmc::fail_assert(#cond, __FILE__, __LINE__, tlmc_assert_os_.str()); \
-    }                                                                  \
+    }                                                                        \
   } while (0)

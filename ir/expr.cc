@@ -25,15 +25,37 @@ int64_t floor_mod(int64_t a, int64_t b) { return a - floor_div(a, b) * b; }
 // Folds an integer operation on two constants; false when it cannot.
 bool fold_ints(BinaryOp op, int64_t a, int64_t b, int64_t* out) {
   switch (op) {
-    case BinaryOp::Add: *out = a + b; return true;
-    case BinaryOp::Sub: *out = a - b; return true;
-    case BinaryOp::Mul: *out = a * b; return true;
-    case BinaryOp::FloorDiv: if (b == 0) return false; *out = floor_div(a, b); return true;
-    case BinaryOp::FloorMod: if (b == 0) return false; *out = floor_mod(a, b); return true;
-    case BinaryOp::Min: *out = std::min(a, b); return true;
-    case BinaryOp::Max: *out = std::max(a, b); return true;
-    case BinaryOp::Div: case BinaryOp::Pow: case BinaryOp::LT: case BinaryOp::LE:
-    case BinaryOp::EQ: case BinaryOp::NE: case BinaryOp::And: case BinaryOp::Or:
+    case BinaryOp::Add:
+      *out = a + b;
+      return true;
+    case BinaryOp::Sub:
+      *out = a - b;
+      return true;
+    case BinaryOp::Mul:
+      *out = a * b;
+      return true;
+    case BinaryOp::FloorDiv:
+      if (b == 0) return false;
+      *out = floor_div(a, b);
+      return true;
+    case BinaryOp::FloorMod:
+      if (b == 0) return false;
+      *out = floor_mod(a, b);
+      return true;
+    case BinaryOp::Min:
+      *out = std::min(a, b);
+      return true;
+    case BinaryOp::Max:
+      *out = std::max(a, b);
+      return true;
+    case BinaryOp::Div:
+    case BinaryOp::Pow:
+    case BinaryOp::LT:
+    case BinaryOp::LE:
+    case BinaryOp::EQ:
+    case BinaryOp::NE:
+    case BinaryOp::And:
+    case BinaryOp::Or:
       return false;
   }
   return false;
@@ -61,7 +83,8 @@ Expr make_var(int id, const std::string& name) {
 }
 
 Expr make_load(DType t, int buffer, std::vector<Expr> indices) {
-  for (const Expr& i : indices) TLMC_ASSERT(i && i->dtype == DType::Int64, "load index must be int64");
+  for (const Expr& i : indices)
+    TLMC_ASSERT(i && i->dtype == DType::Int64, "load index must be int64");
   auto n = node(ExprKind::Load, t);
   n->var_id = buffer;
   n->args = std::move(indices);
@@ -90,8 +113,8 @@ bool is_int_const(const Expr& e, int64_t* value) {
 Expr make_binary(BinaryOp op, Expr a, Expr b) {
   TLMC_ASSERT(a && b, "null operand");
   TLMC_ASSERT(a->dtype == b->dtype, "operand types differ: " << dtype_name(a->dtype) << " vs "
-                                                            << dtype_name(b->dtype) << " in "
-                                                            << binary_name(op));
+                                                             << dtype_name(b->dtype) << " in "
+                                                             << binary_name(op));
   int64_t x = 0, y = 0, r = 0;
   const bool ca = is_int_const(a, &x), cb = is_int_const(b, &y);
   if (ca && cb && fold_ints(op, x, y, &r)) return make_int(r);
@@ -104,8 +127,8 @@ Expr make_binary(BinaryOp op, Expr a, Expr b) {
     if (op == BinaryOp::FloorMod && cb && y == 1) return make_int(0);
     // (e + c1) + c2 -> e + (c1 + c2): keeps region offsets in one canonical form.
     int64_t inner;
-    if (op == BinaryOp::Add && cb && a->kind == ExprKind::Binary &&
-        a->binary_op == BinaryOp::Add && is_int_const(a->args[1], &inner))
+    if (op == BinaryOp::Add && cb && a->kind == ExprKind::Binary && a->binary_op == BinaryOp::Add &&
+        is_int_const(a->args[1], &inner))
       return make_binary(BinaryOp::Add, a->args[0], make_int(inner + y));
     // x - x -> 0 and (x + y) - x -> y: region offsets cancel against loop bases.
     if (op == BinaryOp::Sub && expr_equal(a, b)) return make_int(0);
@@ -132,7 +155,8 @@ Expr make_select(Expr cond, Expr then_value, Expr else_value) {
 
 Expr make_cast(DType t, Expr a) {
   if (a->dtype == t) return a;
-  if (a->kind == ExprKind::IntImm && dtype_is_float(t)) return make_float(static_cast<double>(a->int_value), t);
+  if (a->kind == ExprKind::IntImm && dtype_is_float(t))
+    return make_float(static_cast<double>(a->int_value), t);
   auto n = node(ExprKind::Cast, t);
   n->args = {std::move(a)};
   return n;
@@ -142,13 +166,24 @@ bool expr_equal(const Expr& a, const Expr& b) {
   if (a == b) return true;
   if (a->kind != b->kind || a->dtype != b->dtype || a->args.size() != b->args.size()) return false;
   switch (a->kind) {
-    case ExprKind::IntImm: return a->int_value == b->int_value;
-    case ExprKind::FloatImm: return a->float_value == b->float_value;
-    case ExprKind::Var: return a->var_id == b->var_id;
-    case ExprKind::Load: if (a->var_id != b->var_id) return false; break;
-    case ExprKind::Unary: if (a->unary_op != b->unary_op) return false; break;
-    case ExprKind::Binary: if (a->binary_op != b->binary_op) return false; break;
-    case ExprKind::Select: case ExprKind::Cast: break;
+    case ExprKind::IntImm:
+      return a->int_value == b->int_value;
+    case ExprKind::FloatImm:
+      return a->float_value == b->float_value;
+    case ExprKind::Var:
+      return a->var_id == b->var_id;
+    case ExprKind::Load:
+      if (a->var_id != b->var_id) return false;
+      break;
+    case ExprKind::Unary:
+      if (a->unary_op != b->unary_op) return false;
+      break;
+    case ExprKind::Binary:
+      if (a->binary_op != b->binary_op) return false;
+      break;
+    case ExprKind::Select:
+    case ExprKind::Cast:
+      break;
   }
   for (size_t i = 0; i < a->args.size(); ++i)
     if (!expr_equal(a->args[i], b->args[i])) return false;
@@ -162,12 +197,20 @@ Expr rebuild(const Expr& e, std::vector<Expr> args) {
   for (size_t i = 0; i < args.size(); ++i) same = same && args[i] == e->args[i];
   if (same) return e;
   switch (e->kind) {
-    case ExprKind::Load: return make_load(e->dtype, e->var_id, std::move(args));
-    case ExprKind::Unary: return make_unary(e->unary_op, args[0]);
-    case ExprKind::Binary: return make_binary(e->binary_op, args[0], args[1]);
-    case ExprKind::Select: return make_select(args[0], args[1], args[2]);
-    case ExprKind::Cast: return make_cast(e->dtype, args[0]);
-    case ExprKind::IntImm: case ExprKind::FloatImm: case ExprKind::Var: return e;
+    case ExprKind::Load:
+      return make_load(e->dtype, e->var_id, std::move(args));
+    case ExprKind::Unary:
+      return make_unary(e->unary_op, args[0]);
+    case ExprKind::Binary:
+      return make_binary(e->binary_op, args[0], args[1]);
+    case ExprKind::Select:
+      return make_select(args[0], args[1], args[2]);
+    case ExprKind::Cast:
+      return make_cast(e->dtype, args[0]);
+    case ExprKind::IntImm:
+    case ExprKind::FloatImm:
+    case ExprKind::Var:
+      return e;
   }
   return e;
 }
@@ -209,37 +252,62 @@ void visit_expr(const Expr& e, const std::function<void(const ExprNode&)>& f) {
 
 std::string_view unary_name(UnaryOp op) {
   switch (op) {
-    case UnaryOp::Neg: return "neg";
-    case UnaryOp::Exp: return "exp";
-    case UnaryOp::Log: return "log";
-    case UnaryOp::Sqrt: return "sqrt";
-    case UnaryOp::Tanh: return "tanh";
-    case UnaryOp::Erf: return "erf";
-    case UnaryOp::Sigmoid: return "sigmoid";
-    case UnaryOp::Abs: return "abs";
-    case UnaryOp::Not: return "not";
-    case UnaryOp::Floor: return "floor";
+    case UnaryOp::Neg:
+      return "neg";
+    case UnaryOp::Exp:
+      return "exp";
+    case UnaryOp::Log:
+      return "log";
+    case UnaryOp::Sqrt:
+      return "sqrt";
+    case UnaryOp::Tanh:
+      return "tanh";
+    case UnaryOp::Erf:
+      return "erf";
+    case UnaryOp::Sigmoid:
+      return "sigmoid";
+    case UnaryOp::Abs:
+      return "abs";
+    case UnaryOp::Not:
+      return "not";
+    case UnaryOp::Floor:
+      return "floor";
   }
   return "?";
 }
 
 std::string_view binary_name(BinaryOp op) {
   switch (op) {
-    case BinaryOp::Add: return "+";
-    case BinaryOp::Sub: return "-";
-    case BinaryOp::Mul: return "*";
-    case BinaryOp::Div: return "/";
-    case BinaryOp::FloorDiv: return "floordiv";
-    case BinaryOp::FloorMod: return "floormod";
-    case BinaryOp::Min: return "min";
-    case BinaryOp::Max: return "max";
-    case BinaryOp::Pow: return "pow";
-    case BinaryOp::LT: return "<";
-    case BinaryOp::LE: return "<=";
-    case BinaryOp::EQ: return "==";
-    case BinaryOp::NE: return "!=";
-    case BinaryOp::And: return "&&";
-    case BinaryOp::Or: return "||";
+    case BinaryOp::Add:
+      return "+";
+    case BinaryOp::Sub:
+      return "-";
+    case BinaryOp::Mul:
+      return "*";
+    case BinaryOp::Div:
+      return "/";
+    case BinaryOp::FloorDiv:
+      return "floordiv";
+    case BinaryOp::FloorMod:
+      return "floormod";
+    case BinaryOp::Min:
+      return "min";
+    case BinaryOp::Max:
+      return "max";
+    case BinaryOp::Pow:
+      return "pow";
+    case BinaryOp::LT:
+      return "<";
+    case BinaryOp::LE:
+      return "<=";
+    case BinaryOp::EQ:
+      return "==";
+    case BinaryOp::NE:
+      return "!=";
+    case BinaryOp::And:
+      return "&&";
+    case BinaryOp::Or:
+      return "||";
   }
   return "?";
 }
@@ -247,7 +315,9 @@ std::string_view binary_name(BinaryOp op) {
 namespace {
 void print(std::ostream& os, const Expr& e, const std::function<std::string(int)>& buffer_name) {
   switch (e->kind) {
-    case ExprKind::IntImm: os << e->int_value; return;
+    case ExprKind::IntImm:
+      os << e->int_value;
+      return;
     case ExprKind::FloatImm: {
       std::ostringstream f;
       f.precision(9);
@@ -255,7 +325,9 @@ void print(std::ostream& os, const Expr& e, const std::function<std::string(int)
       os << f.str() << "f";
       return;
     }
-    case ExprKind::Var: os << e->name; return;
+    case ExprKind::Var:
+      os << e->name;
+      return;
     case ExprKind::Load:
       os << buffer_name(e->var_id) << "[";
       for (size_t i = 0; i < e->args.size(); ++i) {
@@ -271,8 +343,8 @@ void print(std::ostream& os, const Expr& e, const std::function<std::string(int)
       return;
     case ExprKind::Binary: {
       const BinaryOp op = e->binary_op;
-      const bool call = op == BinaryOp::FloorDiv || op == BinaryOp::FloorMod || op == BinaryOp::Min ||
-                        op == BinaryOp::Max || op == BinaryOp::Pow;
+      const bool call = op == BinaryOp::FloorDiv || op == BinaryOp::FloorMod ||
+                        op == BinaryOp::Min || op == BinaryOp::Max || op == BinaryOp::Pow;
       if (call) {
         os << binary_name(op) << "(";
         print(os, e->args[0], buffer_name);

@@ -18,8 +18,21 @@ enum class ExprKind { IntImm, FloatImm, Var, Load, Unary, Binary, Select, Cast }
 
 enum class UnaryOp { Neg, Exp, Log, Sqrt, Tanh, Erf, Sigmoid, Abs, Not, Floor };
 enum class BinaryOp {
-  Add, Sub, Mul, Div, FloorDiv, FloorMod, Min, Max, Pow,  // arithmetic
-  LT, LE, EQ, NE, And, Or,                                 // give Bool
+  Add,
+  Sub,
+  Mul,
+  Div,
+  FloorDiv,
+  FloorMod,
+  Min,
+  Max,
+  Pow,  // arithmetic
+  LT,
+  LE,
+  EQ,
+  NE,
+  And,
+  Or,  // give Bool
 };
 
 struct ExprNode;
@@ -63,7 +76,8 @@ Expr substitute(const Expr& e, const std::vector<std::pair<int, Expr>>& var_valu
 // Does the expression mention variable `var_id`?
 bool uses_var(const Expr& e, int var_id);
 // Applies f bottom-up to every Load; f returns the replacement (or the same node).
-Expr rewrite_loads(const Expr& e, const std::function<Expr(const Expr& load, std::vector<Expr> new_indices)>& f);
+Expr rewrite_loads(const Expr& e,
+                   const std::function<Expr(const Expr& load, std::vector<Expr> new_indices)>& f);
 // Calls f on every node, pre-order.
 void visit_expr(const Expr& e, const std::function<void(const ExprNode&)>& f);
 

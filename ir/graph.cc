@@ -20,11 +20,16 @@ AttrKind attr_kind(const AttrValue& v) { return static_cast<AttrKind>(v.index())
 
 std::string_view attr_kind_name(AttrKind k) {
   switch (k) {
-    case AttrKind::Int: return "an integer";
-    case AttrKind::Float: return "a number";
-    case AttrKind::String: return "a string";
-    case AttrKind::Ints: return "a list of integers";
-    case AttrKind::Floats: return "a list of numbers";
+    case AttrKind::Int:
+      return "an integer";
+    case AttrKind::Float:
+      return "a number";
+    case AttrKind::String:
+      return "a string";
+    case AttrKind::Ints:
+      return "a list of integers";
+    case AttrKind::Floats:
+      return "a list of numbers";
   }
   return "?";
 }
@@ -90,27 +95,54 @@ std::vector<double> weight_values(const Tensor& t) {
   for (int64_t i = 0; i < n; ++i) {
     double v = 0;
     switch (t.type.dtype) {
-      case DType::Float32: { float f; std::memcpy(&f, p + 4 * i, 4); v = f; break; }
-      case DType::Int32: { int32_t x; std::memcpy(&x, p + 4 * i, 4); v = x; break; }
-      case DType::Int64: { int64_t x; std::memcpy(&x, p + 8 * i, 8); v = static_cast<double>(x); break; }
-      case DType::Int8: v = static_cast<int8_t>(p[i]); break;
-      case DType::UInt8: case DType::Bool: v = p[i]; break;
-      case DType::Float16: case DType::BFloat16: {
-        uint16_t h; std::memcpy(&h, p + 2 * i, 2);
+      case DType::Float32: {
+        float f;
+        std::memcpy(&f, p + 4 * i, 4);
+        v = f;
+        break;
+      }
+      case DType::Int32: {
+        int32_t x;
+        std::memcpy(&x, p + 4 * i, 4);
+        v = x;
+        break;
+      }
+      case DType::Int64: {
+        int64_t x;
+        std::memcpy(&x, p + 8 * i, 8);
+        v = static_cast<double>(x);
+        break;
+      }
+      case DType::Int8:
+        v = static_cast<int8_t>(p[i]);
+        break;
+      case DType::UInt8:
+      case DType::Bool:
+        v = p[i];
+        break;
+      case DType::Float16:
+      case DType::BFloat16: {
+        uint16_t h;
+        std::memcpy(&h, p + 2 * i, 2);
         uint32_t bits;
         if (t.type.dtype == DType::BFloat16) {
           bits = static_cast<uint32_t>(h) << 16;
         } else {
           uint32_t sign = (h >> 15) & 1u, exp = (h >> 10) & 0x1fu, man = h & 0x3ffu;
-          if (exp == 0 && man == 0) bits = sign << 31;
-          else if (exp == 0x1f) bits = (sign << 31) | 0x7f800000u | (man << 13);
+          if (exp == 0 && man == 0)
+            bits = sign << 31;
+          else if (exp == 0x1f)
+            bits = (sign << 31) | 0x7f800000u | (man << 13);
           else if (exp == 0) {  // subnormal
             float f = static_cast<float>(man) / 1024.0f / 16384.0f;
             v = sign ? -f : f;
             break;
-          } else bits = (sign << 31) | ((exp + 112) << 23) | (man << 13);
+          } else
+            bits = (sign << 31) | ((exp + 112) << 23) | (man << 13);
         }
-        float f; std::memcpy(&f, &bits, 4); v = f;
+        float f;
+        std::memcpy(&f, &bits, 4);
+        v = f;
         break;
       }
     }

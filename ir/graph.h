@@ -53,8 +53,8 @@ struct Attr {
 };
 
 struct Node {
-  std::string name;  // optional, used in messages
-  std::string op;    // ONNX operator name
+  std::string name;          // optional, used in messages
+  std::string op;            // ONNX operator name
   std::vector<int> inputs;   // tensor ids; -1 for an omitted optional input
   std::vector<int> outputs;  // tensor ids
   // After verification every attribute of the operator's schema is present (defaults
@@ -75,7 +75,7 @@ struct Graph {
   std::string name;  // C identifier
   int opset = 17;
   std::vector<Tensor> tensors;
-  std::vector<Node> nodes;  // topologically ordered once verified
+  std::vector<Node> nodes;   // topologically ordered once verified
   std::vector<int> inputs;   // tensor ids, in API order
   std::vector<int> outputs;  // tensor ids, in API order
   // Files the model was read from (the model, weight files): what a build must watch.

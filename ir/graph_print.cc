@@ -7,9 +7,15 @@ namespace {
 std::string attr_text(const AttrValue& v) {
   std::ostringstream os;
   switch (attr_kind(v)) {
-    case AttrKind::Int: os << std::get<int64_t>(v); break;
-    case AttrKind::Float: os << std::get<double>(v); break;
-    case AttrKind::String: os << '"' << std::get<std::string>(v) << '"'; break;
+    case AttrKind::Int:
+      os << std::get<int64_t>(v);
+      break;
+    case AttrKind::Float:
+      os << std::get<double>(v);
+      break;
+    case AttrKind::String:
+      os << '"' << std::get<std::string>(v) << '"';
+      break;
     case AttrKind::Ints: {
       const auto& l = std::get<std::vector<int64_t>>(v);
       os << "[";
@@ -40,12 +46,14 @@ std::string graph_str(const Graph& g) {
   os << "graph " << g.name << " (opset " << g.opset << ")\n";
   for (int t : g.inputs) os << "  input " << typed(g, t) << "\n";
   for (size_t t = 0; t < g.tensors.size(); ++t)
-    if (g.tensors[t].kind == TensorKind::Weight) os << "  weight " << typed(g, static_cast<int>(t)) << "\n";
+    if (g.tensors[t].kind == TensorKind::Weight)
+      os << "  weight " << typed(g, static_cast<int>(t)) << "\n";
   for (const Node& n : g.nodes) {
     os << "  ";
     for (size_t i = 0; i < n.outputs.size(); ++i) os << (i ? ", " : "") << typed(g, n.outputs[i]);
     os << " = " << n.op << "(";
-    for (size_t i = 0; i < n.inputs.size(); ++i) os << (i ? ", " : "") << (n.inputs[i] < 0 ? "_" : g.tensor(n.inputs[i]).name);
+    for (size_t i = 0; i < n.inputs.size(); ++i)
+      os << (i ? ", " : "") << (n.inputs[i] < 0 ? "_" : g.tensor(n.inputs[i]).name);
     os << ")";
     if (!n.attrs.empty()) {
       os << " {";

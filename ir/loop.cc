@@ -58,10 +58,14 @@ Stmt make_if(Expr cond, Stmt then_body) {
 
 std::string_view loop_kind_name(LoopKind k) {
   switch (k) {
-    case LoopKind::Serial: return "for";
-    case LoopKind::Parallel: return "parallel";
-    case LoopKind::Vectorized: return "vectorized";
-    case LoopKind::Unrolled: return "unrolled";
+    case LoopKind::Serial:
+      return "for";
+    case LoopKind::Parallel:
+      return "parallel";
+    case LoopKind::Vectorized:
+      return "vectorized";
+    case LoopKind::Unrolled:
+      return "unrolled";
   }
   return "?";
 }
@@ -72,14 +76,16 @@ void print(std::ostream& os, const LoopProgram& p, const Stmt& s, int depth) {
   const std::string pad(static_cast<size_t>(depth) * 2, ' ');
   switch (s->kind) {
     case StmtKind::For:
-      os << pad << loop_kind_name(s->loop_kind) << " " << s->var_name << " in 0.." << s->extent << ":\n";
+      os << pad << loop_kind_name(s->loop_kind) << " " << s->var_name << " in 0.." << s->extent
+         << ":\n";
       print(os, p, s->body[0], depth + 1);
       return;
     case StmtKind::Seq:
       for (const Stmt& c : s->body) print(os, p, c, depth);
       return;
     case StmtKind::Store:
-      os << pad << bname(s->buffer) << "[" << expr_str(s->index, bname) << "] = " << expr_str(s->value, bname) << "\n";
+      os << pad << bname(s->buffer) << "[" << expr_str(s->index, bname)
+         << "] = " << expr_str(s->value, bname) << "\n";
       return;
     case StmtKind::Allocate: {
       const Buffer& b = p.buffers.at(static_cast<size_t>(s->buffer));
@@ -97,12 +103,16 @@ void print(std::ostream& os, const LoopProgram& p, const Stmt& s, int depth) {
 void verify(const LoopProgram& p, const Stmt& s, std::set<int>& vars, std::set<int>& locals) {
   auto check_expr = [&](const Expr& e) {
     visit_expr(e, [&](const ExprNode& n) {
-      if (n.kind == ExprKind::Var) TLMC_ASSERT(vars.count(n.var_id), "variable " << n.name << " used out of its loop");
+      if (n.kind == ExprKind::Var)
+        TLMC_ASSERT(vars.count(n.var_id), "variable " << n.name << " used out of its loop");
       if (n.kind == ExprKind::Load) {
-        TLMC_ASSERT(n.var_id >= 0 && n.var_id < static_cast<int>(p.buffers.size()), "load of unknown buffer");
+        TLMC_ASSERT(n.var_id >= 0 && n.var_id < static_cast<int>(p.buffers.size()),
+                    "load of unknown buffer");
         const Buffer& b = p.buffers[static_cast<size_t>(n.var_id)];
-        TLMC_ASSERT(b.scope != BufferScope::Local || locals.count(n.var_id), "local " << b.name << " read outside its scope");
-        TLMC_ASSERT(n.args.size() == 1, "loop-level load of " << b.name << " must have one flat index");
+        TLMC_ASSERT(b.scope != BufferScope::Local || locals.count(n.var_id),
+                    "local " << b.name << " read outside its scope");
+        TLMC_ASSERT(n.args.size() == 1,
+                    "loop-level load of " << b.name << " must have one flat index");
       }
     });
   };
@@ -117,10 +127,13 @@ void verify(const LoopProgram& p, const Stmt& s, std::set<int>& vars, std::set<i
       for (const Stmt& c : s->body) verify(p, c, vars, locals);
       return;
     case StmtKind::Store: {
-      TLMC_ASSERT(s->buffer >= 0 && s->buffer < static_cast<int>(p.buffers.size()), "store to unknown buffer");
+      TLMC_ASSERT(s->buffer >= 0 && s->buffer < static_cast<int>(p.buffers.size()),
+                  "store to unknown buffer");
       const Buffer& b = p.buffers[static_cast<size_t>(s->buffer)];
-      TLMC_ASSERT(b.scope != BufferScope::Local || locals.count(s->buffer), "local " << b.name << " written outside its scope");
-      TLMC_ASSERT(s->value->dtype == b.dtype, "store of " << dtype_name(s->value->dtype) << " into " << b.name);
+      TLMC_ASSERT(b.scope != BufferScope::Local || locals.count(s->buffer),
+                  "local " << b.name << " written outside its scope");
+      TLMC_ASSERT(s->value->dtype == b.dtype,
+                  "store of " << dtype_name(s->value->dtype) << " into " << b.name);
       check_expr(s->index);
       check_expr(s->value);
       return;

@@ -53,7 +53,8 @@ Expr TeBuilder::load(int te_id, std::vector<Expr> indices) const {
 
 Expr TeBuilder::broadcast_load(int te_id, const std::vector<Expr>& out) const {
   const Shape& s = te(te_id).shape;
-  TLMC_ASSERT(s.size() <= out.size(), "broadcast of rank " << s.size() << " to rank " << out.size());
+  TLMC_ASSERT(s.size() <= out.size(),
+              "broadcast of rank " << s.size() << " to rank " << out.size());
   std::vector<Expr> idx;
   const size_t skip = out.size() - s.size();
   for (size_t i = 0; i < s.size(); ++i) idx.push_back(s[i] == 1 ? make_int(0) : out[skip + i]);
@@ -77,7 +78,8 @@ LoweredSubgraph lower_subgraph(const Graph& g, const std::vector<int>& node_ids)
   for (int id : sorted) {
     for (int o : g.nodes[static_cast<size_t>(id)].outputs) {
       bool needed_outside = g.is_output(o);
-      for (int c : consumers[static_cast<size_t>(o)]) needed_outside = needed_outside || !inside.count(c);
+      for (int c : consumers[static_cast<size_t>(o)])
+        needed_outside = needed_outside || !inside.count(c);
       if (!needed_outside) continue;
       out.program.outputs.push_back(b.tensor(o));
       out.output_tensors.push_back(o);

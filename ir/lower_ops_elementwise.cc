@@ -1,8 +1,8 @@
 // Lowerings of the element-wise, injective and view operators.
-#include "ir/lower_ops.h"
-
 #include <cmath>
 #include <limits>
+
+#include "ir/lower_ops.h"
 
 namespace tlmc::ir {
 namespace {
@@ -135,7 +135,8 @@ void lower_concat(const Node& n, TeBuilder& b) {
       continue;
     }
     const int64_t end = i + 1 < parts.size() ? parts[i + 1].first : offset;
-    body = make_select(make_binary(BinaryOp::LT, out[static_cast<size_t>(axis)], make_int(end)), value, body);
+    body = make_select(make_binary(BinaryOp::LT, out[static_cast<size_t>(axis)], make_int(end)),
+                       value, body);
   }
   b.bind(out0(n), b.stage(out_name(n, b), ot.dtype, axes, body));
 }
@@ -150,7 +151,8 @@ void lower_gather(const Node& n, TeBuilder& b) {
   const size_t a = static_cast<size_t>(axis);
   std::vector<Axis> axes = b.axes(ot.shape);
   std::vector<Expr> out = TeBuilder::vars(axes);
-  std::vector<Expr> iidx(out.begin() + static_cast<long>(a), out.begin() + static_cast<long>(a + irank));
+  std::vector<Expr> iidx(out.begin() + static_cast<long>(a),
+                         out.begin() + static_cast<long>(a + irank));
   Expr i = make_cast(DType::Int64, b.load(indices, iidx));
   const int64_t extent = ds[a];
   // Negative indices count from the end; out-of-range ones are clamped, so that a bad

@@ -29,14 +29,15 @@ std::vector<Window> windows(const Graph& g, const Node& n) {
   const SpatialGeometry geo = spatial_geometry(g, n);
   std::vector<Window> w(static_cast<size_t>(geo.rank()));
   for (size_t i = 0; i < w.size(); ++i)
-    w[i] = Window{geo.input[i], geo.output[i], geo.kernel[i], geo.strides[i], geo.dilations[i],
-                  geo.pads_begin[i], geo.pads_end[i]};
+    w[i] = Window{geo.input[i],     geo.output[i],     geo.kernel[i],  geo.strides[i],
+                  geo.dilations[i], geo.pads_begin[i], geo.pads_end[i]};
   return w;
 }
 
 // x[N, C, spatial...] extended to the extents the windows read, `fill` outside the input;
 // x itself when no padding is read.
-int pad_input(TeBuilder& b, int x, const std::vector<Window>& w, double fill, const std::string& name) {
+int pad_input(TeBuilder& b, int x, const std::vector<Window>& w, double fill,
+              const std::string& name) {
   const Shape s = b.te(x).shape;
   bool needs = false;
   Shape padded = {s[0], s[1]};
@@ -57,7 +58,6 @@ int pad_input(TeBuilder& b, int x, const std::vector<Window>& w, double fill, co
   return b.stage(name + ".pad", b.te(x).dtype, axes, body);
 }
 
-
 }  // namespace
 
 void lower_conv(const Node& n, TeBuilder& b) {
@@ -72,9 +72,13 @@ void lower_conv(const Node& n, TeBuilder& b) {
   std::vector<Axis> axes = b.axes(ot.shape);
   std::vector<Expr> o = TeBuilder::vars(axes);
   std::vector<Axis> red = {b.reduce_axis("rc", c_per_group)};
-  for (size_t i = 0; i < kernel.size(); ++i) red.push_back(b.reduce_axis("rk" + std::to_string(i), kernel[i]));
+  for (size_t i = 0; i < kernel.size(); ++i)
+    red.push_back(b.reduce_axis("rk" + std::to_string(i), kernel[i]));
   std::vector<Expr> r = TeBuilder::vars(red);
-  Expr channel = group == 1 ? r[0] : make_binary(BinaryOp::FloorDiv, o[1], make_int(m_per_group)) * c_per_group + r[0];
+  Expr channel =
+      group == 1
+          ? r[0]
+          : make_binary(BinaryOp::FloorDiv, o[1], make_int(m_per_group)) * c_per_group + r[0];
   std::vector<Expr> xi = {o[0], channel}, wi = {o[1], r[0]};
   for (size_t i = 0; i < kernel.size(); ++i) {
     xi.push_back(o[2 + i] * w[i].stride + r[1 + i] * w[i].dilation);
@@ -105,10 +109,15 @@ void lower_conv_transpose(const Node& n, TeBuilder& b) {
   std::vector<Axis> axes = b.axes(ot.shape);
   std::vector<Expr> o = TeBuilder::vars(axes);
   std::vector<Axis> red = {b.reduce_axis("rc", c_per_group)};
-  for (size_t i = 0; i < rank; ++i) red.push_back(b.reduce_axis("rk" + std::to_string(i), ws[2 + i]));
+  for (size_t i = 0; i < rank; ++i)
+    red.push_back(b.reduce_axis("rk" + std::to_string(i), ws[2 + i]));
   std::vector<Expr> r = TeBuilder::vars(red);
-  Expr channel = group == 1 ? r[0] : make_binary(BinaryOp::FloorDiv, o[1], make_int(m_per_group)) * c_per_group + r[0];
-  Expr m_in_group = group == 1 ? o[1] : make_binary(BinaryOp::FloorMod, o[1], make_int(m_per_group));
+  Expr channel =
+      group == 1
+          ? r[0]
+          : make_binary(BinaryOp::FloorDiv, o[1], make_int(m_per_group)) * c_per_group + r[0];
+  Expr m_in_group =
+      group == 1 ? o[1] : make_binary(BinaryOp::FloorMod, o[1], make_int(m_per_group));
   std::vector<Expr> xi = {o[0], channel}, wi = {channel, m_in_group};
   Expr valid;
   for (size_t i = 0; i < rank; ++i) {
@@ -118,7 +127,9 @@ void lower_conv_transpose(const Node& n, TeBuilder& b) {
     Expr q = make_binary(BinaryOp::FloorDiv, t, make_int(stride));
     valid = all_of(valid, all_of(le(make_int(0), t), lt(q, make_int(xs[2 + i]))));
     if (stride > 1)
-      valid = all_of(valid, make_binary(BinaryOp::EQ, make_binary(BinaryOp::FloorMod, t, make_int(stride)), make_int(0)));
+      valid = all_of(valid,
+                     make_binary(BinaryOp::EQ, make_binary(BinaryOp::FloorMod, t, make_int(stride)),
+                                 make_int(0)));
     xi.push_back(q);
     wi.push_back(r[1 + i]);
   }
@@ -132,7 +143,8 @@ void lower_conv_transpose(const Node& n, TeBuilder& b) {
   }
   std::vector<Axis> oa = b.axes(ot.shape);
   std::vector<Expr> oi = TeBuilder::vars(oa);
-  b.bind(out0(n), b.stage(out_name(n, b), ot.dtype, oa, b.load(conv, oi) + b.load(b.tensor(n.inputs[2]), {oi[1]})));
+  b.bind(out0(n), b.stage(out_name(n, b), ot.dtype, oa,
+                          b.load(conv, oi) + b.load(b.tensor(n.inputs[2]), {oi[1]})));
 }
 
 void lower_pool(const Node& n, TeBuilder& b) {
@@ -147,15 +159,19 @@ void lower_pool(const Node& n, TeBuilder& b) {
   std::vector<Axis> axes = b.axes(ot.shape);
   std::vector<Expr> o = TeBuilder::vars(axes);
   std::vector<Axis> red;
-  for (size_t i = 0; i < kernel.size(); ++i) red.push_back(b.reduce_axis("rk" + std::to_string(i), kernel[i]));
+  for (size_t i = 0; i < kernel.size(); ++i)
+    red.push_back(b.reduce_axis("rk" + std::to_string(i), kernel[i]));
   std::vector<Expr> r = TeBuilder::vars(red);
   std::vector<Expr> xi = {o[0], o[1]};
-  for (size_t i = 0; i < kernel.size(); ++i) xi.push_back(o[2 + i] * w[i].stride + r[i] * w[i].dilation);
+  for (size_t i = 0; i < kernel.size(); ++i)
+    xi.push_back(o[2 + i] * w[i].stride + r[i] * w[i].dilation);
   if (is_max) {
-    b.bind(out0(n), b.stage(out_name(n, b), ot.dtype, axes, b.load(padded, xi), ReduceKind::Max, red));
+    b.bind(out0(n),
+           b.stage(out_name(n, b), ot.dtype, axes, b.load(padded, xi), ReduceKind::Max, red));
     return;
   }
-  const int sum = b.stage(out_name(n, b) + ".sum", ot.dtype, axes, b.load(padded, xi), ReduceKind::Sum, red);
+  const int sum =
+      b.stage(out_name(n, b) + ".sum", ot.dtype, axes, b.load(padded, xi), ReduceKind::Sum, red);
   // The divisor counts the window's taps inside the input, or inside input and pads when
   // count_include_pad; taps past the pads (ceil_mode) never count.
   const bool include_pad = n.attr_int("count_include_pad") != 0;
@@ -164,7 +180,8 @@ void lower_pool(const Node& n, TeBuilder& b) {
   Expr count = make_int(1);
   for (size_t i = 0; i < w.size(); ++i) {
     Expr start = oi[2 + i] * w[i].stride - w[i].pad_begin;
-    const int64_t lo = include_pad ? -w[i].pad_begin : 0, hi = include_pad ? w[i].in + w[i].pad_end : w[i].in;
+    const int64_t lo = include_pad ? -w[i].pad_begin : 0,
+                  hi = include_pad ? w[i].in + w[i].pad_end : w[i].in;
     Expr a = make_binary(BinaryOp::Max, start, make_int(lo));
     Expr e = make_binary(BinaryOp::Min, start + w[i].kernel, make_int(hi));
     count = count * (e - a);
@@ -187,11 +204,13 @@ void lower_global_average_pool(const Node& n, TeBuilder& b) {
   }
   std::vector<Expr> xi = {o[0], o[1]};
   for (const Axis& a : red) xi.push_back(make_var(a.var_id, a.name));
-  const int sum = b.stage(out_name(n, b) + ".sum", ot.dtype, axes, b.load(x, xi), ReduceKind::Sum, red);
+  const int sum =
+      b.stage(out_name(n, b) + ".sum", ot.dtype, axes, b.load(x, xi), ReduceKind::Sum, red);
   std::vector<Axis> oa = b.axes(ot.shape);
   std::vector<Expr> oi = TeBuilder::vars(oa);
   b.bind(out0(n), b.stage(out_name(n, b), ot.dtype, oa,
-                          make_binary(BinaryOp::Div, b.load(sum, oi), make_float(static_cast<double>(count), ot.dtype))));
+                          make_binary(BinaryOp::Div, b.load(sum, oi),
+                                      make_float(static_cast<double>(count), ot.dtype))));
 }
 
 void lower_matmul(const Node& n, TeBuilder& b) {
@@ -221,7 +240,8 @@ void lower_matmul(const Node& n, TeBuilder& b) {
   std::vector<Expr> bi = b_vec ? std::vector<Expr>{} : batch_index(bs, 2);
   bi.push_back(kv);
   if (!b_vec) bi.push_back(o[out_rank - 1]);
-  b.bind(out0(n), b.stage(out_name(n, b), ot.dtype, axes, b.load(a, ai) * b.load(bb, bi), ReduceKind::Sum, {rk}));
+  b.bind(out0(n), b.stage(out_name(n, b), ot.dtype, axes, b.load(a, ai) * b.load(bb, bi),
+                          ReduceKind::Sum, {rk}));
 }
 
 void lower_gemm(const Node& n, TeBuilder& b) {
@@ -238,7 +258,8 @@ void lower_gemm(const Node& n, TeBuilder& b) {
   Expr prod = b.load(a, ta ? std::vector<Expr>{kv, o[0]} : std::vector<Expr>{o[0], kv}) *
               b.load(bb, tb ? std::vector<Expr>{o[1], kv} : std::vector<Expr>{kv, o[1]});
   const bool plain = alpha == 1.0 && !has_c;
-  const int mm = b.stage(plain ? out_name(n, b) : out_name(n, b) + ".mm", ot.dtype, axes, prod, ReduceKind::Sum, {rk});
+  const int mm = b.stage(plain ? out_name(n, b) : out_name(n, b) + ".mm", ot.dtype, axes, prod,
+                         ReduceKind::Sum, {rk});
   if (plain) {
     b.bind(out0(n), mm);
     return;
@@ -279,17 +300,20 @@ void lower_softmax(const Node& n, TeBuilder& b) {
   std::vector<Axis> ma = b.axes(collapsed(s, ax, ax + 1));
   Axis r1 = b.reduce_axis("r", s[ax]);
   const int mx = b.stage(name + ".max", ot.dtype, ma,
-                         b.load(x, row_index(TeBuilder::vars(ma), make_var(r1.var_id, r1.name))), ReduceKind::Max, {r1});
+                         b.load(x, row_index(TeBuilder::vars(ma), make_var(r1.var_id, r1.name))),
+                         ReduceKind::Max, {r1});
   // sum of exp(x - max)
   std::vector<Axis> sa = b.axes(collapsed(s, ax, ax + 1));
   std::vector<Expr> si = TeBuilder::vars(sa);
   Axis r2 = b.reduce_axis("r", s[ax]);
-  Expr e2 = make_unary(UnaryOp::Exp, b.load(x, row_index(si, make_var(r2.var_id, r2.name))) - b.load(mx, si));
+  Expr e2 = make_unary(UnaryOp::Exp,
+                       b.load(x, row_index(si, make_var(r2.var_id, r2.name))) - b.load(mx, si));
   const int sum = b.stage(name + ".sum", ot.dtype, sa, e2, ReduceKind::Sum, {r2});
   // exp(x - max) / sum
   std::vector<Axis> oa = b.axes(s);
   std::vector<Expr> oi = TeBuilder::vars(oa), ri = row_index(oi, make_int(0));
-  Expr y = make_binary(BinaryOp::Div, make_unary(UnaryOp::Exp, b.load(x, oi) - b.load(mx, ri)), b.load(sum, ri));
+  Expr y = make_binary(BinaryOp::Div, make_unary(UnaryOp::Exp, b.load(x, oi) - b.load(mx, ri)),
+                       b.load(sum, ri));
   b.bind(out0(n), b.stage(name, ot.dtype, oa, y));
 }
 
@@ -307,7 +331,8 @@ void lower_layer_norm(const Node& n, TeBuilder& b) {
   // Sum over the normalised dims, as an index into x for a collapsed-row index `row`.
   auto reduce_over = [&](std::vector<Axis>& red) {
     red.clear();
-    for (size_t i = ax; i < s.size(); ++i) red.push_back(b.reduce_axis("r" + std::to_string(i), s[i]));
+    for (size_t i = ax; i < s.size(); ++i)
+      red.push_back(b.reduce_axis("r" + std::to_string(i), s[i]));
   };
   auto x_at = [&](const std::vector<Expr>& row, const std::vector<Axis>& red) {
     std::vector<Expr> idx = row;
@@ -321,7 +346,8 @@ void lower_layer_norm(const Node& n, TeBuilder& b) {
   std::vector<Axis> red;
   std::vector<Axis> ma = b.axes(collapsed(s, ax, s.size()));
   reduce_over(red);
-  const int sum = b.stage(name + ".sum", ot.dtype, ma, x_at(TeBuilder::vars(ma), red), ReduceKind::Sum, red);
+  const int sum =
+      b.stage(name + ".sum", ot.dtype, ma, x_at(TeBuilder::vars(ma), red), ReduceKind::Sum, red);
   std::vector<Axis> va = b.axes(collapsed(s, ax, s.size()));
   std::vector<Expr> vi = TeBuilder::vars(va);
   reduce_over(red);
@@ -367,15 +393,17 @@ void lower_reduce(const Node& n, TeBuilder& b) {
     return;
   }
   const bool mean = n.op == "ReduceMean";
-  const int sum = b.stage(mean ? name + ".sum" : name, ot.dtype, axes, b.load(x, xi), ReduceKind::Sum, red);
+  const int sum =
+      b.stage(mean ? name + ".sum" : name, ot.dtype, axes, b.load(x, xi), ReduceKind::Sum, red);
   if (!mean) {
     b.bind(out0(n), sum);
     return;
   }
   std::vector<Axis> oa = b.axes(ot.shape);
   std::vector<Expr> oi = TeBuilder::vars(oa);
-  b.bind(out0(n), b.stage(name, ot.dtype, oa,
-                          b.load(sum, oi) * make_float(1.0 / static_cast<double>(count), ot.dtype)));
+  b.bind(out0(n),
+         b.stage(name, ot.dtype, oa,
+                 b.load(sum, oi) * make_float(1.0 / static_cast<double>(count), ot.dtype)));
 }
 
 }  // namespace tlmc::ir

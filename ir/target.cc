@@ -18,9 +18,12 @@ Target make(const std::string& name, Isa isa) {
 
 std::string Target::cc_flags() const {
   switch (isa) {
-    case Isa::Generic: return "-march=x86-64";
-    case Isa::Avx2: return "-march=haswell";
-    case Isa::Avx512: return "-march=skylake-avx512 -mprefer-vector-width=512";
+    case Isa::Generic:
+      return "-march=x86-64";
+    case Isa::Avx2:
+      return "-march=haswell";
+    case Isa::Avx512:
+      return "-march=skylake-avx512 -mprefer-vector-width=512";
   }
   return "";
 }
@@ -31,7 +34,8 @@ Target host_target() {
   if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
       __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq"))
     return make("x86-64-avx512", Isa::Avx512);
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return make("x86-64-avx2", Isa::Avx2);
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+    return make("x86-64-avx2", Isa::Avx2);
 #endif
   return make("x86-64", Isa::Generic);
 }

@@ -17,7 +17,9 @@ struct Target {
   int l1_bytes = 32 * 1024;
   int l2_bytes = 1024 * 1024;
 
-  int vector_lanes(size_t element_bytes) const { return vector_bytes / static_cast<int>(element_bytes); }
+  int vector_lanes(size_t element_bytes) const {
+    return vector_bytes / static_cast<int>(element_bytes);
+  }
   // Flags for the system C compiler: "-march=..." and friends.
   std::string cc_flags() const;
 };

@@ -32,19 +32,26 @@ Expr reduce_identity(ReduceKind k, DType t) {
   const double inf = std::numeric_limits<double>::infinity();
   switch (k) {
     case ReduceKind::None:
-    case ReduceKind::Sum: return t == DType::Int64 ? make_int(0) : make_float(0.0, t);
-    case ReduceKind::Max: return make_float(-inf, t);
-    case ReduceKind::Min: return make_float(inf, t);
+    case ReduceKind::Sum:
+      return t == DType::Int64 ? make_int(0) : make_float(0.0, t);
+    case ReduceKind::Max:
+      return make_float(-inf, t);
+    case ReduceKind::Min:
+      return make_float(inf, t);
   }
   return nullptr;
 }
 
 Expr reduce_combine(ReduceKind k, Expr acc, Expr value) {
   switch (k) {
-    case ReduceKind::None: return value;
-    case ReduceKind::Sum: return make_binary(BinaryOp::Add, acc, value);
-    case ReduceKind::Max: return make_binary(BinaryOp::Max, acc, value);
-    case ReduceKind::Min: return make_binary(BinaryOp::Min, acc, value);
+    case ReduceKind::None:
+      return value;
+    case ReduceKind::Sum:
+      return make_binary(BinaryOp::Add, acc, value);
+    case ReduceKind::Max:
+      return make_binary(BinaryOp::Max, acc, value);
+    case ReduceKind::Min:
+      return make_binary(BinaryOp::Min, acc, value);
   }
   return nullptr;
 }
@@ -53,10 +60,14 @@ namespace {
 
 std::string_view reduce_name(ReduceKind k) {
   switch (k) {
-    case ReduceKind::None: return "";
-    case ReduceKind::Sum: return "sum";
-    case ReduceKind::Max: return "max";
-    case ReduceKind::Min: return "min";
+    case ReduceKind::None:
+      return "";
+    case ReduceKind::Sum:
+      return "sum";
+    case ReduceKind::Max:
+      return "max";
+    case ReduceKind::Min:
+      return "min";
   }
   return "?";
 }
@@ -64,9 +75,7 @@ std::string_view reduce_name(ReduceKind k) {
 // Prints the program; `canonical` replaces every name by a position.
 std::string print_program(const TeProgram& p, bool canonical) {
   std::ostringstream os;
-  auto tname = [&](int id) {
-    return canonical ? "t" + std::to_string(id) : p.tensor(id).name;
-  };
+  auto tname = [&](int id) { return canonical ? "t" + std::to_string(id) : p.tensor(id).name; };
   std::map<int, std::string> var_names;
   auto vname = [&](const Axis& a) {
     if (!canonical) return a.name;
@@ -148,10 +157,11 @@ void verify_te(const TeProgram& p) {
     const Stage& st = p.stages[s];
     const TeTensor& out = p.tensor(st.output);
     TLMC_ASSERT(st.axes.size() == out.shape.size(), "stage " << st.name << " has " << st.axes.size()
-                                                             << " axes for a rank-" << out.shape.size()
-                                                             << " tensor");
+                                                             << " axes for a rank-"
+                                                             << out.shape.size() << " tensor");
     for (size_t i = 0; i < st.axes.size(); ++i)
-      TLMC_ASSERT(st.axes[i].extent == out.shape[i], "stage " << st.name << " axis " << i << " extent");
+      TLMC_ASSERT(st.axes[i].extent == out.shape[i],
+                  "stage " << st.name << " axis " << i << " extent");
     TLMC_ASSERT((st.reduce == ReduceKind::None) == st.reduce_axes.empty(),
                 "stage " << st.name << ": reduce kind and reduce axes disagree");
     TLMC_ASSERT(st.body->dtype == out.dtype, "stage " << st.name << " body type "
@@ -162,14 +172,15 @@ void verify_te(const TeProgram& p) {
     for (const Axis& a : st.reduce_axes) scope.insert(a.var_id);
     visit_expr(st.body, [&](const ExprNode& n) {
       if (n.kind == ExprKind::Var)
-        TLMC_ASSERT(scope.count(n.var_id), "stage " << st.name << " uses variable " << n.name
-                                                    << " out of scope");
+        TLMC_ASSERT(scope.count(n.var_id),
+                    "stage " << st.name << " uses variable " << n.name << " out of scope");
       if (n.kind == ExprKind::Load) {
         const TeTensor& src = p.tensor(n.var_id);
         TLMC_ASSERT(n.args.size() == src.shape.size(), "stage " << st.name << " loads " << src.name
-                                                               << " with " << n.args.size() << " indices");
-        TLMC_ASSERT(src.stage < static_cast<int>(s), "stage " << st.name << " reads " << src.name
-                                                             << " before it is computed");
+                                                                << " with " << n.args.size()
+                                                                << " indices");
+        TLMC_ASSERT(src.stage < static_cast<int>(s),
+                    "stage " << st.name << " reads " << src.name << " before it is computed");
       }
     });
   }

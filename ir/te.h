@@ -29,7 +29,7 @@ struct TeTensor {
 // tensor[axes] = reduce over reduce_axes of body   (body alone when reduce == None)
 struct Stage {
   std::string name;
-  int output;  // tensor id
+  int output;                     // tensor id
   std::vector<Axis> axes;         // one per output dimension
   std::vector<Axis> reduce_axes;  // empty when reduce == None
   ReduceKind reduce = ReduceKind::None;
@@ -44,7 +44,9 @@ struct TeProgram {
   int next_var = 0;           // fresh variable ids start here
 
   const TeTensor& tensor(int id) const { return tensors.at(static_cast<size_t>(id)); }
-  const Stage& stage_of(int tensor_id) const { return stages.at(static_cast<size_t>(tensor(tensor_id).stage)); }
+  const Stage& stage_of(int tensor_id) const {
+    return stages.at(static_cast<size_t>(tensor(tensor_id).stage));
+  }
   bool is_output(int tensor_id) const;
   // Stage ids whose bodies load `tensor_id`.
   std::vector<int> consumers(int tensor_id) const;

@@ -17,13 +17,13 @@
 #define TLMC_RT_SPINS 20000
 
 typedef struct {
-  pthread_mutex_t lock;       /* guards everything below that is not atomic */
-  pthread_cond_t wake;        /* a new job, or stop */
-  pthread_cond_t finished;    /* the last block of a job is done */
-  pthread_mutex_t busy;       /* held by the caller whose loop the pool runs */
+  pthread_mutex_t lock;    /* guards everything below that is not atomic */
+  pthread_cond_t wake;     /* a new job, or stop */
+  pthread_cond_t finished; /* the last block of a job is done */
+  pthread_mutex_t busy;    /* held by the caller whose loop the pool runs */
   pthread_t workers[TLMC_RT_MAX_THREADS];
-  int num_workers;            /* started workers */
-  int wanted;                 /* threads asked for (caller included); <= 0: one per core */
+  int num_workers; /* started workers */
+  int wanted;      /* threads asked for (caller included); <= 0: one per core */
   int stop;
   atomic_uint_fast64_t generation; /* bumped for every job */
   TLMC_RT(task_fn) fn;

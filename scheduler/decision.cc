@@ -35,7 +35,8 @@ void require_changeable(const StageState& s, const Decision& d) {
 
 bool has_attached_at(const ScheduleState& st, int stage, int iter) {
   for (const StageState& s : st.stages)
-    if (s.attach == Attach::At && s.at_stage == stage && (iter < 0 || s.at_iter == iter)) return true;
+    if (s.attach == Attach::At && s.at_stage == stage && (iter < 0 || s.at_iter == iter))
+      return true;
   return false;
 }
 
@@ -44,16 +45,20 @@ void apply_inline(ScheduleState& st, const Decision& d) {
   const ir::Stage& ts = st.te.stages[static_cast<size_t>(d.stage)];
   if (!ir::is_pointwise(ts)) invalid(d, "only a stage without reduction can be inlined");
   if (st.te.is_output(ts.output)) invalid(d, "an output of the subgraph cannot be inlined");
-  if (s.attach != Attach::Root || s.transformed || s.frozen) invalid(d, "the stage is already scheduled");
+  if (s.attach != Attach::Root || s.transformed || s.frozen)
+    invalid(d, "the stage is already scheduled");
   const int tensor = ts.output;
   const ir::Stage producer = ts;
   for (ir::Stage& c : st.te.stages) {
-    c.body = ir::rewrite_loads(c.body, [&](const ir::Expr& load, std::vector<ir::Expr> idx) -> ir::Expr {
-      if (load->var_id != tensor) return ir::make_load(load->dtype, load->var_id, std::move(idx));
-      std::vector<std::pair<int, ir::Expr>> subst;
-      for (size_t j = 0; j < producer.axes.size(); ++j) subst.emplace_back(producer.axes[j].var_id, idx[j]);
-      return ir::substitute(producer.body, subst);
-    });
+    c.body =
+        ir::rewrite_loads(c.body, [&](const ir::Expr& load, std::vector<ir::Expr> idx) -> ir::Expr {
+          if (load->var_id != tensor)
+            return ir::make_load(load->dtype, load->var_id, std::move(idx));
+          std::vector<std::pair<int, ir::Expr>> subst;
+          for (size_t j = 0; j < producer.axes.size(); ++j)
+            subst.emplace_back(producer.axes[j].var_id, idx[j]);
+          return ir::substitute(producer.body, subst);
+        });
   }
   s.attach = Attach::Inline;
 }
@@ -63,7 +68,8 @@ void apply_cache_write(ScheduleState& st, const Decision& d) {
   const size_t at = static_cast<size_t>(d.stage);
   ir::Stage orig = st.te.stages[at];
   if (ir::is_pointwise(orig)) invalid(d, "only a reduction can be cached");
-  if (s.attach != Attach::Root || s.transformed || s.frozen) invalid(d, "the stage is already scheduled");
+  if (s.attach != Attach::Root || s.transformed || s.frozen)
+    invalid(d, "the stage is already scheduled");
   // New tensor and stage "<name>.local" computing the reduction, placed before the stage.
   ir::TeTensor local = st.te.tensor(orig.output);
   local.name += ".local";
@@ -88,7 +94,8 @@ void apply_cache_write(ScheduleState& st, const Decision& d) {
   StageState copy_state;
   st.stages.insert(st.stages.begin() + static_cast<long>(at) + 1, copy_state);
   for (const ir::Axis& a : orig.axes)
-    st.add_iter(static_cast<int>(at) + 1, "s" + std::to_string(at + 1) + "_" + a.name, a.extent, false);
+    st.add_iter(static_cast<int>(at) + 1, "s" + std::to_string(at + 1) + "_" + a.name, a.extent,
+                false);
   StageState& cs = st.stages[at + 1];
   for (size_t i = 0; i < cs.iters.size(); ++i) cs.leaves.push_back(static_cast<int>(i));
 }
@@ -96,9 +103,12 @@ void apply_cache_write(ScheduleState& st, const Decision& d) {
 void apply_compute_at(ScheduleState& st, const Decision& d) {
   StageState& s = stage_of(st, d);
   const ir::Stage& ts = st.te.stages[static_cast<size_t>(d.stage)];
-  if (st.te.is_output(ts.output)) invalid(d, "an output of the subgraph must be computed at the root");
-  if (s.attach != Attach::Root || s.transformed || s.frozen) invalid(d, "the stage is already scheduled");
-  if (d.target <= d.stage || d.target >= static_cast<int>(st.stages.size())) invalid(d, "the target must be a later stage");
+  if (st.te.is_output(ts.output))
+    invalid(d, "an output of the subgraph must be computed at the root");
+  if (s.attach != Attach::Root || s.transformed || s.frozen)
+    invalid(d, "the stage is already scheduled");
+  if (d.target <= d.stage || d.target >= static_cast<int>(st.stages.size()))
+    invalid(d, "the target must be a later stage");
   StageState& c = st.stages[static_cast<size_t>(d.target)];
   if (c.attach == Attach::Inline) invalid(d, "the target is inlined");
   const size_t pos = position(c, d, 0);
@@ -107,7 +117,8 @@ void apply_compute_at(ScheduleState& st, const Decision& d) {
     invalid(d, "cannot compute inside a vectorized loop");
   for (int consumer : st.consumers(ts.output)) {
     const StageState& cs = st.stages[static_cast<size_t>(consumer)];
-    const bool ok = consumer == d.target || (cs.attach == Attach::At && cs.at_stage == d.target && cs.at_iter == at_iter);
+    const bool ok = consumer == d.target ||
+                    (cs.attach == Attach::At && cs.at_stage == d.target && cs.at_iter == at_iter);
     if (!ok) invalid(d, "stage " + std::to_string(consumer) + " also reads this stage");
   }
   Region r = infer_region(st, d.stage, d.target, at_iter);
@@ -136,17 +147,20 @@ void apply_split(ScheduleState& st, const Decision& d) {
     if (d.args[i] < 1) invalid(d, "factors must be positive");
     prod *= d.args[i];
   }
-  if (p.extent % prod != 0) invalid(d, "factors do not divide the extent " + std::to_string(p.extent));
+  if (p.extent % prod != 0)
+    invalid(d, "factors do not divide the extent " + std::to_string(p.extent));
   IterRelation rel{true, {parent}, {}};
   std::vector<int64_t> extents = {p.extent / prod};
   extents.insert(extents.end(), d.args.begin() + 1, d.args.end());
   for (size_t i = 0; i < extents.size(); ++i)
-    rel.children.push_back(st.add_iter(d.stage, p.name + "." + std::to_string(i), extents[i], p.reduce));
+    rel.children.push_back(
+        st.add_iter(d.stage, p.name + "." + std::to_string(i), extents[i], p.reduce));
   StageState& s2 = st.stages[static_cast<size_t>(d.stage)];  // add_iter may reallocate
   s2.iters[static_cast<size_t>(parent)].split_by = static_cast<int>(s2.relations.size());
   s2.relations.push_back(rel);
   s2.leaves.erase(s2.leaves.begin() + static_cast<long>(pos));
-  s2.leaves.insert(s2.leaves.begin() + static_cast<long>(pos), rel.children.begin(), rel.children.end());
+  s2.leaves.insert(s2.leaves.begin() + static_cast<long>(pos), rel.children.begin(),
+                   rel.children.end());
   s2.transformed = true;
 }
 
@@ -155,7 +169,8 @@ void apply_reorder(ScheduleState& st, const Decision& d) {
   require_changeable(s, d);
   if (d.args.size() != s.leaves.size()) invalid(d, "the order must list every loop once");
   std::set<int64_t> seen(d.args.begin(), d.args.end());
-  if (seen.size() != d.args.size() || *seen.begin() != 0 || *seen.rbegin() != static_cast<int64_t>(d.args.size()) - 1)
+  if (seen.size() != d.args.size() || *seen.begin() != 0 ||
+      *seen.rbegin() != static_cast<int64_t>(d.args.size()) - 1)
     invalid(d, "the order must list every loop once");
   std::vector<int> leaves;
   for (int64_t p : d.args) leaves.push_back(s.leaves[static_cast<size_t>(p)]);
@@ -167,7 +182,8 @@ void apply_fuse(ScheduleState& st, const Decision& d) {
   StageState& s = stage_of(st, d);
   require_changeable(s, d);
   const size_t first = position(s, d, 0);
-  if (d.args.size() != 2 || d.args[1] < 2 || first + static_cast<size_t>(d.args[1]) > s.leaves.size())
+  if (d.args.size() != 2 || d.args[1] < 2 ||
+      first + static_cast<size_t>(d.args[1]) > s.leaves.size())
     invalid(d, "fuse takes a first loop and a count of at least 2 loops");
   const size_t count = static_cast<size_t>(d.args[1]);
   IterRelation rel{false, {}, {}};
@@ -185,9 +201,11 @@ void apply_fuse(ScheduleState& st, const Decision& d) {
   const int child = st.add_iter(d.stage, name, extent, reduce);
   StageState& s2 = st.stages[static_cast<size_t>(d.stage)];
   rel.children = {child};
-  for (int p : rel.parents) s2.iters[static_cast<size_t>(p)].split_by = static_cast<int>(s2.relations.size());
+  for (int p : rel.parents)
+    s2.iters[static_cast<size_t>(p)].split_by = static_cast<int>(s2.relations.size());
   s2.relations.push_back(rel);
-  s2.leaves.erase(s2.leaves.begin() + static_cast<long>(first), s2.leaves.begin() + static_cast<long>(first + count));
+  s2.leaves.erase(s2.leaves.begin() + static_cast<long>(first),
+                  s2.leaves.begin() + static_cast<long>(first + count));
   s2.leaves.insert(s2.leaves.begin() + static_cast<long>(first), child);
   s2.transformed = true;
 }
@@ -199,17 +217,21 @@ void annotate(ScheduleState& st, const Decision& d, ir::LoopKind kind) {
   if (it.kind != ir::LoopKind::Serial) invalid(d, "the loop is already annotated");
   if (kind == ir::LoopKind::Parallel) {
     if (it.reduce) invalid(d, "a reduction loop cannot run in parallel");
-    if (s.attach != Attach::Root) invalid(d, "only a stage computed at the root has parallel loops");
+    if (s.attach != Attach::Root)
+      invalid(d, "only a stage computed at the root has parallel loops");
     for (int l : s.leaves)
-      if (s.iters[static_cast<size_t>(l)].kind == ir::LoopKind::Parallel) invalid(d, "the stage already has a parallel loop");
+      if (s.iters[static_cast<size_t>(l)].kind == ir::LoopKind::Parallel)
+        invalid(d, "the stage already has a parallel loop");
   }
   if (kind == ir::LoopKind::Vectorized) {
     if (pos + 1 != s.leaves.size()) invalid(d, "only the innermost loop can be vectorized");
     if (it.reduce) invalid(d, "a reduction loop cannot be vectorized");
     if (it.extent < 2) invalid(d, "a loop of one iteration cannot be vectorized");
-    if (has_attached_at(st, d.stage, s.leaves[pos])) invalid(d, "a stage is computed inside this loop");
+    if (has_attached_at(st, d.stage, s.leaves[pos]))
+      invalid(d, "a stage is computed inside this loop");
   }
-  if (kind == ir::LoopKind::Unrolled && it.extent > 256) invalid(d, "unrolling is limited to 256 iterations");
+  if (kind == ir::LoopKind::Unrolled && it.extent > 256)
+    invalid(d, "unrolling is limited to 256 iterations");
   it.kind = kind;
   s.transformed = true;
 }
@@ -228,9 +250,12 @@ const std::array<KindInfo, 9> kKinds = {{
     {DecisionKind::Split, "split", false, apply_split},
     {DecisionKind::Reorder, "reorder", false, apply_reorder},
     {DecisionKind::Fuse, "fuse", false, apply_fuse},
-    {DecisionKind::Parallel, "parallel", false, [](ScheduleState& st, const Decision& d) { annotate(st, d, ir::LoopKind::Parallel); }},
-    {DecisionKind::Vectorize, "vectorize", false, [](ScheduleState& st, const Decision& d) { annotate(st, d, ir::LoopKind::Vectorized); }},
-    {DecisionKind::Unroll, "unroll", false, [](ScheduleState& st, const Decision& d) { annotate(st, d, ir::LoopKind::Unrolled); }},
+    {DecisionKind::Parallel, "parallel", false,
+     [](ScheduleState& st, const Decision& d) { annotate(st, d, ir::LoopKind::Parallel); }},
+    {DecisionKind::Vectorize, "vectorize", false,
+     [](ScheduleState& st, const Decision& d) { annotate(st, d, ir::LoopKind::Vectorized); }},
+    {DecisionKind::Unroll, "unroll", false,
+     [](ScheduleState& st, const Decision& d) { annotate(st, d, ir::LoopKind::Unrolled); }},
 }};
 
 const KindInfo& info(DecisionKind k) { return kKinds[static_cast<size_t>(k)]; }

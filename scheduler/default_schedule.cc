@@ -33,7 +33,8 @@ int64_t largest_divisor_at_most(int64_t n, int64_t cap) {
 
 bool has_select(const Expr& e) {
   bool found = false;
-  ir::visit_expr(e, [&](const ir::ExprNode& n) { found = found || n.kind == ir::ExprKind::Select; });
+  ir::visit_expr(e,
+                 [&](const ir::ExprNode& n) { found = found || n.kind == ir::ExprKind::Select; });
   return found;
 }
 
@@ -45,7 +46,8 @@ void inline_pointwise(Builder& b) {
     if (!ir::is_pointwise(ts) || b.st.te.is_output(ts.output)) continue;
     bool read_by_reduction = false;
     for (int c : b.st.consumers(ts.output))
-      read_by_reduction = read_by_reduction || !ir::is_pointwise(b.st.te.stages[static_cast<size_t>(c)]);
+      read_by_reduction =
+          read_by_reduction || !ir::is_pointwise(b.st.te.stages[static_cast<size_t>(c)]);
     if (read_by_reduction && has_select(ts.body)) continue;
     b.emit(Decision{DecisionKind::Inline, static_cast<int>(s), -1, {}});
   }
@@ -70,7 +72,8 @@ std::vector<int> attachable_producers(const ScheduleState& st, int root) {
   std::set<int> group = {root};
   for (int s = root - 1; s >= 0; --s) {
     const ir::Stage& ts = st.te.stages[static_cast<size_t>(s)];
-    if (st.stages[static_cast<size_t>(s)].attach != Attach::Root || ir::is_pointwise(ts) || st.te.is_output(ts.output))
+    if (st.stages[static_cast<size_t>(s)].attach != Attach::Root || ir::is_pointwise(ts) ||
+        st.te.is_output(ts.output))
       continue;
     std::vector<int> readers = st.consumers(ts.output);
     bool ok = !readers.empty();
@@ -107,7 +110,8 @@ void schedule_attached(Builder& b, int s, const ir::Target& target) {
 // parallel, reductions listed in `producers` computed per tile, innermost loop vectorised.
 void schedule_root(Builder& b, int s, const ir::Target& target) {
   const ir::Stage ts = b.st.te.stages[static_cast<size_t>(s)];
-  const std::vector<int> producers = ir::is_pointwise(ts) ? attachable_producers(b.st, s) : std::vector<int>{};
+  const std::vector<int> producers =
+      ir::is_pointwise(ts) ? attachable_producers(b.st, s) : std::vector<int>{};
   const size_t rank = ts.axes.size();
   if (rank == 0) return;
   // Axes no producer reads along stay whole inside the tile, else the producer would be
@@ -120,9 +124,12 @@ void schedule_root(Builder& b, int s, const ir::Target& target) {
   std::vector<int64_t> tile(rank, 1);
   for (size_t a = 0; a < rank; ++a) {
     const int64_t e = ts.axes[a].extent;
-    if (!producers.empty() && !indexed.count(a)) tile[a] = e;
-    else if (a + 1 == rank) tile[a] = largest_divisor_at_most(e, producers.empty() ? 256 : 64);
-    else if (a + 2 == rank && !producers.empty()) tile[a] = largest_divisor_at_most(e, 8);
+    if (!producers.empty() && !indexed.count(a))
+      tile[a] = e;
+    else if (a + 1 == rank)
+      tile[a] = largest_divisor_at_most(e, producers.empty() ? 256 : 64);
+    else if (a + 2 == rank && !producers.empty())
+      tile[a] = largest_divisor_at_most(e, 8);
   }
   if (!ir::is_pointwise(ts)) std::fill(tile.begin(), tile.end() - 1, 1);  // a root reduction
   // split: each axis becomes (outer, tile) where both exceed 1
@@ -157,10 +164,12 @@ void schedule_root(Builder& b, int s, const ir::Target& target) {
   if (any_outer && b.st.leaf(s, 0).extent > 1) b.emit(Decision{DecisionKind::Parallel, s, -1, {0}});
   // Each producer is computed per tile: inside the (fused) outer loop. Readers first: a
   // producer attaches only once every stage reading it is in place.
-  for (auto p = producers.rbegin(); p != producers.rend(); ++p) b.emit(Decision{DecisionKind::ComputeAt, *p, s, {0}});
+  for (auto p = producers.rbegin(); p != producers.rend(); ++p)
+    b.emit(Decision{DecisionKind::ComputeAt, *p, s, {0}});
   const StageState& ss = b.st.stages[static_cast<size_t>(s)];
   const Iter& last = b.st.leaf(s, ss.leaves.size() - 1);
-  if (!last.reduce && last.extent > 1) b.emit(Decision{DecisionKind::Vectorize, s, -1, {static_cast<int64_t>(ss.leaves.size() - 1)}});
+  if (!last.reduce && last.extent > 1)
+    b.emit(Decision{DecisionKind::Vectorize, s, -1, {static_cast<int64_t>(ss.leaves.size() - 1)}});
   for (int p : producers)
     if (b.st.stages[static_cast<size_t>(p)].attach == Attach::At) schedule_attached(b, p, target);
 }
@@ -174,7 +183,8 @@ std::vector<Decision> default_schedule(const ir::TeProgram& program, const ir::T
   // the tile's loops (Ansor's cache-write), so that the tiles run in parallel.
   for (size_t s = 0; s < b.st.te.stages.size(); ++s) {
     const ir::Stage& ts = b.st.te.stages[s];
-    if (b.st.te.is_output(ts.output) && !ir::is_pointwise(ts) && b.st.stages[s].attach == Attach::Root) {
+    if (b.st.te.is_output(ts.output) && !ir::is_pointwise(ts) &&
+        b.st.stages[s].attach == Attach::Root) {
       if (b.emit(Decision{DecisionKind::CacheWrite, static_cast<int>(s), -1, {}})) ++s;
     }
   }

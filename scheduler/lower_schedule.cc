@@ -27,7 +27,8 @@ class Lowerer {
       if (buffer_of_.count(t)) continue;
       const StageState& ss = st_.stages[s];
       if (ss.attach == Attach::Inline) continue;
-      const ir::BufferScope scope = ss.attach == Attach::At ? ir::BufferScope::Local : ir::BufferScope::Scratch;
+      const ir::BufferScope scope =
+          ss.attach == Attach::At ? ir::BufferScope::Local : ir::BufferScope::Scratch;
       buffer_of_[t] = add_buffer(te.tensor(t), scope);
       if (scope == ir::BufferScope::Local) {
         Region r = infer_region(st_, static_cast<int>(s), ss.at_stage, ss.at_iter);
@@ -39,7 +40,8 @@ class Lowerer {
       } else {
         ir::Buffer& b = out_.buffers[static_cast<size_t>(buffer_of_[t])];
         b.scratch_offset = out_.scratch_bytes;
-        out_.scratch_bytes += (b.size * static_cast<int64_t>(ir::dtype_size(b.dtype)) + 63) / 64 * 64;
+        out_.scratch_bytes +=
+            (b.size * static_cast<int64_t>(ir::dtype_size(b.dtype)) + 63) / 64 * 64;
       }
     }
     std::vector<Stmt> root;
@@ -75,11 +77,13 @@ class Lowerer {
     const ir::Stage& ts = st_.te.stages[static_cast<size_t>(s)];
     std::vector<std::pair<int, Expr>> subst;
     for (size_t j = 0; j < ts.axes.size(); ++j) subst.emplace_back(ts.axes[j].var_id, axis_vals[j]);
-    for (size_t j = 0; j < ts.reduce_axes.size(); ++j) subst.emplace_back(ts.reduce_axes[j].var_id, axis_vals[ts.axes.size() + j]);
+    for (size_t j = 0; j < ts.reduce_axes.size(); ++j)
+      subst.emplace_back(ts.reduce_axes[j].var_id, axis_vals[ts.axes.size() + j]);
     Expr body = ir::substitute(ts.body, subst);
     return ir::rewrite_loads(body, [&](const Expr& load, std::vector<Expr> idx) -> Expr {
       auto b = buffer_of_.find(load->var_id);
-      TLMC_ASSERT(b != buffer_of_.end(), "stage " << ts.name << " reads " << st_.te.tensor(load->var_id).name
+      TLMC_ASSERT(b != buffer_of_.end(), "stage " << ts.name << " reads "
+                                                  << st_.te.tensor(load->var_id).name
                                                   << ", which has no buffer");
       return ir::make_load(load->dtype, b->second, {flat_index(load->var_id, idx)});
     });
@@ -91,7 +95,8 @@ class Lowerer {
     std::vector<int> attached;
     for (size_t p = 0; p < st_.stages.size(); ++p) {
       const StageState& ps = st_.stages[p];
-      if (ps.attach == Attach::At && ps.at_stage == s && ps.at_iter == iter) attached.push_back(static_cast<int>(p));
+      if (ps.attach == Attach::At && ps.at_stage == s && ps.at_iter == iter)
+        attached.push_back(static_cast<int>(p));
     }
     if (attached.empty()) return inner;
     std::vector<Stmt> seq;
@@ -99,11 +104,14 @@ class Lowerer {
     seq.push_back(inner);
     Stmt body = ir::make_seq(seq);
     for (size_t i = attached.size(); i-- > 0;)
-      body = ir::make_allocate(buffer_of_.at(st_.te.stages[static_cast<size_t>(attached[i])].output), body);
+      body = ir::make_allocate(
+          buffer_of_.at(st_.te.stages[static_cast<size_t>(attached[i])].output), body);
     return body;
   }
 
-  Stmt loop(const Iter& it, Stmt body) { return ir::make_for(it.var_id, it.name, it.extent, it.kind, body); }
+  Stmt loop(const Iter& it, Stmt body) {
+    return ir::make_for(it.var_id, it.name, it.extent, it.kind, body);
+  }
 
   Stmt stage_nest(int s) {
     const ir::Stage& ts = st_.te.stages[static_cast<size_t>(s)];
@@ -116,7 +124,9 @@ class Lowerer {
     const Expr out_index = flat_index(ts.output, own);
     const Expr value = body_of(s, av);
     const size_t n = ss.leaves.size();
-    auto iter = [&](size_t i) -> const Iter& { return ss.iters[static_cast<size_t>(ss.leaves[i])]; };
+    auto iter = [&](size_t i) -> const Iter& {
+      return ss.iters[static_cast<size_t>(ss.leaves[i])];
+    };
 
     if (ir::is_pointwise(ts)) {
       Stmt body = ir::make_store(buf, out_index, value);
@@ -139,10 +149,12 @@ class Lowerer {
       const Expr zero = ir::make_int(0);
       const Expr acc_val = ir::make_load(t, acc, {zero});
       Stmt body = ir::make_store(acc, zero, ir::reduce_combine(ts.reduce, acc_val, value));
-      for (size_t i = n; i-- > first_reduce;) body = loop(iter(i), with_attached(s, ss.leaves[i], body));
+      for (size_t i = n; i-- > first_reduce;)
+        body = loop(iter(i), with_attached(s, ss.leaves[i], body));
       body = ir::make_allocate(acc, ir::make_seq({ir::make_store(acc, zero, identity), body,
                                                   ir::make_store(buf, out_index, acc_val)}));
-      for (size_t i = first_reduce; i-- > 0;) body = loop(iter(i), with_attached(s, ss.leaves[i], body));
+      for (size_t i = first_reduce; i-- > 0;)
+        body = loop(iter(i), with_attached(s, ss.leaves[i], body));
       return body;
     }
     const Expr cur = ir::make_load(t, buf, {out_index});
@@ -157,7 +169,7 @@ class Lowerer {
 
   const ScheduleState& st_;
   ir::LoopProgram& out_;
-  std::map<int, int> buffer_of_;  // TE tensor -> loop buffer
+  std::map<int, int> buffer_of_;   // TE tensor -> loop buffer
   std::map<int, Region> regions_;  // local TE tensors -> their region
 };
 

@@ -38,7 +38,8 @@ Partition partition_graph(const ir::Graph& g) {
     // A view of contiguous data is its input's storage, unless it is a graph output: the
     // caller's output buffer must then receive a copy.
     if (k == ir::OpClass::View && !g.is_output(n.outputs[0])) {
-      p.storage_of[static_cast<size_t>(n.outputs[0])] = p.storage_of[static_cast<size_t>(n.inputs[0])];
+      p.storage_of[static_cast<size_t>(n.outputs[0])] =
+          p.storage_of[static_cast<size_t>(n.inputs[0])];
       assigned[i] = -2;
       continue;
     }

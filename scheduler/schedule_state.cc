@@ -17,9 +17,12 @@ ScheduleState::ScheduleState(ir::TeProgram program) : te(std::move(program)) {
     const ir::Stage& stage = te.stages[s];
     // Loop names carry the stage number, so that printed loop nests read unambiguously.
     const std::string prefix = "s" + std::to_string(s) + "_";
-    for (const ir::Axis& a : stage.axes) add_iter(static_cast<int>(s), prefix + a.name, a.extent, false);
-    for (const ir::Axis& a : stage.reduce_axes) add_iter(static_cast<int>(s), prefix + a.name, a.extent, true);
-    for (const Iter& it : stages[s].iters) stages[s].leaves.push_back(static_cast<int>(&it - stages[s].iters.data()));
+    for (const ir::Axis& a : stage.axes)
+      add_iter(static_cast<int>(s), prefix + a.name, a.extent, false);
+    for (const ir::Axis& a : stage.reduce_axes)
+      add_iter(static_cast<int>(s), prefix + a.name, a.extent, true);
+    for (const Iter& it : stages[s].iters)
+      stages[s].leaves.push_back(static_cast<int>(&it - stages[s].iters.data()));
   }
 }
 
@@ -85,7 +88,8 @@ Interval bound(const Expr& e, const std::map<int, int64_t>& inner) {
   if (!a.ok || !b.ok) return Interval{nullptr, 0, false};
   int64_t c;
   switch (e->binary_op) {
-    case BinaryOp::Add: return Interval{a.min + b.min, a.extent + b.extent - 1, true};
+    case BinaryOp::Add:
+      return Interval{a.min + b.min, a.extent + b.extent - 1, true};
     case BinaryOp::Sub:
       if (b.extent != 1) return Interval{nullptr, 0, false};
       return Interval{a.min - b.min, a.extent, true};
@@ -140,7 +144,8 @@ Region infer_region(const ScheduleState& st, int producer, int consumer, int at_
     std::vector<Expr> av = axis_values(st, reader);
     std::vector<std::pair<int, Expr>> subst;
     for (size_t j = 0; j < rs.axes.size(); ++j) subst.emplace_back(rs.axes[j].var_id, av[j]);
-    for (size_t j = 0; j < rs.reduce_axes.size(); ++j) subst.emplace_back(rs.reduce_axes[j].var_id, av[rs.axes.size() + j]);
+    for (size_t j = 0; j < rs.reduce_axes.size(); ++j)
+      subst.emplace_back(rs.reduce_axes[j].var_id, av[rs.axes.size() + j]);
     ir::visit_expr(rs.body, [&](const ir::ExprNode& n) {
       if (n.kind != ExprKind::Load || n.var_id != ps.output) return;
       for (size_t d = 0; d < n.args.size(); ++d) {
@@ -172,10 +177,12 @@ Region infer_region(const ScheduleState& st, int producer, int consumer, int at_
   read_from(consumer, inner);
   for (size_t q = 0; q < st.stages.size() && !failed; ++q) {
     const StageState& qs = st.stages[q];
-    if (static_cast<int>(q) == producer || qs.attach != Attach::At || qs.at_stage != consumer || qs.at_iter != at_iter)
+    if (static_cast<int>(q) == producer || qs.attach != Attach::At || qs.at_stage != consumer ||
+        qs.at_iter != at_iter)
       continue;
     std::map<int, int64_t> all;
-    for (int l : qs.leaves) all[qs.iters[static_cast<size_t>(l)].var_id] = qs.iters[static_cast<size_t>(l)].extent;
+    for (int l : qs.leaves)
+      all[qs.iters[static_cast<size_t>(l)].var_id] = qs.iters[static_cast<size_t>(l)].extent;
     read_from(static_cast<int>(q), all);
   }
   Region r;

@@ -34,8 +34,8 @@ struct StageState {
   std::vector<int> leaves;  // iter ids, outermost loop first
   std::vector<IterRelation> relations;
   Attach attach = Attach::Root;
-  int at_stage = -1;    // Attach::At: the consumer stage
-  int at_iter = -1;     // Attach::At: the consumer's iter id the stage is computed inside
+  int at_stage = -1;         // Attach::At: the consumer stage
+  int at_iter = -1;          // Attach::At: the consumer's iter id the stage is computed inside
   bool transformed = false;  // split, fuse, reorder or annotation applied
   bool frozen = false;       // another stage is attached inside: its loops may not change
 };

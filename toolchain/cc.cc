@@ -1,8 +1,9 @@
 #include "toolchain/cc.h"
 
+#include <sys/wait.h>
+
 #include <cstdio>
 #include <cstdlib>
-#include <sys/wait.h>
 
 #include "ir/diagnostic.h"
 
@@ -11,8 +12,10 @@ namespace tlmc::toolchain {
 std::string shell_quote(const std::string& s) {
   std::string out = "'";
   for (char c : s) {
-    if (c == '\'') out += "'\\''";
-    else out += c;
+    if (c == '\'')
+      out += "'\\''";
+    else
+      out += c;
   }
   return out + "'";
 }
@@ -38,20 +41,24 @@ namespace {
 void run_or_fail(const std::string& what, const std::string& command) {
   std::string log;
   if (run_shell(command, &log) != 0)
-    throw InternalError(what + " failed; this is a bug in tlmc, please report it.\ncommand: " + command + "\n" + log);
+    throw InternalError(what + " failed; this is a bug in tlmc, please report it.\ncommand: " +
+                        command + "\n" + log);
 }
 }  // namespace
 
-std::vector<std::string> compile_objects(const std::string& dir, const std::vector<std::string>& sources,
+std::vector<std::string> compile_objects(const std::string& dir,
+                                         const std::vector<std::string>& sources,
                                          const ir::Target& target, bool pic) {
   std::vector<std::string> objects;
   for (const std::string& src : sources) {
     const std::string obj = src.substr(0, src.rfind('.')) + ".o";
-    // -fno-math-errno lets sqrt and friends vectorise; no -ffast-math: infinities and NaNs
+    // -fno-math-errno lets sqrt and friends vectorise, -ffp-contract=fast fuses multiply-adds
+    // (ISO C mode turns it off); no -ffast-math: infinities and NaNs
     // must keep their IEEE meaning (max-pooling starts from -inf).
-    const std::string cmd = "cd " + shell_quote(dir) + " && " + c_compiler() + " -std=c11 -O3 " + target.cc_flags() +
-                            " -fno-math-errno -Wall -Wextra" + (pic ? " -fPIC" : "") + " -c " + shell_quote(src) +
-                            " -o " + shell_quote(obj);
+    const std::string cmd =
+        "cd " + shell_quote(dir) + " && " + c_compiler() + " -std=c11 -O3 " + target.cc_flags() +
+        " -fno-math-errno -ffp-contract=fast -Wall -Wextra" + (pic ? " -fPIC" : "") + " -c " +
+        shell_quote(src) + " -o " + shell_quote(obj);
     run_or_fail("compiling the generated " + src, cmd);
     objects.push_back(obj);
   }
@@ -66,18 +73,22 @@ std::string joined(const std::vector<std::string>& files) {
 }
 }  // namespace
 
-void make_archive(const std::string& dir, const std::vector<std::string>& objects, const std::string& archive) {
-  run_or_fail("archiving", "cd " + shell_quote(dir) + " && rm -f " + shell_quote(archive) + " && ar rcD " +
-                               shell_quote(archive) + joined(objects));
+void make_archive(const std::string& dir, const std::vector<std::string>& objects,
+                  const std::string& archive) {
+  run_or_fail("archiving", "cd " + shell_quote(dir) + " && rm -f " + shell_quote(archive) +
+                               " && ar rcD " + shell_quote(archive) + joined(objects));
 }
 
-void link_relocatable(const std::string& dir, const std::vector<std::string>& objects, const std::string& out) {
-  run_or_fail("linking", "cd " + shell_quote(dir) + " && ld -r -o " + shell_quote(out) + joined(objects));
+void link_relocatable(const std::string& dir, const std::vector<std::string>& objects,
+                      const std::string& out) {
+  run_or_fail("linking",
+              "cd " + shell_quote(dir) + " && ld -r -o " + shell_quote(out) + joined(objects));
 }
 
-void link_shared(const std::string& dir, const std::vector<std::string>& objects, const std::string& out) {
-  run_or_fail("linking", "cd " + shell_quote(dir) + " && " + c_compiler() + " -shared -o " + shell_quote(out) +
-                             joined(objects) + " -lm -lpthread");
+void link_shared(const std::string& dir, const std::vector<std::string>& objects,
+                 const std::string& out) {
+  run_or_fail("linking", "cd " + shell_quote(dir) + " && " + c_compiler() + " -shared -o " +
+                             shell_quote(out) + joined(objects) + " -lm -lpthread");
 }
 
 }  // namespace tlmc::toolchain

@@ -14,14 +14,18 @@ namespace tlmc::toolchain {
 std::string c_compiler();
 
 // Compiles `sources` (file names inside `dir`) into objects inside `dir`; returns their names.
-std::vector<std::string> compile_objects(const std::string& dir, const std::vector<std::string>& sources,
+std::vector<std::string> compile_objects(const std::string& dir,
+                                         const std::vector<std::string>& sources,
                                          const ir::Target& target, bool pic);
 // Archives objects of `dir` into `archive` (a path), deterministically.
-void make_archive(const std::string& dir, const std::vector<std::string>& objects, const std::string& archive);
+void make_archive(const std::string& dir, const std::vector<std::string>& objects,
+                  const std::string& archive);
 // Links objects of `dir` into one relocatable object `out` (--emit=obj).
-void link_relocatable(const std::string& dir, const std::vector<std::string>& objects, const std::string& out);
+void link_relocatable(const std::string& dir, const std::vector<std::string>& objects,
+                      const std::string& out);
 // Links objects of `dir` into a shared library `out`.
-void link_shared(const std::string& dir, const std::vector<std::string>& objects, const std::string& out);
+void link_shared(const std::string& dir, const std::vector<std::string>& objects,
+                 const std::string& out);
 
 // Runs a shell command; returns its exit status and combined output.
 int run_shell(const std::string& command, std::string* output);

@@ -27,8 +27,8 @@ struct SharedHeader {
 }
 
 void run_child(SharedHeader* h, uint8_t* out_area, const std::string& lib, const std::string& name,
-               const std::vector<std::vector<uint8_t>>& inputs, const std::vector<size_t>& output_bytes,
-               int timing_runs) {
+               const std::vector<std::vector<uint8_t>>& inputs,
+               const std::vector<size_t>& output_bytes, int timing_runs) {
   void* handle = dlopen(lib.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle) child_fail(h, std::string("cannot load the library: ") + dlerror());
   using RunFn = int (*)(const void* const*, void* const*, void*);
@@ -65,8 +65,9 @@ void run_child(SharedHeader* h, uint8_t* out_area, const std::string& lib, const
 }  // namespace
 
 IsolatedRun run_isolated(const std::string& shared_library, const std::string& model_name,
-                         const std::vector<std::vector<uint8_t>>& inputs, const std::vector<size_t>& output_bytes,
-                         int timeout_seconds, int timing_runs) {
+                         const std::vector<std::vector<uint8_t>>& inputs,
+                         const std::vector<size_t>& output_bytes, int timeout_seconds,
+                         int timing_runs) {
   IsolatedRun result;
   size_t total = 0;
   for (size_t b : output_bytes) total += b;

@@ -17,7 +17,8 @@ struct IsolatedRun {
 };
 
 IsolatedRun run_isolated(const std::string& shared_library, const std::string& model_name,
-                         const std::vector<std::vector<uint8_t>>& inputs, const std::vector<size_t>& output_bytes,
-                         int timeout_seconds, int timing_runs = 0);
+                         const std::vector<std::vector<uint8_t>>& inputs,
+                         const std::vector<size_t>& output_bytes, int timeout_seconds,
+                         int timing_runs = 0);
 
 }  // namespace tlmc::toolchain

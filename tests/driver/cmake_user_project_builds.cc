@@ -81,7 +81,9 @@ std::vector<float> parse_output(const std::string& out) {
 
 std::string quoted(const std::string& path) { return "'" + path + "'"; }
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
 
 // CMake wraps its messages: runs of blanks and newlines become one space.
 std::string one_line(const std::string& text) {
@@ -106,7 +108,8 @@ std::vector<float> weights(float scale) {
 class CMakeUserProject : public ::testing::Test {
  protected:
   void SetUp() override {
-    CommandResult r = run_command("cmake --install " + quoted(TLMC_BINARY_DIR) + " --prefix " + quoted(prefix()));
+    CommandResult r =
+        run_command("cmake --install " + quoted(TLMC_BINARY_DIR) + " --prefix " + quoted(prefix()));
     ASSERT_EQ(r.exit_code, 0) << r.out;
     ASSERT_TRUE(fs::exists(prefix() + "/bin/tlmc")) << r.out;
     ASSERT_TRUE(fs::exists(prefix() + "/lib/cmake/tlmc/tlmcConfig.cmake")) << r.out;
@@ -149,7 +152,8 @@ TEST_F(CMakeUserProject, BuildsRunsAndRegeneratesOnlyWhenItsInputsChange) {
   ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_TRUE(contains(r.out, "tlmc: compiling")) << r.out;
   EXPECT_TRUE(fs::exists(library()));
-  EXPECT_TRUE(fs::exists(build() + "/tlmc/mynet/mynet.h")) << "the header is named after the library";
+  EXPECT_TRUE(fs::exists(build() + "/tlmc/mynet/mynet.h"))
+      << "the header is named after the library";
   r = run_app();
   ASSERT_EQ(r.exit_code, 0) << r.out;
   std::vector<float> want = expected_output(weights(0.25f));
@@ -207,7 +211,8 @@ tlmc_add_library(mynet MODEL model/tiny.yaml OPT 2)
 )");
   EXPECT_NE(r.exit_code, 0) << r.out;
   EXPECT_TRUE(
-      contains(one_line(r.out), "OPT '2' is not an optimisation level; write OPT -O0, OPT -O1, OPT -O2 or OPT -O3"))
+      contains(one_line(r.out),
+               "OPT '2' is not an optimisation level; write OPT -O0, OPT -O1, OPT -O2 or OPT -O3"))
       << r.out;
 }
 

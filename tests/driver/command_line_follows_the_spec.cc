@@ -38,7 +38,8 @@ TEST_F(CommandLine, LibOutputWritesArchiveAndHeader) {
   EXPECT_TRUE(fs::exists(dir.file("out/tiny.h")));
   EXPECT_EQ(count_entries(dir.file("out")), 2) << "nothing else, no staging folder left";
   const std::string header = read_file(dir.file("out/tiny.h"));
-  EXPECT_NE(header.find("int tiny_run(const void* const* inputs, void* const* outputs, void* workspace);"),
+  EXPECT_NE(header.find(
+                "int tiny_run(const void* const* inputs, void* const* outputs, void* workspace);"),
             std::string::npos);
   EXPECT_NE(header.find("size_t tiny_workspace_size(void);"), std::string::npos);
   EXPECT_NE(header.find("#define TINY_INPUT0_SHAPE {2, 8}"), std::string::npos);
@@ -46,34 +47,43 @@ TEST_F(CommandLine, LibOutputWritesArchiveAndHeader) {
 }
 
 TEST_F(CommandLine, SourceOutputWritesEverySourceFile) {
-  CommandResult r = run_command(tlmc(dir.file("tiny.yaml") + " -o " + dir.file("src") + " --name net"));
+  CommandResult r =
+      run_command(tlmc(dir.file("tiny.yaml") + " -o " + dir.file("src") + " --name net"));
   ASSERT_EQ(r.exit_code, 0) << r.out;
-  for (const char* f : {"net.h", "net.c", "net_runtime.h", "net_runtime.c", "net_weights.S", "net_weights.bin"})
+  for (const char* f :
+       {"net.h", "net.c", "net_runtime.h", "net_runtime.c", "net_weights.S", "net_weights.bin"})
     EXPECT_TRUE(fs::exists(dir.file(std::string("src/") + f))) << f;
   EXPECT_EQ(fs::file_size(dir.file("src/net_weights.bin")), 8u * 4u * 4u);
 }
 
 TEST_F(CommandLine, HeaderAndObjectOutputs) {
-  ASSERT_EQ(run_command(tlmc(dir.file("tiny.yaml") + " --emit=header -o " + dir.file("api.h"))).exit_code, 0);
+  ASSERT_EQ(
+      run_command(tlmc(dir.file("tiny.yaml") + " --emit=header -o " + dir.file("api.h"))).exit_code,
+      0);
   EXPECT_TRUE(fs::exists(dir.file("api.h")));
-  CommandResult r = run_command(tlmc(dir.file("tiny.yaml") + " --emit=obj -o " + dir.file("obj/tiny.o")));
+  CommandResult r =
+      run_command(tlmc(dir.file("tiny.yaml") + " --emit=obj -o " + dir.file("obj/tiny.o")));
   ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_TRUE(fs::exists(dir.file("obj/tiny.o")));
   EXPECT_TRUE(fs::exists(dir.file("obj/tiny.h")));
 }
 
 TEST_F(CommandLine, BadInputExitsOneWithPositionAndWritesNothing) {
-  write_file(dir.file("bad.yaml"), std::string(kModel).replace(std::string(kModel).find("Relu"), 4, "Rleu"));
+  write_file(dir.file("bad.yaml"),
+             std::string(kModel).replace(std::string(kModel).find("Relu"), 4, "Rleu"));
   CommandResult r = run_command(tlmc(dir.file("bad.yaml") + " -o " + dir.file("out/libtiny.a")));
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_NE(r.out.find(dir.file("bad.yaml") + ":9:5: error: unknown operator 'Rleu'"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(dir.file("bad.yaml") + ":9:5: error: unknown operator 'Rleu'"),
+            std::string::npos)
+      << r.out;
   EXPECT_EQ(count_entries(dir.file("out")), 0);
 }
 
 TEST_F(CommandLine, MissingModelIsBadInput) {
   CommandResult r = run_command(tlmc(dir.file("none.yaml")));
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_NE(r.out.find("none.yaml: error: cannot read the model: no such file"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("none.yaml: error: cannot read the model: no such file"), std::string::npos)
+      << r.out;
 }
 
 TEST_F(CommandLine, BadUsageExitsTwo) {
@@ -107,9 +117,11 @@ TEST_F(CommandLine, DepfileListsModelAndWeightFiles) {
   std::string model = kModel;
   model.replace(model.find("init: {uniform: [-1, 1]}, seed: 3"), 33, "file: w.bin");
   write_file(dir.file("m.yaml"), model);
-  CommandResult r = run_command(tlmc(dir.file("m.yaml") + " -o " + dir.file("libtiny.a") + " --depfile " + dir.file("d")));
+  CommandResult r = run_command(
+      tlmc(dir.file("m.yaml") + " -o " + dir.file("libtiny.a") + " --depfile " + dir.file("d")));
   ASSERT_EQ(r.exit_code, 0) << r.out;
-  EXPECT_EQ(read_file(dir.file("d")), dir.file("libtiny.a") + ": " + dir.file("m.yaml") + " " + dir.file("w.bin") + "\n");
+  EXPECT_EQ(read_file(dir.file("d")),
+            dir.file("libtiny.a") + ": " + dir.file("m.yaml") + " " + dir.file("w.bin") + "\n");
 }
 
 TEST_F(CommandLine, CheckComparesWithTheReference) {
@@ -120,13 +132,15 @@ TEST_F(CommandLine, CheckComparesWithTheReference) {
 }
 
 TEST_F(CommandLine, DumpsEveryIrLevel) {
-  CommandResult r = run_command(tlmc(dir.file("tiny.yaml") + " --dump=graph,te,loops -o " + dir.file("libtiny.a")));
+  CommandResult r = run_command(
+      tlmc(dir.file("tiny.yaml") + " --dump=graph,te,loops -o " + dir.file("libtiny.a")));
   ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_NE(r.out.find("graph tiny (opset 17)"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("h: float32[2, 4] = MatMul(x, w)"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("# kernel 0 (workload "), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("kernel tiny_k0("), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("\nvectorize "), std::string::npos) << "the schedule decisions are printed: " << r.out;
+  EXPECT_NE(r.out.find("\nvectorize "), std::string::npos)
+      << "the schedule decisions are printed: " << r.out;
 }
 
 }  // namespace

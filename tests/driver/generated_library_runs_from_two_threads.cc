@@ -59,8 +59,9 @@ TEST(Reentrancy, TwoThreadsWithTwoWorkspacesAgreeWithOne) {
   CommandResult c = run_command(std::string(TLMC_EXE) + " " + model + " -o " + dir.file("libt.a"));
   ASSERT_EQ(c.exit_code, 0) << c.out;
   write_file(dir.file("main.c"), kHarness);
-  CommandResult b = run_command("cc -std=c11 -O2 -Wall -Wextra -Werror -I" + dir.path() + " " + dir.file("main.c") +
-                                " " + dir.file("libt.a") + " -lpthread -lm -o " + dir.file("main"));
+  CommandResult b = run_command("cc -std=c11 -O2 -Wall -Wextra -Werror -I" + dir.path() + " " +
+                                dir.file("main.c") + " " + dir.file("libt.a") +
+                                " -lpthread -lm -o " + dir.file("main"));
   ASSERT_EQ(b.exit_code, 0) << b.out;
   CommandResult r = run_command(dir.file("main"));
   EXPECT_EQ(r.exit_code, 0) << r.out;

@@ -16,13 +16,15 @@ TEST_P(Example, CompilesChecksLinksAndRuns) {
   CommandResult check = run_command(std::string(TLMC_EXE) + " " + model + " --check");
   EXPECT_EQ(check.exit_code, 0) << check.out;
   EXPECT_NE(check.out.find("check passed"), std::string::npos) << check.out;
-  CommandResult lib = run_command(std::string(TLMC_EXE) + " " + model + " -o " + dir.file("lib" + name + ".a"));
+  CommandResult lib =
+      run_command(std::string(TLMC_EXE) + " " + model + " -o " + dir.file("lib" + name + ".a"));
   ASSERT_EQ(lib.exit_code, 0) << lib.out;
   for (const char* cc : {"gcc", "clang"}) {
     const std::string exe = dir.file(std::string("run_") + cc);
-    CommandResult b = run_command(std::string(cc) + " -std=c11 -O2 -Wall -Wextra -Werror -DMODEL=" + name + " -I" +
-                                  dir.path() + " " + TLMC_SOURCE_DIR + "/examples/run_model.c " +
-                                  dir.file("lib" + name + ".a") + " -lpthread -lm -o " + exe);
+    CommandResult b =
+        run_command(std::string(cc) + " -std=c11 -O2 -Wall -Wextra -Werror -DMODEL=" + name +
+                    " -I" + dir.path() + " " + TLMC_SOURCE_DIR + "/examples/run_model.c " +
+                    dir.file("lib" + name + ".a") + " -lpthread -lm -o " + exe);
     ASSERT_EQ(b.exit_code, 0) << cc << ": " << b.out;
     CommandResult r = run_command(exe + " 3");
     EXPECT_EQ(r.exit_code, 0) << r.out;
@@ -30,7 +32,8 @@ TEST_P(Example, CompilesChecksLinksAndRuns) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Bundled, Example, ::testing::Values("mlp", "resnet_block", "transformer_layer"));
+INSTANTIATE_TEST_SUITE_P(Bundled, Example,
+                         ::testing::Values("mlp", "resnet_block", "transformer_layer"));
 
 }  // namespace
 }  // namespace tlmc::test

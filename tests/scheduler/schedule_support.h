@@ -17,8 +17,8 @@ inline ir::TeProgram program_of(const std::string& yaml) {
 
 // C = A x B with A [m, k] and B [k, n]: one reduction stage.
 inline std::string matmul_yaml(int m, int k, int n) {
-  return "tlmc: 1\nname: mm\ninputs:\n  a: {shape: [" + std::to_string(m) + ", " + std::to_string(k) +
-         "]}\n  b: {shape: [" + std::to_string(k) + ", " + std::to_string(n) +
+  return "tlmc: 1\nname: mm\ninputs:\n  a: {shape: [" + std::to_string(m) + ", " +
+         std::to_string(k) + "]}\n  b: {shape: [" + std::to_string(k) + ", " + std::to_string(n) +
          "]}\nnodes:\n  - {op: MatMul, inputs: [a, b], outputs: [c]}\noutputs: [c]\n";
 }
 

@@ -22,8 +22,10 @@ std::string error_of(ScheduleState& st, const Decision& d) {
 
 TEST(Decisions, SplitFactorsMustDivideTheExtent) {
   ScheduleState st(program_of(matmul_yaml(12, 7, 10)));
-  EXPECT_EQ(error_of(st, {DecisionKind::Split, 0, -1, {0, 5}}), "split 0 [0, 5]: factors do not divide the extent 12");
-  EXPECT_EQ(error_of(st, {DecisionKind::Split, 0, -1, {0, 0}}), "split 0 [0, 0]: factors must be positive");
+  EXPECT_EQ(error_of(st, {DecisionKind::Split, 0, -1, {0, 5}}),
+            "split 0 [0, 5]: factors do not divide the extent 12");
+  EXPECT_EQ(error_of(st, {DecisionKind::Split, 0, -1, {0, 0}}),
+            "split 0 [0, 0]: factors must be positive");
   EXPECT_EQ(st.stages[0].leaves.size(), 3u) << "a refused split changes nothing";
   EXPECT_EQ(error_of(st, {DecisionKind::Split, 0, -1, {0, 2, 3}}), "");
   ASSERT_EQ(st.stages[0].leaves.size(), 5u);
@@ -34,14 +36,21 @@ TEST(Decisions, SplitFactorsMustDivideTheExtent) {
 
 TEST(Decisions, ReorderFuseAndAnnotationsAreChecked) {
   ScheduleState st(program_of(matmul_yaml(8, 4, 16)));
-  EXPECT_EQ(error_of(st, {DecisionKind::Reorder, 0, -1, {0, 0, 1}}), "reorder 0 [0, 0, 1]: the order must list every loop once");
-  EXPECT_EQ(error_of(st, {DecisionKind::Fuse, 0, -1, {1, 2}}), "fuse 0 [1, 2]: cannot fuse a spatial loop with a reduction loop");
-  EXPECT_EQ(error_of(st, {DecisionKind::Vectorize, 0, -1, {1}}), "vectorize 0 [1]: only the innermost loop can be vectorized");
-  EXPECT_EQ(error_of(st, {DecisionKind::Vectorize, 0, -1, {2}}), "vectorize 0 [2]: a reduction loop cannot be vectorized");
-  EXPECT_EQ(error_of(st, {DecisionKind::Parallel, 0, -1, {2}}), "parallel 0 [2]: a reduction loop cannot run in parallel");
+  EXPECT_EQ(error_of(st, {DecisionKind::Reorder, 0, -1, {0, 0, 1}}),
+            "reorder 0 [0, 0, 1]: the order must list every loop once");
+  EXPECT_EQ(error_of(st, {DecisionKind::Fuse, 0, -1, {1, 2}}),
+            "fuse 0 [1, 2]: cannot fuse a spatial loop with a reduction loop");
+  EXPECT_EQ(error_of(st, {DecisionKind::Vectorize, 0, -1, {1}}),
+            "vectorize 0 [1]: only the innermost loop can be vectorized");
+  EXPECT_EQ(error_of(st, {DecisionKind::Vectorize, 0, -1, {2}}),
+            "vectorize 0 [2]: a reduction loop cannot be vectorized");
+  EXPECT_EQ(error_of(st, {DecisionKind::Parallel, 0, -1, {2}}),
+            "parallel 0 [2]: a reduction loop cannot run in parallel");
   EXPECT_EQ(error_of(st, {DecisionKind::Parallel, 0, -1, {0}}), "");
-  EXPECT_EQ(error_of(st, {DecisionKind::Parallel, 0, -1, {1}}), "parallel 0 [1]: the stage already has a parallel loop");
-  EXPECT_EQ(error_of(st, {DecisionKind::Split, 0, -1, {0, 2}}), "split 0 [0, 2]: cannot split an annotated loop");
+  EXPECT_EQ(error_of(st, {DecisionKind::Parallel, 0, -1, {1}}),
+            "parallel 0 [1]: the stage already has a parallel loop");
+  EXPECT_EQ(error_of(st, {DecisionKind::Split, 0, -1, {0, 2}}),
+            "split 0 [0, 2]: cannot split an annotated loop");
   EXPECT_EQ(error_of(st, {DecisionKind::Split, 7, -1, {0, 2}}), "split 7 [0, 2]: no such stage");
 }
 
@@ -50,7 +59,8 @@ TEST(Decisions, ComputeAtNeedsAConsumerAndAnAffineRegion) {
   ASSERT_EQ(error_of(st, {DecisionKind::CacheWrite, 0, -1, {}}), "");
   ASSERT_EQ(st.te.stages.size(), 2u);
   EXPECT_EQ(st.te.stages[0].name, "c.local");
-  EXPECT_EQ(error_of(st, {DecisionKind::ComputeAt, 1, 0, {0}}), "compute_at 1 0 [0]: an output of the subgraph must be computed at the root");
+  EXPECT_EQ(error_of(st, {DecisionKind::ComputeAt, 1, 0, {0}}),
+            "compute_at 1 0 [0]: an output of the subgraph must be computed at the root");
   ASSERT_EQ(error_of(st, {DecisionKind::Split, 1, -1, {1, 4}}), "");
   ASSERT_EQ(error_of(st, {DecisionKind::ComputeAt, 0, 1, {1}}), "");
   // The local tile: one row, the 4 columns of the inner loop, and the whole reduction.
@@ -68,7 +78,9 @@ TEST(Decisions, TextFormRoundTrips) {
                                    {DecisionKind::ComputeAt, 2, 3, {0}},
                                    {DecisionKind::Unroll, 2, -1, {4}}};
   const std::string text = schedule_str(s);
-  EXPECT_EQ(text, "inline 1 []\ncache_write 2 []\nsplit 3 [1, 8, 16]\ncompute_at 2 3 [0]\nunroll 2 [4]\n");
+  EXPECT_EQ(
+      text,
+      "inline 1 []\ncache_write 2 []\nsplit 3 [1, 8, 16]\ncompute_at 2 3 [0]\nunroll 2 [4]\n");
   std::optional<std::vector<Decision>> back = parse_schedule(text);
   ASSERT_TRUE(back.has_value());
   EXPECT_EQ(*back, s);

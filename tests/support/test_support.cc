@@ -1,12 +1,13 @@
 #include "support/test_support.h"
 
+#include <sys/wait.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
-#include <sys/wait.h>
 
 namespace tlmc::test {
 
@@ -49,7 +50,9 @@ int count_entries(const std::string& dir) {
   std::error_code ec;
   if (!std::filesystem::exists(dir, ec)) return 0;
   int n = 0;
-  for (auto it = std::filesystem::directory_iterator(dir, ec); it != std::filesystem::directory_iterator(); ++it) ++n;
+  for (auto it = std::filesystem::directory_iterator(dir, ec);
+       it != std::filesystem::directory_iterator(); ++it)
+    ++n;
   return n;
 }
 
