@@ -171,14 +171,13 @@ std::vector<GeneratedFile> emit_c(const ModelPlan& plan, const CodegenOptions& o
   c << "void " << n << "_set_num_threads(int n) { " << rt << "set_num_threads(n); }\n\n";
   c << "int " << n << "_run(const void* const* inputs, void* const* outputs, void* workspace) {\n";
   c << "  char* ws = (char*)workspace;\n  (void)ws;\n";
-  if (!plan.inputs.empty()) {
-    c << "  if (!inputs) return 1;\n";
-    c << "  for (int i = 0; i < " << plan.inputs.size()
-      << "; ++i)\n    if (!inputs[i]) return 1;\n";
-  }
+  // Every tensor with data needs a pointer; one of zero elements may be null.
+  if (!plan.inputs.empty()) c << "  if (!inputs) return 1;\n";
+  for (size_t i = 0; i < plan.inputs.size(); ++i)
+    if (plan.inputs[i].type.bytes() > 0) c << "  if (!inputs[" << i << "]) return 1;\n";
   c << "  if (!outputs) return 1;\n";
-  c << "  for (int i = 0; i < " << plan.outputs.size()
-    << "; ++i)\n    if (!outputs[i]) return 1;\n";
+  for (size_t i = 0; i < plan.outputs.size(); ++i)
+    if (plan.outputs[i].type.bytes() > 0) c << "  if (!outputs[" << i << "]) return 1;\n";
   if (plan.workspace_bytes > 0) c << "  if (!ws || ((uintptr_t)ws & 63u) != 0) return 2;\n";
   for (const Call& call : plan.calls) {
     const ir::LoopProgram& k = plan.kernels[static_cast<size_t>(call.kernel)].loops;
@@ -198,8 +197,9 @@ std::vector<GeneratedFile> emit_c(const ModelPlan& plan, const CodegenOptions& o
       c << "(char*)0);\n";
   }
   for (const OutputCopy& copy : plan.copies)
-    c << "  memcpy(outputs[" << copy.output << "], " << storage_expr(copy.source, n) << ", "
-      << copy.bytes << "u);\n";
+    if (copy.bytes > 0)
+      c << "  memcpy(outputs[" << copy.output << "], " << storage_expr(copy.source, n) << ", "
+        << copy.bytes << "u);\n";
   c << "  return 0;\n}\n";
   files.push_back(GeneratedFile{n + ".c", c.str()});
 

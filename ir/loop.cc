@@ -15,7 +15,8 @@ std::shared_ptr<StmtNode> stmt(StmtKind k) {
 }  // namespace
 
 Stmt make_for(int var_id, const std::string& name, int64_t extent, LoopKind kind, Stmt body) {
-  TLMC_ASSERT(extent > 0, "loop " << name << " has extent " << extent);
+  TLMC_ASSERT(extent >= 0, "loop " << name << " has extent " << extent);
+  if (extent == 0) return make_seq({});  // a tensor with a zero-sized dimension: nothing to do
   auto s = stmt(StmtKind::For);
   s->var_id = var_id;
   s->var_name = name;

@@ -96,7 +96,8 @@ void reduce(const ir::Graph& g, const ir::Node& n, const KernelInputs& in, HostT
   std::vector<double> sums(static_cast<size_t>(out.type.numel()), 0.0);
   for (int64_t i = 0; i < in[0]->type.numel(); ++i)
     sums[static_cast<size_t>(offset_of(unravel(i, xs), strides))] += in[0]->f32()[i];
-  const double count = static_cast<double>(in[0]->type.numel() / ir::shape_numel(kept));
+  double count = 1;  // elements reduced into each output (0 over a zero-sized axis: a NaN mean)
+  for (int a : axes) count *= static_cast<double>(xs[static_cast<size_t>(a)]);
   for (size_t i = 0; i < sums.size(); ++i)
     out.f32()[i] = static_cast<float>(n.op == "ReduceMean" ? sums[i] / count : sums[i]);
 }

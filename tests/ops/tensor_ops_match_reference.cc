@@ -63,5 +63,20 @@ outputs: [embedded, middle]
 )");
 }
 
+TEST(TensorOps, ZeroSizedTensorsAndEmptyReductions) {
+  expect_matches_reference(R"(
+tlmc: 1
+name: empty
+inputs:
+  x: {shape: [0, 4]}
+  y: {shape: [3, 0]}
+nodes:
+  - {op: Relu, inputs: [x], outputs: [r]}
+  - {op: ReduceSum, inputs: [y], outputs: [s], attrs: {keepdims: 0}}
+  - {op: ReduceMean, inputs: [x], outputs: [m], attrs: {axes: [1]}}
+outputs: [r, s, m]
+)");
+}
+
 }  // namespace
 }  // namespace tlmc::test

@@ -233,11 +233,9 @@ int conv_pool_run(const void* const* inputs, void* const* outputs, void* workspa
   char* ws = (char*)workspace;
   (void)ws;
   if (!inputs) return 1;
-  for (int i = 0; i < 1; ++i)
-    if (!inputs[i]) return 1;
+  if (!inputs[0]) return 1;
   if (!outputs) return 1;
-  for (int i = 0; i < 1; ++i)
-    if (!outputs[i]) return 1;
+  if (!outputs[0]) return 1;
   if (!ws || ((uintptr_t)ws & 63u) != 0) return 2;
   /* Conv */
   conv_pool_k0((const float*)(void*)inputs[0], (const float*)(void*)(conv_pool_weights + 0), (float*)(void*)(ws + 0), ws + 576);

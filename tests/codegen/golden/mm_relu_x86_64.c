@@ -68,11 +68,9 @@ int mm_relu_run(const void* const* inputs, void* const* outputs, void* workspace
   char* ws = (char*)workspace;
   (void)ws;
   if (!inputs) return 1;
-  for (int i = 0; i < 1; ++i)
-    if (!inputs[i]) return 1;
+  if (!inputs[0]) return 1;
   if (!outputs) return 1;
-  for (int i = 0; i < 1; ++i)
-    if (!outputs[i]) return 1;
+  if (!outputs[0]) return 1;
   /* MatMul, Relu */
   mm_relu_k0((const float*)(void*)inputs[0], (const float*)(void*)(mm_relu_weights + 0), (float*)outputs[0], (char*)0);
   return 0;

@@ -1,0 +1,695 @@
+// bench_kernels: GFLOP/s of tlmc's generated kernels on the workloads W1-W6 of
+// shared/bench.md, beside oneDNN's primitives for the same computation, measured in the same
+// run on the same inputs. A benchmark, not a test: it prints a table (see bench/README.md) and
+// exits non-zero only when the two disagree or something fails to run.
+//
+// The tlmc side is the libraries bench/CMakeLists.txt generates from bench/workloads/W*.yaml
+// (libw1.a ... libw6.a, C prefixes w1 ... w6). Their weights are `init: {uniform: ...}`
+// random weights; make_uniform() below reproduces tlmc's generator (docs/graph-format.md,
+// "Random initialisation is the same everywhere") so that oneDNN gets the same bytes. The
+// seeds and ranges here must match the YAML files; a mismatch shows as a failed comparison.
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <dnnl.hpp>
+#include <fstream>
+#include <functional>
+#include <memory>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#ifdef TLMC_BENCH_HAVE_OPENMP
+#include <omp.h>
+#endif
+
+#include "tlmc_bench_target.h"  // TLMC_BENCH_TARGET: the target tlmc compiled the libraries for
+#include "w1.h"
+#include "w2.h"
+#include "w3.h"
+#include "w4.h"
+#include "w5.h"
+#include "w6.h"
+
+namespace {
+
+using dnnl::memory;
+using Clock = std::chrono::steady_clock;
+using Dims = memory::dims;
+using Tag = memory::format_tag;
+
+// ---------------------------------------------------------------------------------------
+// Data
+
+// A float buffer, 64-byte aligned, zero-filled.
+class Buffer {
+ public:
+  explicit Buffer(size_t n)
+      : n_(n), p_(static_cast<float*>(std::aligned_alloc(64, (n * 4 + 63) / 64 * 64))) {
+    if (!p_) throw std::runtime_error("out of memory");
+    std::memset(p_, 0, n * 4);
+  }
+  ~Buffer() { std::free(p_); }
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+  float* data() const { return p_; }
+  size_t size() const { return n_; }
+
+ private:
+  size_t n_;
+  float* p_;
+};
+
+// tlmc's random initialisation: splitmix64 from `seed`, u = (next() >> 11) * 2^-53,
+// element = fma(hi - lo, u, lo) in double, rounded to float.
+std::shared_ptr<Buffer> make_uniform(size_t n, uint64_t seed, double lo, double hi) {
+  auto b = std::make_shared<Buffer>(n);
+  uint64_t state = seed;
+  for (size_t i = 0; i < n; ++i) {
+    uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    z ^= z >> 31;
+    const double u = static_cast<double>(z >> 11) * 0x1p-53;
+    b->data()[i] = static_cast<float>(std::fma(hi - lo, u, lo));
+  }
+  return b;
+}
+
+// The layout of `md` in oneDNN's notation: the dimensions from outermost to innermost,
+// a blocked one in capitals, then the inner blocks ("aBcd16b": NCHW with 16-channel blocks).
+std::string format_of(const memory::desc& md) {
+  const dnnl_memory_desc_t& d = md.data;
+  if (d.format_kind != dnnl_blocked) return "non-blocked";
+  const dnnl_blocking_desc_t& blk = d.format_desc.blocking;
+  std::vector<int> order(d.ndims);
+  for (int i = 0; i < d.ndims; ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int x, int y) { return blk.strides[x] > blk.strides[y]; });
+  std::string s;
+  for (int i : order) {
+    bool blocked = false;
+    for (int k = 0; k < blk.inner_nblks; ++k) blocked = blocked || blk.inner_idxs[k] == i;
+    s += static_cast<char>((blocked ? 'A' : 'a') + i);
+  }
+  for (int k = 0; k < blk.inner_nblks; ++k)
+    s += std::to_string(blk.inner_blks[k]) + static_cast<char>('a' + blk.inner_idxs[k]);
+  return s;
+}
+
+// ---------------------------------------------------------------------------------------
+// tlmc
+
+struct TlmcModel {
+  const char* name;
+  size_t (*workspace_size)(void);
+  int (*run)(const void* const*, void* const*, void*);
+  void (*set_num_threads)(int);
+};
+#define TLMC_MODEL(n) \
+  TlmcModel { #n, n##_workspace_size, n##_run, n##_set_num_threads }
+
+// ---------------------------------------------------------------------------------------
+// oneDNN
+
+struct OnednnCase {
+  dnnl::primitive prim;
+  std::unordered_map<int, memory> args;  // in oneDNN's chosen layouts
+  memory dst;                            // the primitive's destination
+  memory dst_plain;                      // the same, reordered to plain row-major
+  std::string impl;                      // implementation and chosen layouts, for the notes
+};
+
+struct Onednn {
+  dnnl::engine eng{dnnl::engine::kind::cpu, 0};
+  dnnl::stream stream{eng};
+
+  memory plain(const Dims& dims, Tag tag, const Buffer& b) {
+    return memory({dims, memory::data_type::f32, tag}, eng, b.data());
+  }
+  // `user` in the layout `want`: the same memory when they agree, else a reordered copy.
+  // Runs outside any timed region.
+  memory to(const memory::desc& want, memory user) {
+    if (want == user.get_desc()) return user;
+    memory m(want, eng);
+    dnnl::reorder(user, m).execute(stream, user, m);
+    stream.wait();
+    return m;
+  }
+  void finish(OnednnCase& c, const Dims& dst_dims, Tag dst_tag, const std::string& impl) {
+    c.dst_plain = memory({dst_dims, memory::data_type::f32, dst_tag}, eng);
+    c.impl = impl;
+  }
+  // Copies the primitive's output to c.dst_plain (outside the timed region).
+  void read_back(OnednnCase& c) {
+    if (c.dst.get_desc() == c.dst_plain.get_desc()) {
+      std::memcpy(c.dst_plain.get_data_handle(), c.dst.get_data_handle(),
+                  c.dst.get_desc().get_size());
+    } else {
+      dnnl::reorder(c.dst, c.dst_plain).execute(stream, c.dst, c.dst_plain);
+      stream.wait();
+    }
+  }
+  void run(OnednnCase& c) {
+    c.prim.execute(stream, c.args);
+    stream.wait();
+  }
+};
+
+// ---------------------------------------------------------------------------------------
+// Workloads
+
+struct Workload {
+  std::string id, shape;
+  double macs = 0;
+  TlmcModel tlmc{};
+  std::vector<std::shared_ptr<Buffer>> tlmc_inputs;  // the model's inputs, in its order
+  size_t out_elems = 0;
+  // Builds the oneDNN primitive for the same computation on the same data.
+  std::function<OnednnCase(Onednn&)> onednn;
+};
+
+// Y[b] = X[b] (M x K) * W[b] (K x N) (+ bias[N], Relu): MatMul, or Gemm + bias + Relu.
+OnednnCase onednn_matmul(Onednn& d, const Dims& src_dims, const Dims& wei_dims,
+                         const Dims& dst_dims, const Buffer& x, const Buffer& w,
+                         const Buffer* bias) {
+  const Tag tag = src_dims.size() == 3 ? Tag::abc : Tag::ab;
+  const auto any = [](const Dims& dims) {
+    return memory::desc(dims, memory::data_type::f32, Tag::any);
+  };
+  dnnl::primitive_attr attr;
+  std::unique_ptr<dnnl::matmul::desc> desc;
+  memory::desc bias_md;
+  if (bias) {
+    dnnl::post_ops ops;
+    ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
+    attr.set_post_ops(ops);
+    bias_md = memory::desc({1, dst_dims.back()}, memory::data_type::f32, Tag::ab);
+    desc.reset(new dnnl::matmul::desc(any(src_dims), any(wei_dims), bias_md, any(dst_dims)));
+  } else {
+    desc.reset(new dnnl::matmul::desc(any(src_dims), any(wei_dims), any(dst_dims)));
+  }
+  dnnl::matmul::primitive_desc pd(*desc, attr, d.eng);
+  OnednnCase c;
+  c.prim = dnnl::matmul(pd);
+  c.args[DNNL_ARG_SRC] = d.to(pd.src_desc(), d.plain(src_dims, tag, x));
+  c.args[DNNL_ARG_WEIGHTS] = d.to(pd.weights_desc(), d.plain(wei_dims, tag, w));
+  if (bias) c.args[DNNL_ARG_BIAS] = d.plain({1, dst_dims.back()}, Tag::ab, *bias);
+  c.dst = memory(pd.dst_desc(), d.eng);
+  c.args[DNNL_ARG_DST] = c.dst;
+  d.finish(c, dst_dims, tag,
+           std::string(pd.impl_info_str()) + " src=" + format_of(pd.src_desc()) +
+               " wei=" + format_of(pd.weights_desc()) + " dst=" + format_of(pd.dst_desc()));
+  return c;
+}
+
+// NCHW convolution, OIHW weights (GOIHW when grouped), symmetric padding, stride 1.
+OnednnCase onednn_conv(Onednn& d, int64_t c_in, int64_t k_out, int64_t h, int64_t w_,
+                       int64_t kernel, int64_t pad, int64_t groups, const Buffer& x,
+                       const Buffer& w, const Buffer* bias, bool relu) {
+  const Dims src_dims{1, c_in, h, w_};
+  const int64_t oh = h + 2 * pad - kernel + 1, ow = w_ + 2 * pad - kernel + 1;
+  const Dims dst_dims{1, k_out, oh, ow};
+  const Dims wei_dims = groups == 1 ? Dims{k_out, c_in, kernel, kernel}
+                                    : Dims{groups, k_out / groups, c_in / groups, kernel, kernel};
+  const Tag wei_tag = groups == 1 ? Tag::oihw : Tag::goihw;
+  const auto any = [](const Dims& dims) {
+    return memory::desc(dims, memory::data_type::f32, Tag::any);
+  };
+  dnnl::primitive_attr attr;
+  if (relu) {
+    dnnl::post_ops ops;
+    ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
+    attr.set_post_ops(ops);
+  }
+  const Dims strides{1, 1}, pads{pad, pad};
+  std::unique_ptr<dnnl::convolution_forward::desc> desc;
+  if (bias) {
+    desc.reset(new dnnl::convolution_forward::desc(
+        dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, any(src_dims),
+        any(wei_dims), memory::desc({k_out}, memory::data_type::f32, Tag::any), any(dst_dims),
+        strides, pads, pads));
+  } else {
+    desc.reset(new dnnl::convolution_forward::desc(
+        dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, any(src_dims),
+        any(wei_dims), any(dst_dims), strides, pads, pads));
+  }
+  dnnl::convolution_forward::primitive_desc pd(*desc, attr, d.eng);
+  OnednnCase c;
+  c.prim = dnnl::convolution_forward(pd);
+  c.args[DNNL_ARG_SRC] = d.to(pd.src_desc(), d.plain(src_dims, Tag::nchw, x));
+  c.args[DNNL_ARG_WEIGHTS] = d.to(pd.weights_desc(), d.plain(wei_dims, wei_tag, w));
+  if (bias) c.args[DNNL_ARG_BIAS] = d.to(pd.bias_desc(), d.plain({k_out}, Tag::a, *bias));
+  c.dst = memory(pd.dst_desc(), d.eng);
+  c.args[DNNL_ARG_DST] = c.dst;
+  d.finish(c, dst_dims, Tag::nchw,
+           std::string(pd.impl_info_str()) + " src=" + format_of(pd.src_desc()) +
+               " wei=" + format_of(pd.weights_desc()) + " dst=" + format_of(pd.dst_desc()));
+  return c;
+}
+
+// The seeds and ranges of the weights are those of bench/workloads/W*.yaml; inputs are drawn
+// here, uniform in [-1, 1].
+std::vector<Workload> make_workloads() {
+  std::vector<Workload> ws;
+  {
+    Workload w{
+        "W1", "MatMul [1024,1024] x [1024,1024]", 1024.0 * 1024 * 1024, TLMC_MODEL(w1), {}, 0, {}};
+    auto a = make_uniform(1024 * 1024, 1001, -1, 1);
+    auto b = make_uniform(1024 * 1024, 101, -1, 1);  // W1.yaml: b
+    w.tlmc_inputs = {a};
+    w.out_elems = 1024 * 1024;
+    w.onednn = [a, b](Onednn& d) {
+      return onednn_matmul(d, {1024, 1024}, {1024, 1024}, {1024, 1024}, *a, *b, nullptr);
+    };
+    ws.push_back(std::move(w));
+  }
+  {
+    Workload w{
+        "W2", "Gemm+bias+Relu [128,768] x [768,3072]", 128.0 * 768 * 3072, TLMC_MODEL(w2), {}, 0,
+        {}};
+    auto x = make_uniform(128 * 768, 1002, -1, 1);
+    auto wt = make_uniform(768 * 3072, 201, -1, 1);  // W2.yaml: w
+    auto bias = make_uniform(3072, 202, -1, 1);      // W2.yaml: bias
+    w.tlmc_inputs = {x};
+    w.out_elems = 128 * 3072;
+    w.onednn = [x, wt, bias](Onednn& d) {
+      return onednn_matmul(d, {128, 768}, {768, 3072}, {128, 3072}, *x, *wt, bias.get());
+    };
+    ws.push_back(std::move(w));
+  }
+  {
+    Workload w{"W3",
+               "Conv3x3+bias+Relu 1x64x56x56 -> 64, s1 p1",
+               56.0 * 56 * 64 * 64 * 9,
+               TLMC_MODEL(w3),
+               {},
+               0,
+               {}};
+    auto x = make_uniform(64 * 56 * 56, 1003, -1, 1);
+    auto wt = make_uniform(64 * 64 * 9, 301, -1, 1);  // W3.yaml: w
+    auto bias = make_uniform(64, 302, -1, 1);         // W3.yaml: bias
+    w.tlmc_inputs = {x};
+    w.out_elems = 64 * 56 * 56;
+    w.onednn = [x, wt, bias](Onednn& d) {
+      return onednn_conv(d, 64, 64, 56, 56, 3, 1, 1, *x, *wt, bias.get(), true);
+    };
+    ws.push_back(std::move(w));
+  }
+  {
+    Workload w{"W4", "Conv1x1 1x256x56x56 -> 64", 56.0 * 56 * 64 * 256, TLMC_MODEL(w4), {}, 0, {}};
+    auto x = make_uniform(256 * 56 * 56, 1004, -1, 1);
+    auto wt = make_uniform(64 * 256, 401, -1, 1);  // W4.yaml: w
+    w.tlmc_inputs = {x};
+    w.out_elems = 64 * 56 * 56;
+    w.onednn = [x, wt](Onednn& d) {
+      return onednn_conv(d, 256, 64, 56, 56, 1, 0, 1, *x, *wt, nullptr, false);
+    };
+    ws.push_back(std::move(w));
+  }
+  {
+    Workload w{"W5",
+               "batched MatMul [12,128,64] x [12,64,128]",
+               12.0 * 128 * 128 * 64,
+               TLMC_MODEL(w5),
+               {},
+               0,
+               {}};
+    auto q = make_uniform(12 * 128 * 64, 1005, -1, 1);
+    auto k = make_uniform(12 * 64 * 128, 1006, -1, 1);
+    w.tlmc_inputs = {q, k};
+    w.out_elems = 12 * 128 * 128;
+    w.onednn = [q, k](Onednn& d) {
+      return onednn_matmul(d, {12, 128, 64}, {12, 64, 128}, {12, 128, 128}, *q, *k, nullptr);
+    };
+    ws.push_back(std::move(w));
+  }
+  {
+    Workload w{
+        "W6", "depthwise Conv3x3 1x144x56x56, g144 p1", 144.0 * 56 * 56 * 9, TLMC_MODEL(w6), {}, 0,
+        {}};
+    auto x = make_uniform(144 * 56 * 56, 1007, -1, 1);
+    auto wt = make_uniform(144 * 9, 601, -1, 1);  // W6.yaml: w
+    w.tlmc_inputs = {x};
+    w.out_elems = 144 * 56 * 56;
+    w.onednn = [x, wt](Onednn& d) {
+      return onednn_conv(d, 144, 144, 56, 56, 3, 1, 144, *x, *wt, nullptr, false);
+    };
+    ws.push_back(std::move(w));
+  }
+  return ws;
+}
+
+// ---------------------------------------------------------------------------------------
+// Timing
+
+struct Options {
+  int threads = 0;
+  int min_runs = 50;      // timed runs per measurement, at least
+  double min_time = 1.0;  // seconds of timed runs per measurement, at least
+  double max_time = 10;   // ...but no more once 2 runs per round are done
+  double warmup = 0.2;    // seconds of untimed runs before the first round, at least (and 3 runs)
+  int rounds = 3;  // tlmc and oneDNN alternate this many times, each round 1/rounds of the runs
+  std::set<std::string> only;
+};
+
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+// The run times of one side of a comparison, collected over several rounds.
+class Samples {
+ public:
+  // One round: warm-up first (the full warm-up in the first round; afterwards two runs, to
+  // wake the thread pool and the caches after the pause), then timed runs until this
+  // round's share of the runs and of the time is done.
+  void round(const std::function<void()>& f, const Options& o) {
+    const auto w0 = Clock::now();
+    const double warmup = t_.empty() ? std::min(o.warmup, o.max_time) : 0;
+    for (int i = 0; i < (t_.empty() ? 3 : 2) || seconds_since(w0) < warmup; ++i) f();
+    const int runs = (o.min_runs + o.rounds - 1) / o.rounds;
+    const double min_time = o.min_time / o.rounds, max_time = o.max_time / o.rounds;
+    starts_.push_back(t_.size());
+    const auto t0 = Clock::now();
+    for (int n = 1;; ++n) {
+      const auto s = Clock::now();
+      f();
+      t_.push_back(seconds_since(s));
+      const double elapsed = seconds_since(t0);
+      if ((n >= runs && elapsed >= min_time) || (n >= 2 && elapsed >= max_time)) break;
+    }
+  }
+  double median() const { return median_of(t_); }
+  int runs() const { return static_cast<int>(t_.size()); }
+  // The largest median of one round over the smallest: near 1 on a quiet machine.
+  double spread() const {
+    double lo = INFINITY, hi = 0;
+    for (size_t r = 0; r < starts_.size(); ++r) {
+      const size_t end = r + 1 < starts_.size() ? starts_[r + 1] : t_.size();
+      const double m = median_of(std::vector<double>(t_.begin() + starts_[r], t_.begin() + end));
+      lo = std::min(lo, m);
+      hi = std::max(hi, m);
+    }
+    return hi / lo;
+  }
+
+ private:
+  static double median_of(std::vector<double> t) {
+    std::sort(t.begin(), t.end());
+    const size_t n = t.size();
+    return n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
+  }
+  std::vector<double> t_;
+  std::vector<size_t> starts_;  // where each round's runs begin in t_
+};
+
+// Lets the other runtime's spinning workers go to sleep before the next measurement: on a
+// machine with few cores they would otherwise compete with the threads being timed.
+void settle() { std::this_thread::sleep_for(std::chrono::milliseconds(100)); }
+
+// ---------------------------------------------------------------------------------------
+// Output
+
+std::string cpu_model() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("model name", 0) == 0) {
+      const size_t c = line.find(':');
+      if (c != std::string::npos) return line.substr(line.find_first_not_of(" \t", c + 1));
+    }
+  }
+  return "unknown";
+}
+
+// The 1-minute load average: how busy the shared machine was.
+std::string load_average() {
+  std::ifstream in("/proc/loadavg");
+  std::string first;
+  return in >> first ? first : "unknown";
+}
+
+const char* isa_name(dnnl::cpu_isa isa) {
+  switch (isa) {
+    case dnnl::cpu_isa::all:
+      return "all";
+    case dnnl::cpu_isa::sse41:
+      return "sse41";
+    case dnnl::cpu_isa::avx:
+      return "avx";
+    case dnnl::cpu_isa::avx2:
+      return "avx2";
+    case dnnl::cpu_isa::avx2_vnni:
+      return "avx2_vnni";
+    case dnnl::cpu_isa::avx512_mic:
+      return "avx512_mic";
+    case dnnl::cpu_isa::avx512_mic_4ops:
+      return "avx512_mic_4ops";
+    case dnnl::cpu_isa::avx512_core:
+      return "avx512_core";
+    case dnnl::cpu_isa::avx512_core_vnni:
+      return "avx512_core_vnni";
+    case dnnl::cpu_isa::avx512_core_bf16:
+      return "avx512_core_bf16";
+    case dnnl::cpu_isa::avx512_core_amx:
+      return "avx512_core_amx";
+    default:
+      return "?";
+  }
+}
+
+const char* onednn_runtime() {
+#if DNNL_CPU_RUNTIME == DNNL_RUNTIME_OMP
+  return "OpenMP";
+#elif DNNL_CPU_RUNTIME == DNNL_RUNTIME_TBB
+  return "TBB";
+#elif DNNL_CPU_RUNTIME == DNNL_RUNTIME_SEQ
+  return "sequential";
+#elif DNNL_CPU_RUNTIME == DNNL_RUNTIME_THREADPOOL
+  return "threadpool";
+#else
+  return "unknown";
+#endif
+}
+
+std::string fixed(double v, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
+std::string sci(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.1e", v);
+  return buf;
+}
+
+void print_table(const std::vector<std::vector<std::string>>& rows) {
+  std::vector<size_t> width(rows[0].size(), 0);
+  for (const auto& r : rows)
+    for (size_t i = 0; i < r.size(); ++i) width[i] = std::max(width[i], r[i].size());
+  for (size_t k = 0; k < rows.size(); ++k) {
+    std::string line = "|";
+    for (size_t i = 0; i < rows[k].size(); ++i) {
+      const bool left = i < 2;
+      const std::string pad(width[i] - rows[k][i].size(), ' ');
+      line += " " + (left ? rows[k][i] + pad : pad + rows[k][i]) + " |";
+    }
+    std::printf("%s\n", line.c_str());
+    if (k == 0) {
+      line = "|";
+      for (size_t i = 0; i < width.size(); ++i)
+        line += i < 2 ? ":" + std::string(width[i] + 1, '-') + "|"
+                      : std::string(width[i] + 1, '-') + ":|";
+      std::printf("%s\n", line.c_str());
+    }
+  }
+}
+
+void usage(FILE* f) {
+  std::fprintf(
+      f,
+      "usage: bench_kernels [--threads N] [--only W1,W3,...] [--min-runs N] [--min-time S]\n"
+      "                     [--max-time S] [--warmup S] [--rounds N]\n"
+      "Times tlmc's kernels and oneDNN's primitives on the workloads W1-W6 of shared/bench.md.\n"
+      "  --threads N    threads for both (default: all online cores)\n"
+      "  --only LIST    the workloads to run (default: all)\n"
+      "  --min-runs N   timed runs per measurement, at least (default 50)\n"
+      "  --min-time S   seconds of timed runs per measurement, at least (default 1)\n"
+      "  --max-time S   ...but at most S seconds once 2 runs per round are done (default 10)\n"
+      "  --warmup S     seconds of untimed runs first, at least 3 runs (default 0.2)\n"
+      "  --rounds N     tlmc and oneDNN alternate N times, each round 1/N of the runs (default "
+      "3)\n");
+}
+
+Options parse(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "bench_kernels: %s needs a value\n", a.c_str());
+        std::exit(2);
+      }
+      return argv[++i];
+    };
+    try {
+      if (a == "--threads") {
+        o.threads = std::stoi(value());
+      } else if (a == "--min-runs") {
+        o.min_runs = std::stoi(value());
+      } else if (a == "--min-time") {
+        o.min_time = std::stod(value());
+      } else if (a == "--max-time") {
+        o.max_time = std::stod(value());
+      } else if (a == "--rounds") {
+        o.rounds = std::stoi(value());
+      } else if (a == "--warmup") {
+        o.warmup = std::stod(value());
+      } else if (a == "--only") {
+        std::stringstream ss(value());
+        std::string item;
+        while (std::getline(ss, item, ',')) {
+          for (auto& ch : item)
+            ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+          o.only.insert(item);
+        }
+      } else if (a == "-h" || a == "--help") {
+        usage(stdout);
+        std::exit(0);
+      } else {
+        std::fprintf(stderr, "bench_kernels: unknown argument '%s'\n", a.c_str());
+        usage(stderr);
+        std::exit(2);
+      }
+    } catch (const std::logic_error&) {
+      std::fprintf(stderr, "bench_kernels: bad value for %s\n", a.c_str());
+      std::exit(2);
+    }
+  }
+  if (o.threads <= 0) o.threads = static_cast<int>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
+  if (o.min_runs < 1) o.min_runs = 1;
+  if (o.rounds < 1) o.rounds = 1;
+  return o;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const Options o = parse(argc, argv);
+
+  // The same thread count for both sides.
+  std::string onednn_threads;
+#if DNNL_CPU_RUNTIME == DNNL_RUNTIME_OMP && defined(TLMC_BENCH_HAVE_OPENMP)
+  omp_set_num_threads(o.threads);
+  onednn_threads = "omp_set_num_threads(" + std::to_string(o.threads) + "), OpenMP reports " +
+                   std::to_string(omp_get_max_threads());
+#elif DNNL_CPU_RUNTIME == DNNL_RUNTIME_SEQ
+  onednn_threads = "sequential build: 1 thread";
+#else
+  onednn_threads = "NOT SET (its runtime's default; this build cannot set it)";
+#endif
+
+  const dnnl::version_t* v = dnnl::version();
+  std::printf("tlmc kernels vs oneDNN, float32, workloads W1-W6 of shared/bench.md\n");
+  std::printf("machine: %s, %ld cores online, load average %s at the start\n", cpu_model().c_str(),
+              sysconf(_SC_NPROCESSORS_ONLN), load_average().c_str());
+  std::printf("tlmc:    target %s, -O0\n", TLMC_BENCH_TARGET);
+  std::printf("oneDNN:  %d.%d.%d, CPU runtime %s, ISA %s\n", v->major, v->minor, v->patch,
+              onednn_runtime(), isa_name(dnnl::get_effective_cpu_isa()));
+  std::printf("threads: %d (tlmc: wN_set_num_threads(%d); oneDNN: %s)\n", o.threads, o.threads,
+              onednn_threads.c_str());
+  std::printf(
+      "timing:  median of >= %d runs and >= %.2g s per kernel (at most %.2g s), in %d rounds "
+      "alternating tlmc "
+      "and oneDNN, after >= %.2g s of warm-up\n\n",
+      o.min_runs, o.min_time, o.max_time, o.rounds, o.warmup);
+  std::fflush(stdout);
+
+  Onednn dnn;
+  std::vector<std::vector<std::string>> rows = {{"workload", "shape", "tlmc ms", "tlmc GFLOP/s",
+                                                 "oneDNN ms", "oneDNN GFLOP/s", "tlmc/oneDNN",
+                                                 "max rel err", "runs", "round spread"}};
+  std::vector<std::string> notes;
+  bool ok = true;
+  for (Workload& w : make_workloads()) {
+    if (!o.only.empty() && !o.only.count(w.id)) continue;
+    std::fprintf(stderr, "%s ...\n", w.id.c_str());
+
+    // tlmc
+    w.tlmc.set_num_threads(o.threads);
+    const size_t ws_bytes = w.tlmc.workspace_size();
+    Buffer workspace((ws_bytes + 3) / 4 + 16);
+    Buffer out(w.out_elems);
+    std::vector<const void*> in;
+    for (const auto& b : w.tlmc_inputs) in.push_back(b->data());
+    void* outs[1] = {out.data()};
+    const auto run_tlmc = [&] {
+      if (w.tlmc.run(in.data(), outs, workspace.data()) != 0)
+        throw std::runtime_error(w.id + ": tlmc run failed");
+    };
+    OnednnCase c = w.onednn(dnn);
+    // Alternate the two, so that a spell of load from elsewhere on the machine falls on both.
+    Samples tt, dt;
+    for (int r = 0; r < o.rounds; ++r) {
+      settle();
+      tt.round(run_tlmc, o);
+      settle();
+      dt.round([&] { dnn.run(c); }, o);
+    }
+    dnn.read_back(c);
+
+    // Agreement: max |tlmc - oneDNN| over max |oneDNN|.
+    const float* a = out.data();
+    const float* b = static_cast<const float*>(c.dst_plain.get_data_handle());
+    double max_diff = 0, max_ref = 0;
+    for (size_t i = 0; i < w.out_elems; ++i) {
+      const double d = std::fabs(static_cast<double>(a[i]) - b[i]);
+      max_diff = std::isnan(d) ? INFINITY : std::max(max_diff, d);
+      max_ref = std::max(max_ref, std::fabs(static_cast<double>(b[i])));
+    }
+    const double err = max_ref > 0 ? max_diff / max_ref : max_diff;
+    const bool agree = err <= 1e-3 && max_ref > 0;  // all zeros on random data: a vacuous check
+    ok = ok && agree;
+
+    const double flop = 2 * w.macs;
+    rows.push_back({w.id, w.shape, fixed(tt.median() * 1e3, 3), fixed(flop / tt.median() * 1e-9, 1),
+                    fixed(dt.median() * 1e3, 3), fixed(flop / dt.median() * 1e-9, 1),
+                    fixed(dt.median() / tt.median(), 2), sci(err) + (agree ? "" : " FAIL"),
+                    std::to_string(tt.runs()) + "/" + std::to_string(dt.runs()),
+                    fixed(tt.spread(), 2) + "/" + fixed(dt.spread(), 2)});
+    notes.push_back(w.id + ": oneDNN " + c.impl);
+  }
+
+  print_table(rows);
+  std::printf(
+      "\nGFLOP/s = 2*MACs / median time (bias and Relu not counted). tlmc/oneDNN = oneDNN time / "
+      "tlmc time:\n"
+      "above 1, tlmc is faster. max rel err = max|tlmc - oneDNN| / max|oneDNN|, same inputs and "
+      "weights (must\n"
+      "be <= 1e-3). runs = timed runs, tlmc/oneDNN. round spread = slowest round's median / "
+      "fastest round's,\n"
+      "tlmc/oneDNN: well above 1, something else was using the machine during the rounds.\n"
+      "oneDNN chose its own layouts (format_tag::any, listed below); the reorders of the input and "
+      "the weights\n"
+      "into them and of the output back to plain NCHW / row-major are outside its timed region, "
+      "while tlmc\n"
+      "reads and writes plain row-major tensors in its timed run. Both run on warm caches (the "
+      "same inputs\n"
+      "every run). The machine is shared and noisy: compare ratios from one run. Load average at "
+      "the end: %s.\n",
+      load_average().c_str());
+  for (const auto& n : notes) std::printf("%s\n", n.c_str());
+  if (!ok) std::fprintf(stderr, "bench_kernels: tlmc and oneDNN disagree (max rel err > 1e-3)\n");
+  return ok ? 0 : 1;
+}
