@@ -65,6 +65,39 @@ std::string unary_call(UnaryOp op, const std::string& x) {
 std::string buf_name(int b) { return "b" + std::to_string(b); }
 std::string var_name(int v) { return "v" + std::to_string(v); }
 
+bool positive_const(const Expr& e) {
+  int64_t c;
+  return ir::is_int_const(e, &c) && c > 0;
+}
+
+// Is an integer expression never negative? Loop variables count from 0; sums, products,
+// quotients and remainders of non-negative values stay non-negative. There C's / and %
+// are floor division and modulo, and cheaper than the general helpers.
+bool non_negative(const Expr& e) {
+  int64_t c;
+  switch (e->kind) {
+    case ExprKind::IntImm:
+      return e->int_value >= 0;
+    case ExprKind::Var:
+      return true;
+    case ExprKind::Binary:
+      switch (e->binary_op) {
+        case BinaryOp::Add:
+        case BinaryOp::Mul:
+        case BinaryOp::Min:
+        case BinaryOp::Max:
+          return non_negative(e->args[0]) && non_negative(e->args[1]);
+        case BinaryOp::FloorDiv:
+        case BinaryOp::FloorMod:
+          return non_negative(e->args[0]) && ir::is_int_const(e->args[1], &c) && c > 0;
+        default:
+          return false;
+      }
+    default:
+      return false;
+  }
+}
+
 // Scalar C text of an expression.
 std::string scalar(const Expr& e) {
   switch (e->kind) {
@@ -99,8 +132,12 @@ std::string scalar(const Expr& e) {
         case BinaryOp::Div:
           return "(" + a + " / " + b + ")";
         case BinaryOp::FloorDiv:
+          if (non_negative(e->args[0]) && positive_const(e->args[1]))
+            return "(" + a + " / " + b + ")";
           return "tlmc_floordiv(" + a + ", " + b + ")";
         case BinaryOp::FloorMod:
+          if (non_negative(e->args[0]) && positive_const(e->args[1]))
+            return "(" + a + " % " + b + ")";
           return "tlmc_floormod(" + a + ", " + b + ")";
         case BinaryOp::Min:
           return is_float ? "tlmc_fminf(" + a + ", " + b + ")" : "tlmc_mini(" + a + ", " + b + ")";
@@ -162,11 +199,15 @@ struct VecCode {
 // Vector code for the body of a loop over `v`, `lanes` elements at a time.
 class Vectorizer {
  public:
-  Vectorizer(int v, int lanes) : v_(v), lanes_(lanes) {}
+  // `lanes` picks the vector type: tlmc_vf16, tlmc_vf8, ... (kernel_preamble defines them).
+  Vectorizer(int v, int lanes) : v_(v), lanes_(lanes), sfx_(std::to_string(lanes)) {}
+
+  // The helper or type `name` for this width ("tlmc_vload" -> "tlmc_vload16").
+  std::string w(const char* name) const { return name + sfx_; }
 
   // The expression evaluated lane by lane (always safe: a select runs one branch).
   std::string per_lane(const Expr& e) const {
-    std::string out = "((tlmc_vf){";
+    std::string out = "((" + w("tlmc_vf") + "){";
     for (int k = 0; k < lanes_; ++k) {
       Expr lane = ir::substitute(e, {{v_, ir::make_var(v_, var_name(v_)) + k}});
       out += (k ? ", " : "") + scalar(lane);
@@ -175,7 +216,7 @@ class Vectorizer {
   }
 
   std::string as_vector(const VecCode& c) const {
-    return c.vector ? c.code : "tlmc_vsplat(" + c.code + ")";
+    return c.vector ? c.code : w("tlmc_vsplat") + "(" + c.code + ")";
   }
 
   VecCode vec(const Expr& e) const {
@@ -186,12 +227,13 @@ class Vectorizer {
       case ExprKind::Load: {
         const auto c = coefficient(e->args[0], v_);
         if (c && *c == 1)
-          return {"tlmc_vload(&" + buf_name(e->var_id) + "[" + scalar(e->args[0]) + "])", true};
+          return {w("tlmc_vload") + "(&" + buf_name(e->var_id) + "[" + scalar(e->args[0]) + "])",
+                  true};
         return {per_lane(e), true};
       }
       case ExprKind::Unary:
         if (e->unary_op == UnaryOp::Neg) return {"(-" + as_vector(vec(e->args[0])) + ")", true};
-        return {"tlmc_v" + std::string(ir::unary_name(e->unary_op)) + "(" +
+        return {"tlmc_v" + std::string(ir::unary_name(e->unary_op)) + sfx_ + "(" +
                     as_vector(vec(e->args[0])) + ")",
                 true};
       case ExprKind::Binary: {
@@ -209,9 +251,9 @@ class Vectorizer {
           case BinaryOp::Div:
             return {"(" + va + " / " + vb + ")", true};
           case BinaryOp::Min:
-            return {"tlmc_vmin(" + va + ", " + vb + ")", true};
+            return {w("tlmc_vmin") + "(" + va + ", " + vb + ")", true};
           case BinaryOp::Max:
-            return {"tlmc_vmax(" + va + ", " + vb + ")", true};
+            return {w("tlmc_vmax") + "(" + va + ", " + vb + ")", true};
           default:
             return {per_lane(e), true};
         }
@@ -222,7 +264,7 @@ class Vectorizer {
         const std::string mask = "(" + as_vector(vec(c->args[0])) + " " +
                                  std::string(ir::binary_name(c->binary_op)) + " " +
                                  as_vector(vec(c->args[1])) + ")";
-        return {"tlmc_vselect(" + mask + ", " + as_vector(vec(e->args[1])) + ", " +
+        return {w("tlmc_vselect") + "(" + mask + ", " + as_vector(vec(e->args[1])) + ", " +
                     as_vector(vec(e->args[2])) + ")",
                 true};
       }
@@ -265,7 +307,15 @@ class Vectorizer {
 
   int v_;
   int lanes_;
+  std::string sfx_;
 };
+
+// Loops annotated unroll up to this extent, and vectorized loops of up to this many whole
+// vectors, are written out copy by copy rather than left to the C compiler.
+constexpr int64_t kMaxExplicitUnroll = 32;
+constexpr int64_t kMaxExplicitVectorChunks = 8;
+// The narrowest vectors used for remainders: 4 floats, one SSE register.
+constexpr int kMinVectorLanes = 4;
 
 class KernelEmitter {
  public:
@@ -348,6 +398,17 @@ class KernelEmitter {
       return;
     }
     if (s->loop_kind == ir::LoopKind::Vectorized && emit_vectorized(os, s, depth)) return;
+    if (s->loop_kind == ir::LoopKind::Unrolled && s->extent <= kMaxExplicitUnroll) {
+      // Written out copy by copy with the variable a constant, so that the indices of a
+      // small local tile become constants and the C compiler keeps the tile in registers.
+      for (int64_t k = 0; k < s->extent; ++k) {
+        os << indent(depth) << "{\n"
+           << indent(depth + 1) << "const int64_t " << v << " = " << k << ";\n";
+        emit(os, s->body[0], depth + 1, in_parallel);
+        os << indent(depth) << "}\n";
+      }
+      return;
+    }
     if (s->loop_kind == ir::LoopKind::Unrolled)
       os << indent(depth) << "#pragma GCC unroll " << s->extent << "\n";
     os << indent(depth) << "for (int64_t " << v << " = 0; " << v << " < " << int_literal(s->extent)
@@ -370,7 +431,7 @@ class KernelEmitter {
 
   bool emit_vectorized(std::ostream& os, const Stmt& s, int depth) {
     const int lanes = target_.vector_lanes(4);
-    if (target_.isa == ir::Isa::Generic || s->extent < lanes) return false;
+    if (target_.isa == ir::Isa::Generic || s->extent < kMinVectorLanes) return false;
     std::vector<Stmt> stores;
     if (!vector_stores(s->body[0], stores)) return false;
     for (const Stmt& st : stores) {
@@ -384,16 +445,39 @@ class KernelEmitter {
       if (!floats_only) return false;
     }
     const std::string v = var_name(s->var_id);
+    // The body for vectors of `width` lanes at the loop's current value.
+    auto vector_body = [&](int width) {
+      Vectorizer vz(s->var_id, width);
+      std::ostringstream b;
+      for (const Stmt& st : stores)
+        b << indent(depth + 1) << vz.w("tlmc_vstore") << "(&" << buf_name(st->buffer) << "["
+          << scalar(st->index) << "], " << vz.as_vector(vz.vec(st->value)) << ");\n";
+      return b.str();
+    };
+    auto chunk = [&](int64_t at, int width) {
+      os << indent(depth) << "{\n"
+         << indent(depth + 1) << "const int64_t " << v << " = " << at << ";\n"
+         << vector_body(width) << indent(depth) << "}\n";
+    };
     const int64_t main = s->extent / lanes * lanes;
-    Vectorizer vz(s->var_id, lanes);
-    os << indent(depth) << "for (int64_t " << v << " = 0; " << v << " < " << int_literal(main)
-       << "; " << v << " += " << lanes << ") {\n";
-    for (const Stmt& st : stores)
-      os << indent(depth + 1) << "tlmc_vstore(&" << buf_name(st->buffer) << "[" << scalar(st->index)
-         << "], " << vz.as_vector(vz.vec(st->value)) << ");\n";
-    os << indent(depth) << "}\n";
-    if (main == s->extent) return true;
-    os << indent(depth) << "for (int64_t " << v << " = " << int_literal(main) << "; " << v << " < "
+    if (main / lanes <= kMaxExplicitVectorChunks) {
+      // A few vectors: each chunk written out with a constant offset (see emit_for).
+      for (int64_t c = 0; c < main; c += lanes) chunk(c, lanes);
+    } else {
+      os << indent(depth) << "for (int64_t " << v << " = 0; " << v << " < " << int_literal(main)
+         << "; " << v << " += " << lanes << ") {\n"
+         << vector_body(lanes) << indent(depth) << "}\n";
+    }
+    // The remainder in narrower vectors (8 lanes, then 4: the tail of a 56-wide row on a
+    // 16-lane target is one 8-lane vector), then element by element.
+    int64_t done = main;
+    for (int width = lanes / 2; width >= kMinVectorLanes; width /= 2) {
+      if (s->extent - done < width) continue;
+      chunk(done, width);
+      done += width;
+    }
+    if (done == s->extent) return true;
+    os << indent(depth) << "for (int64_t " << v << " = " << int_literal(done) << "; " << v << " < "
        << int_literal(s->extent) << "; ++" << v << ") {\n";
     emit(os, s->body[0], depth + 1, true);
     os << indent(depth) << "}\n";
@@ -492,6 +576,11 @@ KernelSource emit_kernel(const ir::LoopProgram& p, const ir::Target& target,
   return KernelEmitter(p, target, rt).run();
 }
 
+// Unary operations applied lane by lane: (name in the IR, scalar C function).
+const char* const kLaneFunctions[][2] = {
+    {"exp", "expf"}, {"log", "logf"},  {"sqrt", "sqrtf"},   {"tanh", "tanhf"},
+    {"erf", "erff"}, {"abs", "fabsf"}, {"floor", "floorf"}, {"sigmoid", "tlmc_sigmoidf"}};
+
 std::string kernel_preamble(const ir::Target& target) {
   std::ostringstream os;
   // Helpers are marked unused: a kernel set uses only some of them (clang warns otherwise).
@@ -506,29 +595,34 @@ TLMC_HELPER int64_t tlmc_maxi(int64_t a, int64_t b) { return a > b ? a : b; }
 /* NaN-propagating, as ONNX's Max/Relu: a NaN in `a` stays. */
 TLMC_HELPER float tlmc_fminf(float a, float b) { return b < a ? b : a; }
 TLMC_HELPER float tlmc_fmaxf(float a, float b) { return b > a ? b : a; }
+TLMC_HELPER float tlmc_sigmoidf(float x) { return 1.0f / (1.0f + expf(-x)); }
 )";
   if (target.isa == ir::Isa::Generic) return os.str();
-  const int bytes = target.vector_bytes, lanes = target.vector_lanes(4);
-  os << "typedef float tlmc_vf __attribute__((vector_size(" << bytes << ")));\n";
-  os << "typedef int32_t tlmc_vi __attribute__((vector_size(" << bytes << ")));\n";
-  os << R"(TLMC_HELPER tlmc_vf tlmc_vload(const float* p) { tlmc_vf r; memcpy(&r, p, sizeof r); return r; }
-TLMC_HELPER void tlmc_vstore(float* p, tlmc_vf v) { memcpy(p, &v, sizeof v); }
-TLMC_HELPER tlmc_vf tlmc_vsplat(float x) { return (tlmc_vf){0} + x; }
-TLMC_HELPER tlmc_vf tlmc_vselect(tlmc_vi m, tlmc_vf a, tlmc_vf b) {
-  return (tlmc_vf)((m & (tlmc_vi)a) | (~m & (tlmc_vi)b));
-}
-TLMC_HELPER tlmc_vf tlmc_vmin(tlmc_vf a, tlmc_vf b) { return tlmc_vselect(b < a, b, a); }
-TLMC_HELPER tlmc_vf tlmc_vmax(tlmc_vf a, tlmc_vf b) { return tlmc_vselect(b > a, b, a); }
-)";
-  // Lane-by-lane math functions, for the operations without a vector instruction.
-  const char* fns[][2] = {
-      {"exp", "expf"}, {"log", "logf"},  {"sqrt", "sqrtf"},   {"tanh", "tanhf"},
-      {"erf", "erff"}, {"abs", "fabsf"}, {"floor", "floorf"}, {"sigmoid", "tlmc_sigmoidf"}};
-  os << "TLMC_HELPER float tlmc_sigmoidf(float x) { return 1.0f / (1.0f + expf(-x)); }\n";
-  for (const auto& f : fns)
-    os << "TLMC_HELPER tlmc_vf tlmc_v" << f[0]
-       << "(tlmc_vf x) {\n  tlmc_vf r;\n  for (int i = 0; i < " << lanes << "; ++i) r[i] = " << f[1]
-       << "(x[i]);\n  return r;\n}\n";
+  // One vector type and helper set per width, from the target's down to 4 lanes.
+  for (int lanes = target.vector_lanes(4); lanes >= kMinVectorLanes; lanes /= 2) {
+    const std::string L = std::to_string(lanes), vf = "tlmc_vf" + L, vi = "tlmc_vi" + L;
+    os << "typedef float " << vf << " __attribute__((vector_size(" << lanes * 4 << ")));\n";
+    os << "typedef int32_t " << vi << " __attribute__((vector_size(" << lanes * 4 << ")));\n";
+    os << "TLMC_HELPER " << vf << " tlmc_vload" << L << "(const float* p) { " << vf
+       << " r; memcpy(&r, p, sizeof r); return r; }\n";
+    os << "TLMC_HELPER void tlmc_vstore" << L << "(float* p, " << vf
+       << " v) { memcpy(p, &v, sizeof v); }\n";
+    // A braced list of x (not {0} + x, which costs an add: 0 + -0 is +0).
+    os << "TLMC_HELPER " << vf << " tlmc_vsplat" << L << "(float x) { return (" << vf << "){";
+    for (int i = 0; i < lanes; ++i) os << (i ? ", x" : "x");
+    os << "}; }\n";
+    os << "TLMC_HELPER " << vf << " tlmc_vselect" << L << "(" << vi << " m, " << vf << " a, " << vf
+       << " b) {\n  return (" << vf << ")((m & (" << vi << ")a) | (~m & (" << vi << ")b));\n}\n";
+    os << "TLMC_HELPER " << vf << " tlmc_vmin" << L << "(" << vf << " a, " << vf
+       << " b) { return tlmc_vselect" << L << "(b < a, b, a); }\n";
+    os << "TLMC_HELPER " << vf << " tlmc_vmax" << L << "(" << vf << " a, " << vf
+       << " b) { return tlmc_vselect" << L << "(b > a, b, a); }\n";
+    // Lane-by-lane math functions, for the operations without a vector instruction.
+    for (const auto& f : kLaneFunctions)
+      os << "TLMC_HELPER " << vf << " tlmc_v" << f[0] << L << "(" << vf << " x) {\n  " << vf
+         << " r;\n  for (int i = 0; i < " << lanes << "; ++i) r[i] = " << f[1]
+         << "(x[i]);\n  return r;\n}\n";
+  }
   return os.str();
 }
 

@@ -86,6 +86,23 @@ std::vector<int> attachable_producers(const ScheduleState& st, int root) {
   return out;
 }
 
+// Vector registers the default schedule spends on a reduction's accumulator tile: half of
+// the register file, the rest holding operands.
+int64_t accumulator_registers(const ir::Target& t) {
+  switch (t.isa) {
+    case ir::Isa::Avx512:
+      return 16;
+    case ir::Isa::Avx2:
+      return 8;
+    case ir::Isa::Generic:
+      return 4;
+  }
+  return 4;
+}
+
+// Vectors along the innermost axis of a reduction's tile.
+constexpr int64_t kTileVectors = 4;
+
 // Loops of an attached reduction: the reduction outside the spatial tile when the tile is
 // wide enough to vectorise, so each tap updates a vector of outputs; innermost otherwise.
 void schedule_attached(Builder& b, int s, const ir::Target& target) {
@@ -104,6 +121,45 @@ void schedule_attached(Builder& b, int s, const ir::Target& target) {
     if (ss.iters[i].extent != 1) order.push_back(static_cast<int64_t>(i));
   b.emit(Decision{DecisionKind::Reorder, s, -1, order});
   b.emit(Decision{DecisionKind::Vectorize, s, -1, {static_cast<int64_t>(n - 1)}});
+  // The tile's other loops are unrolled when the whole tile fits in the accumulator
+  // registers: written out, its elements become registers instead of memory.
+  const int64_t vectors = (inner_extent + lanes - 1) / lanes;
+  int64_t tile_vectors = vectors;
+  for (size_t i = n - 1; i-- > 0;) {
+    const Iter it = b.st.leaf(s, i);  // a copy: emit() replaces the state
+    if (it.reduce || it.extent == 1) break;
+    tile_vectors *= it.extent;
+    if (tile_vectors > accumulator_registers(target)) break;
+    b.emit(Decision{DecisionKind::Unroll, s, -1, {static_cast<int64_t>(i)}});
+  }
+}
+
+// The axis along which a reduction's tile reuses its vector operands from registers: the
+// innermost one (but the last) that no vector operand (a load contiguous along the last
+// axis) is indexed by. Rows for a matrix product, output channels for a convolution.
+size_t register_reuse_axis(const ScheduleState& st, const ir::Stage& root,
+                           const std::vector<int>& producers) {
+  const size_t rank = root.axes.size();
+  const size_t fallback = rank >= 2 ? rank - 2 : rank;
+  for (int p : producers) {
+    const ir::Stage& anchor = st.te.stages[static_cast<size_t>(p)];
+    if (anchor.axes.size() != rank ||
+        st.te.tensor(anchor.output).shape != st.te.tensor(root.output).shape)
+      continue;
+    const int inner = anchor.axes.back().var_id;
+    std::set<size_t> used;
+    ir::visit_expr(anchor.body, [&](const ir::ExprNode& n) {
+      if (n.kind != ir::ExprKind::Load || n.args.empty() || !ir::uses_var(n.args.back(), inner))
+        return;
+      for (const Expr& i : n.args)
+        for (size_t a = 0; a < rank; ++a)
+          if (ir::uses_var(i, anchor.axes[a].var_id)) used.insert(a);
+    });
+    for (size_t a = rank - 1; a-- > 0;)
+      if (!used.count(a) && anchor.axes[a].extent > 1) return a;
+    return fallback;
+  }
+  return fallback;
 }
 
 // Tiles a root stage: split each axis into outer and tile loops, outer loops fused and
@@ -121,15 +177,24 @@ void schedule_root(Builder& b, int s, const ir::Target& target) {
     std::set<size_t> u = axes_indexing(ts, b.st.te.stages[static_cast<size_t>(p)].output);
     indexed.insert(u.begin(), u.end());
   }
+  // With a reduction per tile, the tile is sized to the accumulator registers: the
+  // innermost axis up to kTileVectors vectors, the one before it the rest of the budget.
+  const int64_t lanes = target.vector_lanes(ir::dtype_size(b.st.te.tensor(ts.output).dtype));
+  const int64_t inner_cap = producers.empty() ? 256 : kTileVectors * lanes;
+  const size_t reuse_axis = producers.empty() ? rank : register_reuse_axis(b.st, ts, producers);
   std::vector<int64_t> tile(rank, 1);
   for (size_t a = 0; a < rank; ++a) {
     const int64_t e = ts.axes[a].extent;
-    if (!producers.empty() && !indexed.count(a))
+    if (!producers.empty() && !indexed.count(a)) {
       tile[a] = e;
-    else if (a + 1 == rank)
-      tile[a] = largest_divisor_at_most(e, producers.empty() ? 256 : 64);
-    else if (a + 2 == rank && !producers.empty())
-      tile[a] = largest_divisor_at_most(e, 8);
+    } else if (a + 1 == rank) {
+      tile[a] = largest_divisor_at_most(e, inner_cap);
+    } else if (a == reuse_axis) {
+      const int64_t vectors =
+          (largest_divisor_at_most(ts.axes[rank - 1].extent, inner_cap) + lanes - 1) / lanes;
+      tile[a] =
+          largest_divisor_at_most(e, std::max<int64_t>(1, accumulator_registers(target) / vectors));
+    }
   }
   if (!ir::is_pointwise(ts)) std::fill(tile.begin(), tile.end() - 1, 1);  // a root reduction
   // split: each axis becomes (outer, tile) where both exceed 1

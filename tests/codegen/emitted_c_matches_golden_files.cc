@@ -50,6 +50,8 @@ nodes:
 outputs: [y]
 )";
 
+void PrintTo(const Golden& g, std::ostream* os) { *os << g.name; }
+
 class EmittedC : public ::testing::TestWithParam<Golden> {};
 
 TEST_P(EmittedC, MatchesGoldenFile) {

@@ -19,67 +19,118 @@ TLMC_HELPER int64_t tlmc_maxi(int64_t a, int64_t b) { return a > b ? a : b; }
 /* NaN-propagating, as ONNX's Max/Relu: a NaN in `a` stays. */
 TLMC_HELPER float tlmc_fminf(float a, float b) { return b < a ? b : a; }
 TLMC_HELPER float tlmc_fmaxf(float a, float b) { return b > a ? b : a; }
-typedef float tlmc_vf __attribute__((vector_size(32)));
-typedef int32_t tlmc_vi __attribute__((vector_size(32)));
-TLMC_HELPER tlmc_vf tlmc_vload(const float* p) { tlmc_vf r; memcpy(&r, p, sizeof r); return r; }
-TLMC_HELPER void tlmc_vstore(float* p, tlmc_vf v) { memcpy(p, &v, sizeof v); }
-TLMC_HELPER tlmc_vf tlmc_vsplat(float x) { return (tlmc_vf){0} + x; }
-TLMC_HELPER tlmc_vf tlmc_vselect(tlmc_vi m, tlmc_vf a, tlmc_vf b) {
-  return (tlmc_vf)((m & (tlmc_vi)a) | (~m & (tlmc_vi)b));
-}
-TLMC_HELPER tlmc_vf tlmc_vmin(tlmc_vf a, tlmc_vf b) { return tlmc_vselect(b < a, b, a); }
-TLMC_HELPER tlmc_vf tlmc_vmax(tlmc_vf a, tlmc_vf b) { return tlmc_vselect(b > a, b, a); }
 TLMC_HELPER float tlmc_sigmoidf(float x) { return 1.0f / (1.0f + expf(-x)); }
-TLMC_HELPER tlmc_vf tlmc_vexp(tlmc_vf x) {
-  tlmc_vf r;
+typedef float tlmc_vf8 __attribute__((vector_size(32)));
+typedef int32_t tlmc_vi8 __attribute__((vector_size(32)));
+TLMC_HELPER tlmc_vf8 tlmc_vload8(const float* p) { tlmc_vf8 r; memcpy(&r, p, sizeof r); return r; }
+TLMC_HELPER void tlmc_vstore8(float* p, tlmc_vf8 v) { memcpy(p, &v, sizeof v); }
+TLMC_HELPER tlmc_vf8 tlmc_vsplat8(float x) { return (tlmc_vf8){x, x, x, x, x, x, x, x}; }
+TLMC_HELPER tlmc_vf8 tlmc_vselect8(tlmc_vi8 m, tlmc_vf8 a, tlmc_vf8 b) {
+  return (tlmc_vf8)((m & (tlmc_vi8)a) | (~m & (tlmc_vi8)b));
+}
+TLMC_HELPER tlmc_vf8 tlmc_vmin8(tlmc_vf8 a, tlmc_vf8 b) { return tlmc_vselect8(b < a, b, a); }
+TLMC_HELPER tlmc_vf8 tlmc_vmax8(tlmc_vf8 a, tlmc_vf8 b) { return tlmc_vselect8(b > a, b, a); }
+TLMC_HELPER tlmc_vf8 tlmc_vexp8(tlmc_vf8 x) {
+  tlmc_vf8 r;
   for (int i = 0; i < 8; ++i) r[i] = expf(x[i]);
   return r;
 }
-TLMC_HELPER tlmc_vf tlmc_vlog(tlmc_vf x) {
-  tlmc_vf r;
+TLMC_HELPER tlmc_vf8 tlmc_vlog8(tlmc_vf8 x) {
+  tlmc_vf8 r;
   for (int i = 0; i < 8; ++i) r[i] = logf(x[i]);
   return r;
 }
-TLMC_HELPER tlmc_vf tlmc_vsqrt(tlmc_vf x) {
-  tlmc_vf r;
+TLMC_HELPER tlmc_vf8 tlmc_vsqrt8(tlmc_vf8 x) {
+  tlmc_vf8 r;
   for (int i = 0; i < 8; ++i) r[i] = sqrtf(x[i]);
   return r;
 }
-TLMC_HELPER tlmc_vf tlmc_vtanh(tlmc_vf x) {
-  tlmc_vf r;
+TLMC_HELPER tlmc_vf8 tlmc_vtanh8(tlmc_vf8 x) {
+  tlmc_vf8 r;
   for (int i = 0; i < 8; ++i) r[i] = tanhf(x[i]);
   return r;
 }
-TLMC_HELPER tlmc_vf tlmc_verf(tlmc_vf x) {
-  tlmc_vf r;
+TLMC_HELPER tlmc_vf8 tlmc_verf8(tlmc_vf8 x) {
+  tlmc_vf8 r;
   for (int i = 0; i < 8; ++i) r[i] = erff(x[i]);
   return r;
 }
-TLMC_HELPER tlmc_vf tlmc_vabs(tlmc_vf x) {
-  tlmc_vf r;
+TLMC_HELPER tlmc_vf8 tlmc_vabs8(tlmc_vf8 x) {
+  tlmc_vf8 r;
   for (int i = 0; i < 8; ++i) r[i] = fabsf(x[i]);
   return r;
 }
-TLMC_HELPER tlmc_vf tlmc_vfloor(tlmc_vf x) {
-  tlmc_vf r;
+TLMC_HELPER tlmc_vf8 tlmc_vfloor8(tlmc_vf8 x) {
+  tlmc_vf8 r;
   for (int i = 0; i < 8; ++i) r[i] = floorf(x[i]);
   return r;
 }
-TLMC_HELPER tlmc_vf tlmc_vsigmoid(tlmc_vf x) {
-  tlmc_vf r;
+TLMC_HELPER tlmc_vf8 tlmc_vsigmoid8(tlmc_vf8 x) {
+  tlmc_vf8 r;
   for (int i = 0; i < 8; ++i) r[i] = tlmc_sigmoidf(x[i]);
+  return r;
+}
+typedef float tlmc_vf4 __attribute__((vector_size(16)));
+typedef int32_t tlmc_vi4 __attribute__((vector_size(16)));
+TLMC_HELPER tlmc_vf4 tlmc_vload4(const float* p) { tlmc_vf4 r; memcpy(&r, p, sizeof r); return r; }
+TLMC_HELPER void tlmc_vstore4(float* p, tlmc_vf4 v) { memcpy(p, &v, sizeof v); }
+TLMC_HELPER tlmc_vf4 tlmc_vsplat4(float x) { return (tlmc_vf4){x, x, x, x}; }
+TLMC_HELPER tlmc_vf4 tlmc_vselect4(tlmc_vi4 m, tlmc_vf4 a, tlmc_vf4 b) {
+  return (tlmc_vf4)((m & (tlmc_vi4)a) | (~m & (tlmc_vi4)b));
+}
+TLMC_HELPER tlmc_vf4 tlmc_vmin4(tlmc_vf4 a, tlmc_vf4 b) { return tlmc_vselect4(b < a, b, a); }
+TLMC_HELPER tlmc_vf4 tlmc_vmax4(tlmc_vf4 a, tlmc_vf4 b) { return tlmc_vselect4(b > a, b, a); }
+TLMC_HELPER tlmc_vf4 tlmc_vexp4(tlmc_vf4 x) {
+  tlmc_vf4 r;
+  for (int i = 0; i < 4; ++i) r[i] = expf(x[i]);
+  return r;
+}
+TLMC_HELPER tlmc_vf4 tlmc_vlog4(tlmc_vf4 x) {
+  tlmc_vf4 r;
+  for (int i = 0; i < 4; ++i) r[i] = logf(x[i]);
+  return r;
+}
+TLMC_HELPER tlmc_vf4 tlmc_vsqrt4(tlmc_vf4 x) {
+  tlmc_vf4 r;
+  for (int i = 0; i < 4; ++i) r[i] = sqrtf(x[i]);
+  return r;
+}
+TLMC_HELPER tlmc_vf4 tlmc_vtanh4(tlmc_vf4 x) {
+  tlmc_vf4 r;
+  for (int i = 0; i < 4; ++i) r[i] = tanhf(x[i]);
+  return r;
+}
+TLMC_HELPER tlmc_vf4 tlmc_verf4(tlmc_vf4 x) {
+  tlmc_vf4 r;
+  for (int i = 0; i < 4; ++i) r[i] = erff(x[i]);
+  return r;
+}
+TLMC_HELPER tlmc_vf4 tlmc_vabs4(tlmc_vf4 x) {
+  tlmc_vf4 r;
+  for (int i = 0; i < 4; ++i) r[i] = fabsf(x[i]);
+  return r;
+}
+TLMC_HELPER tlmc_vf4 tlmc_vfloor4(tlmc_vf4 x) {
+  tlmc_vf4 r;
+  for (int i = 0; i < 4; ++i) r[i] = floorf(x[i]);
+  return r;
+}
+TLMC_HELPER tlmc_vf4 tlmc_vsigmoid4(tlmc_vf4 x) {
+  tlmc_vf4 r;
+  for (int i = 0; i < 4; ++i) r[i] = tlmc_sigmoidf(x[i]);
   return r;
 }
 
 /* kernel 0: workload 65b57328a15365de; schedule:
  *   cache_write 1 []
- *   reorder 2 [0, 1, 2, 3]
+ *   reorder 2 [0, 2, 1, 3]
  *   fuse 2 [0, 2]
  *   parallel 2 [0]
  *   compute_at 1 2 [0]
  *   vectorize 2 [2]
- *   reorder 1 [0, 1, 4, 5, 6, 2, 3]
+ *   reorder 1 [0, 2, 4, 5, 6, 1, 3]
  *   vectorize 1 [6]
+ *   unroll 1 [5]
  *   reorder 0 [0, 1, 2, 3]
  *   fuse 0 [0, 3]
  *   parallel 0 [0]
@@ -95,8 +146,9 @@ static void conv_pool_k0_par0(void* ctx_, int64_t begin, int64_t end) {
   const float* restrict b0 = ctx->b0;
   float* restrict b3 = ctx->b3;
   for (int64_t v27 = begin; v27 < end; ++v27) {
-    for (int64_t v14 = 0; v14 < 8; v14 += 8) {
-      tlmc_vstore(&b3[((((((tlmc_floordiv(v27, 16) * 2) + tlmc_floormod(tlmc_floordiv(v27, 8), 2)) * 8) + tlmc_floormod(v27, 8)) * 8) + v14)], ((tlmc_vf){((((0 <= (tlmc_floormod(v27, 8) - 1)) && ((tlmc_floormod(v27, 8) - 1) < 6)) && ((0 <= (v14 - 1)) && ((v14 - 1) < 6))) ? b0[((((((tlmc_floordiv(v27, 16) * 2) + tlmc_floormod(tlmc_floordiv(v27, 8), 2)) * 6) + (tlmc_floormod(v27, 8) - 1)) * 6) + (v14 - 1))] : 0.0f), ((((0 <= (tlmc_floormod(v27, 8) - 1)) && ((tlmc_floormod(v27, 8) - 1) < 6)) && ((0 <= v14) && (v14 < 6))) ? b0[((((((tlmc_floordiv(v27, 16) * 2) + tlmc_floormod(tlmc_floordiv(v27, 8), 2)) * 6) + (tlmc_floormod(v27, 8) - 1)) * 6) + v14)] : 0.0f), ((((0 <= (tlmc_floormod(v27, 8) - 1)) && ((tlmc_floormod(v27, 8) - 1) < 6)) && ((0 <= ((v14 + 2) - 1)) && (((v14 + 2) - 1) < 6))) ? b0[((((((tlmc_floordiv(v27, 16) * 2) + tlmc_floormod(tlmc_floordiv(v27, 8), 2)) * 6) + (tlmc_floormod(v27, 8) - 1)) * 6) + ((v14 + 2) - 1))] : 0.0f), ((((0 <= (tlmc_floormod(v27, 8) - 1)) && ((tlmc_floormod(v27, 8) - 1) < 6)) && ((0 <= ((v14 + 3) - 1)) && (((v14 + 3) - 1) < 6))) ? b0[((((((tlmc_floordiv(v27, 16) * 2) + tlmc_floormod(tlmc_floordiv(v27, 8), 2)) * 6) + (tlmc_floormod(v27, 8) - 1)) * 6) + ((v14 + 3) - 1))] : 0.0f), ((((0 <= (tlmc_floormod(v27, 8) - 1)) && ((tlmc_floormod(v27, 8) - 1) < 6)) && ((0 <= ((v14 + 4) - 1)) && (((v14 + 4) - 1) < 6))) ? b0[((((((tlmc_floordiv(v27, 16) * 2) + tlmc_floormod(tlmc_floordiv(v27, 8), 2)) * 6) + (tlmc_floormod(v27, 8) - 1)) * 6) + ((v14 + 4) - 1))] : 0.0f), ((((0 <= (tlmc_floormod(v27, 8) - 1)) && ((tlmc_floormod(v27, 8) - 1) < 6)) && ((0 <= ((v14 + 5) - 1)) && (((v14 + 5) - 1) < 6))) ? b0[((((((tlmc_floordiv(v27, 16) * 2) + tlmc_floormod(tlmc_floordiv(v27, 8), 2)) * 6) + (tlmc_floormod(v27, 8) - 1)) * 6) + ((v14 + 5) - 1))] : 0.0f), ((((0 <= (tlmc_floormod(v27, 8) - 1)) && ((tlmc_floormod(v27, 8) - 1) < 6)) && ((0 <= ((v14 + 6) - 1)) && (((v14 + 6) - 1) < 6))) ? b0[((((((tlmc_floordiv(v27, 16) * 2) + tlmc_floormod(tlmc_floordiv(v27, 8), 2)) * 6) + (tlmc_floormod(v27, 8) - 1)) * 6) + ((v14 + 6) - 1))] : 0.0f), ((((0 <= (tlmc_floormod(v27, 8) - 1)) && ((tlmc_floormod(v27, 8) - 1) < 6)) && ((0 <= ((v14 + 7) - 1)) && (((v14 + 7) - 1) < 6))) ? b0[((((((tlmc_floordiv(v27, 16) * 2) + tlmc_floormod(tlmc_floordiv(v27, 8), 2)) * 6) + (tlmc_floormod(v27, 8) - 1)) * 6) + ((v14 + 7) - 1))] : 0.0f)}));
+    {
+      const int64_t v14 = 0;
+      tlmc_vstore8(&b3[(((((((v27 / 16) * 2) + ((v27 / 8) % 2)) * 8) + (v27 % 8)) * 8) + v14)], ((tlmc_vf8){((((0 <= ((v27 % 8) - 1)) && (((v27 % 8) - 1) < 6)) && ((0 <= (v14 - 1)) && ((v14 - 1) < 6))) ? b0[(((((((v27 / 16) * 2) + ((v27 / 8) % 2)) * 6) + ((v27 % 8) - 1)) * 6) + (v14 - 1))] : 0.0f), ((((0 <= ((v27 % 8) - 1)) && (((v27 % 8) - 1) < 6)) && ((0 <= v14) && (v14 < 6))) ? b0[(((((((v27 / 16) * 2) + ((v27 / 8) % 2)) * 6) + ((v27 % 8) - 1)) * 6) + v14)] : 0.0f), ((((0 <= ((v27 % 8) - 1)) && (((v27 % 8) - 1) < 6)) && ((0 <= ((v14 + 2) - 1)) && (((v14 + 2) - 1) < 6))) ? b0[(((((((v27 / 16) * 2) + ((v27 / 8) % 2)) * 6) + ((v27 % 8) - 1)) * 6) + ((v14 + 2) - 1))] : 0.0f), ((((0 <= ((v27 % 8) - 1)) && (((v27 % 8) - 1) < 6)) && ((0 <= ((v14 + 3) - 1)) && (((v14 + 3) - 1) < 6))) ? b0[(((((((v27 / 16) * 2) + ((v27 / 8) % 2)) * 6) + ((v27 % 8) - 1)) * 6) + ((v14 + 3) - 1))] : 0.0f), ((((0 <= ((v27 % 8) - 1)) && (((v27 % 8) - 1) < 6)) && ((0 <= ((v14 + 4) - 1)) && (((v14 + 4) - 1) < 6))) ? b0[(((((((v27 / 16) * 2) + ((v27 / 8) % 2)) * 6) + ((v27 % 8) - 1)) * 6) + ((v14 + 4) - 1))] : 0.0f), ((((0 <= ((v27 % 8) - 1)) && (((v27 % 8) - 1) < 6)) && ((0 <= ((v14 + 5) - 1)) && (((v14 + 5) - 1) < 6))) ? b0[(((((((v27 / 16) * 2) + ((v27 / 8) % 2)) * 6) + ((v27 % 8) - 1)) * 6) + ((v14 + 5) - 1))] : 0.0f), ((((0 <= ((v27 % 8) - 1)) && (((v27 % 8) - 1) < 6)) && ((0 <= ((v14 + 6) - 1)) && (((v14 + 6) - 1) < 6))) ? b0[(((((((v27 / 16) * 2) + ((v27 / 8) % 2)) * 6) + ((v27 % 8) - 1)) * 6) + ((v14 + 6) - 1))] : 0.0f), ((((0 <= ((v27 % 8) - 1)) && (((v27 % 8) - 1) < 6)) && ((0 <= ((v14 + 7) - 1)) && (((v14 + 7) - 1) < 6))) ? b0[(((((((v27 / 16) * 2) + ((v27 / 8) % 2)) * 6) + ((v27 % 8) - 1)) * 6) + ((v14 + 7) - 1))] : 0.0f)}));
     }
   }
 }
@@ -114,24 +166,94 @@ static void conv_pool_k0_par1(void* ctx_, int64_t begin, int64_t end) {
   float* restrict b3 = ctx->b3;
   for (int64_t v26 = begin; v26 < end; ++v26) {
     {
-      float b4[36] __attribute__((aligned(64)));
+      float b4[24] __attribute__((aligned(64)));
       for (int64_t v15 = 0; v15 < 1; ++v15) {
-        for (int64_t v16 = 0; v16 < 1; ++v16) {
-          for (int64_t v17 = 0; v17 < 6; ++v17) {
-            for (int64_t v18 = 0; v18 < 6; ++v18) {
-              b4[(((((v15 + v16) * 6) + v17) * 6) + v18)] = 0.0f;
+        for (int64_t v17 = 0; v17 < 1; ++v17) {
+          {
+            const int64_t v16 = 0;
+            {
+              const int64_t v18 = 0;
+              tlmc_vstore4(&b4[(((((v15 * 4) + v16) + v17) * 6) + v18)], tlmc_vsplat4(0.0f));
+            }
+            for (int64_t v18 = 4; v18 < 6; ++v18) {
+              b4[(((((v15 * 4) + v16) + v17) * 6) + v18)] = 0.0f;
+            }
+          }
+          {
+            const int64_t v16 = 1;
+            {
+              const int64_t v18 = 0;
+              tlmc_vstore4(&b4[(((((v15 * 4) + v16) + v17) * 6) + v18)], tlmc_vsplat4(0.0f));
+            }
+            for (int64_t v18 = 4; v18 < 6; ++v18) {
+              b4[(((((v15 * 4) + v16) + v17) * 6) + v18)] = 0.0f;
+            }
+          }
+          {
+            const int64_t v16 = 2;
+            {
+              const int64_t v18 = 0;
+              tlmc_vstore4(&b4[(((((v15 * 4) + v16) + v17) * 6) + v18)], tlmc_vsplat4(0.0f));
+            }
+            for (int64_t v18 = 4; v18 < 6; ++v18) {
+              b4[(((((v15 * 4) + v16) + v17) * 6) + v18)] = 0.0f;
+            }
+          }
+          {
+            const int64_t v16 = 3;
+            {
+              const int64_t v18 = 0;
+              tlmc_vstore4(&b4[(((((v15 * 4) + v16) + v17) * 6) + v18)], tlmc_vsplat4(0.0f));
+            }
+            for (int64_t v18 = 4; v18 < 6; ++v18) {
+              b4[(((((v15 * 4) + v16) + v17) * 6) + v18)] = 0.0f;
             }
           }
         }
       }
       for (int64_t v15 = 0; v15 < 1; ++v15) {
-        for (int64_t v16 = 0; v16 < 1; ++v16) {
+        for (int64_t v17 = 0; v17 < 1; ++v17) {
           for (int64_t v19 = 0; v19 < 2; ++v19) {
             for (int64_t v20 = 0; v20 < 3; ++v20) {
               for (int64_t v21 = 0; v21 < 3; ++v21) {
-                for (int64_t v17 = 0; v17 < 6; ++v17) {
-                  for (int64_t v18 = 0; v18 < 6; ++v18) {
-                    b4[(((((v15 + v16) * 6) + v17) * 6) + v18)] = (b4[(((((v15 + v16) * 6) + v17) * 6) + v18)] + (b3[((((((v15 * 2) + v19) * 8) + (v17 + v20)) * 8) + (v18 + v21))] * b1[(((((((tlmc_floormod(v26, 4) + v16) * 2) + v19) * 3) + v20) * 3) + v21)]));
+                {
+                  const int64_t v16 = 0;
+                  {
+                    const int64_t v18 = 0;
+                    tlmc_vstore4(&b4[(((((v15 * 4) + v16) + v17) * 6) + v18)], (tlmc_vload4(&b4[(((((v15 * 4) + v16) + v17) * 6) + v18)]) + (tlmc_vload4(&b3[((((((v15 * 2) + v19) * 8) + (((v26 % 6) + v17) + v20)) * 8) + (v18 + v21))]) * tlmc_vsplat4(b1[((((((v16 * 2) + v19) * 3) + v20) * 3) + v21)]))));
+                  }
+                  for (int64_t v18 = 4; v18 < 6; ++v18) {
+                    b4[(((((v15 * 4) + v16) + v17) * 6) + v18)] = (b4[(((((v15 * 4) + v16) + v17) * 6) + v18)] + (b3[((((((v15 * 2) + v19) * 8) + (((v26 % 6) + v17) + v20)) * 8) + (v18 + v21))] * b1[((((((v16 * 2) + v19) * 3) + v20) * 3) + v21)]));
+                  }
+                }
+                {
+                  const int64_t v16 = 1;
+                  {
+                    const int64_t v18 = 0;
+                    tlmc_vstore4(&b4[(((((v15 * 4) + v16) + v17) * 6) + v18)], (tlmc_vload4(&b4[(((((v15 * 4) + v16) + v17) * 6) + v18)]) + (tlmc_vload4(&b3[((((((v15 * 2) + v19) * 8) + (((v26 % 6) + v17) + v20)) * 8) + (v18 + v21))]) * tlmc_vsplat4(b1[((((((v16 * 2) + v19) * 3) + v20) * 3) + v21)]))));
+                  }
+                  for (int64_t v18 = 4; v18 < 6; ++v18) {
+                    b4[(((((v15 * 4) + v16) + v17) * 6) + v18)] = (b4[(((((v15 * 4) + v16) + v17) * 6) + v18)] + (b3[((((((v15 * 2) + v19) * 8) + (((v26 % 6) + v17) + v20)) * 8) + (v18 + v21))] * b1[((((((v16 * 2) + v19) * 3) + v20) * 3) + v21)]));
+                  }
+                }
+                {
+                  const int64_t v16 = 2;
+                  {
+                    const int64_t v18 = 0;
+                    tlmc_vstore4(&b4[(((((v15 * 4) + v16) + v17) * 6) + v18)], (tlmc_vload4(&b4[(((((v15 * 4) + v16) + v17) * 6) + v18)]) + (tlmc_vload4(&b3[((((((v15 * 2) + v19) * 8) + (((v26 % 6) + v17) + v20)) * 8) + (v18 + v21))]) * tlmc_vsplat4(b1[((((((v16 * 2) + v19) * 3) + v20) * 3) + v21)]))));
+                  }
+                  for (int64_t v18 = 4; v18 < 6; ++v18) {
+                    b4[(((((v15 * 4) + v16) + v17) * 6) + v18)] = (b4[(((((v15 * 4) + v16) + v17) * 6) + v18)] + (b3[((((((v15 * 2) + v19) * 8) + (((v26 % 6) + v17) + v20)) * 8) + (v18 + v21))] * b1[((((((v16 * 2) + v19) * 3) + v20) * 3) + v21)]));
+                  }
+                }
+                {
+                  const int64_t v16 = 3;
+                  {
+                    const int64_t v18 = 0;
+                    tlmc_vstore4(&b4[(((((v15 * 4) + v16) + v17) * 6) + v18)], (tlmc_vload4(&b4[(((((v15 * 4) + v16) + v17) * 6) + v18)]) + (tlmc_vload4(&b3[((((((v15 * 2) + v19) * 8) + (((v26 % 6) + v17) + v20)) * 8) + (v18 + v21))]) * tlmc_vsplat4(b1[((((((v16 * 2) + v19) * 3) + v20) * 3) + v21)]))));
+                  }
+                  for (int64_t v18 = 4; v18 < 6; ++v18) {
+                    b4[(((((v15 * 4) + v16) + v17) * 6) + v18)] = (b4[(((((v15 * 4) + v16) + v17) * 6) + v18)] + (b3[((((((v15 * 2) + v19) * 8) + (((v26 % 6) + v17) + v20)) * 8) + (v18 + v21))] * b1[((((((v16 * 2) + v19) * 3) + v20) * 3) + v21)]));
                   }
                 }
               }
@@ -139,9 +261,13 @@ static void conv_pool_k0_par1(void* ctx_, int64_t begin, int64_t end) {
           }
         }
       }
-      for (int64_t v24 = 0; v24 < 6; ++v24) {
-        for (int64_t v25 = 0; v25 < 6; ++v25) {
-          b2[((((((tlmc_floordiv(v26, 4) * 4) + tlmc_floormod(v26, 4)) * 6) + v24) * 6) + v25)] = b4[((((tlmc_floordiv(v26, 4) * 6) + v24) * 6) + v25)];
+      for (int64_t v23 = 0; v23 < 4; ++v23) {
+        {
+          const int64_t v25 = 0;
+          tlmc_vstore4(&b2[(((((((v26 / 6) * 4) + v23) * 6) + (v26 % 6)) * 6) + v25)], tlmc_vload4(&b4[(((((v26 / 6) * 4) + v23) * 6) + v25)]));
+        }
+        for (int64_t v25 = 4; v25 < 6; ++v25) {
+          b2[(((((((v26 / 6) * 4) + v23) * 6) + (v26 % 6)) * 6) + v25)] = b4[(((((v26 / 6) * 4) + v23) * 6) + v25)];
         }
       }
     }
@@ -157,7 +283,7 @@ static void conv_pool_k0(const float* restrict b0, const float* restrict b1, flo
   }
   {
     struct conv_pool_k0_par1_ctx ctx = {b1, b2, b3};
-    conv_pool_rt_parallel_for(4, conv_pool_k0_par1, &ctx);
+    conv_pool_rt_parallel_for(6, conv_pool_k0_par1, &ctx);
   }
 }
 
@@ -190,7 +316,7 @@ static void conv_pool_k1_par0(void* ctx_, int64_t begin, int64_t end) {
                 b3[0] = (-INFINITY);
                 for (int64_t v10 = 0; v10 < 2; ++v10) {
                   for (int64_t v11 = 0; v11 < 2; ++v11) {
-                    b3[0] = tlmc_fmaxf(b3[0], b0[((((((v6 * 4) + (tlmc_floormod(v16, 4) + v7)) * 6) + ((v8 * 2) + v10)) * 6) + ((v9 * 2) + v11))]);
+                    b3[0] = tlmc_fmaxf(b3[0], b0[((((((v6 * 4) + ((v16 % 4) + v7)) * 6) + ((v8 * 2) + v10)) * 6) + ((v9 * 2) + v11))]);
                   }
                 }
                 b2[(((((v6 + v7) * 3) + v8) * 3) + v9)] = b3[0];
@@ -201,7 +327,7 @@ static void conv_pool_k1_par0(void* ctx_, int64_t begin, int64_t end) {
       }
       for (int64_t v14 = 0; v14 < 3; ++v14) {
         for (int64_t v15 = 0; v15 < 3; ++v15) {
-          b1[((((((tlmc_floordiv(v16, 4) * 4) + tlmc_floormod(v16, 4)) * 3) + v14) * 3) + v15)] = b2[((((tlmc_floordiv(v16, 4) * 3) + v14) * 3) + v15)];
+          b1[(((((((v16 / 4) * 4) + (v16 % 4)) * 3) + v14) * 3) + v15)] = b2[(((((v16 / 4) * 3) + v14) * 3) + v15)];
         }
       }
     }

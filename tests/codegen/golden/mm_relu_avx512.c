@@ -19,55 +19,155 @@ TLMC_HELPER int64_t tlmc_maxi(int64_t a, int64_t b) { return a > b ? a : b; }
 /* NaN-propagating, as ONNX's Max/Relu: a NaN in `a` stays. */
 TLMC_HELPER float tlmc_fminf(float a, float b) { return b < a ? b : a; }
 TLMC_HELPER float tlmc_fmaxf(float a, float b) { return b > a ? b : a; }
-typedef float tlmc_vf __attribute__((vector_size(64)));
-typedef int32_t tlmc_vi __attribute__((vector_size(64)));
-TLMC_HELPER tlmc_vf tlmc_vload(const float* p) { tlmc_vf r; memcpy(&r, p, sizeof r); return r; }
-TLMC_HELPER void tlmc_vstore(float* p, tlmc_vf v) { memcpy(p, &v, sizeof v); }
-TLMC_HELPER tlmc_vf tlmc_vsplat(float x) { return (tlmc_vf){0} + x; }
-TLMC_HELPER tlmc_vf tlmc_vselect(tlmc_vi m, tlmc_vf a, tlmc_vf b) {
-  return (tlmc_vf)((m & (tlmc_vi)a) | (~m & (tlmc_vi)b));
-}
-TLMC_HELPER tlmc_vf tlmc_vmin(tlmc_vf a, tlmc_vf b) { return tlmc_vselect(b < a, b, a); }
-TLMC_HELPER tlmc_vf tlmc_vmax(tlmc_vf a, tlmc_vf b) { return tlmc_vselect(b > a, b, a); }
 TLMC_HELPER float tlmc_sigmoidf(float x) { return 1.0f / (1.0f + expf(-x)); }
-TLMC_HELPER tlmc_vf tlmc_vexp(tlmc_vf x) {
-  tlmc_vf r;
+typedef float tlmc_vf16 __attribute__((vector_size(64)));
+typedef int32_t tlmc_vi16 __attribute__((vector_size(64)));
+TLMC_HELPER tlmc_vf16 tlmc_vload16(const float* p) { tlmc_vf16 r; memcpy(&r, p, sizeof r); return r; }
+TLMC_HELPER void tlmc_vstore16(float* p, tlmc_vf16 v) { memcpy(p, &v, sizeof v); }
+TLMC_HELPER tlmc_vf16 tlmc_vsplat16(float x) { return (tlmc_vf16){x, x, x, x, x, x, x, x, x, x, x, x, x, x, x, x}; }
+TLMC_HELPER tlmc_vf16 tlmc_vselect16(tlmc_vi16 m, tlmc_vf16 a, tlmc_vf16 b) {
+  return (tlmc_vf16)((m & (tlmc_vi16)a) | (~m & (tlmc_vi16)b));
+}
+TLMC_HELPER tlmc_vf16 tlmc_vmin16(tlmc_vf16 a, tlmc_vf16 b) { return tlmc_vselect16(b < a, b, a); }
+TLMC_HELPER tlmc_vf16 tlmc_vmax16(tlmc_vf16 a, tlmc_vf16 b) { return tlmc_vselect16(b > a, b, a); }
+TLMC_HELPER tlmc_vf16 tlmc_vexp16(tlmc_vf16 x) {
+  tlmc_vf16 r;
   for (int i = 0; i < 16; ++i) r[i] = expf(x[i]);
   return r;
 }
-TLMC_HELPER tlmc_vf tlmc_vlog(tlmc_vf x) {
-  tlmc_vf r;
+TLMC_HELPER tlmc_vf16 tlmc_vlog16(tlmc_vf16 x) {
+  tlmc_vf16 r;
   for (int i = 0; i < 16; ++i) r[i] = logf(x[i]);
   return r;
 }
-TLMC_HELPER tlmc_vf tlmc_vsqrt(tlmc_vf x) {
-  tlmc_vf r;
+TLMC_HELPER tlmc_vf16 tlmc_vsqrt16(tlmc_vf16 x) {
+  tlmc_vf16 r;
   for (int i = 0; i < 16; ++i) r[i] = sqrtf(x[i]);
   return r;
 }
-TLMC_HELPER tlmc_vf tlmc_vtanh(tlmc_vf x) {
-  tlmc_vf r;
+TLMC_HELPER tlmc_vf16 tlmc_vtanh16(tlmc_vf16 x) {
+  tlmc_vf16 r;
   for (int i = 0; i < 16; ++i) r[i] = tanhf(x[i]);
   return r;
 }
-TLMC_HELPER tlmc_vf tlmc_verf(tlmc_vf x) {
-  tlmc_vf r;
+TLMC_HELPER tlmc_vf16 tlmc_verf16(tlmc_vf16 x) {
+  tlmc_vf16 r;
   for (int i = 0; i < 16; ++i) r[i] = erff(x[i]);
   return r;
 }
-TLMC_HELPER tlmc_vf tlmc_vabs(tlmc_vf x) {
-  tlmc_vf r;
+TLMC_HELPER tlmc_vf16 tlmc_vabs16(tlmc_vf16 x) {
+  tlmc_vf16 r;
   for (int i = 0; i < 16; ++i) r[i] = fabsf(x[i]);
   return r;
 }
-TLMC_HELPER tlmc_vf tlmc_vfloor(tlmc_vf x) {
-  tlmc_vf r;
+TLMC_HELPER tlmc_vf16 tlmc_vfloor16(tlmc_vf16 x) {
+  tlmc_vf16 r;
   for (int i = 0; i < 16; ++i) r[i] = floorf(x[i]);
   return r;
 }
-TLMC_HELPER tlmc_vf tlmc_vsigmoid(tlmc_vf x) {
-  tlmc_vf r;
+TLMC_HELPER tlmc_vf16 tlmc_vsigmoid16(tlmc_vf16 x) {
+  tlmc_vf16 r;
   for (int i = 0; i < 16; ++i) r[i] = tlmc_sigmoidf(x[i]);
+  return r;
+}
+typedef float tlmc_vf8 __attribute__((vector_size(32)));
+typedef int32_t tlmc_vi8 __attribute__((vector_size(32)));
+TLMC_HELPER tlmc_vf8 tlmc_vload8(const float* p) { tlmc_vf8 r; memcpy(&r, p, sizeof r); return r; }
+TLMC_HELPER void tlmc_vstore8(float* p, tlmc_vf8 v) { memcpy(p, &v, sizeof v); }
+TLMC_HELPER tlmc_vf8 tlmc_vsplat8(float x) { return (tlmc_vf8){x, x, x, x, x, x, x, x}; }
+TLMC_HELPER tlmc_vf8 tlmc_vselect8(tlmc_vi8 m, tlmc_vf8 a, tlmc_vf8 b) {
+  return (tlmc_vf8)((m & (tlmc_vi8)a) | (~m & (tlmc_vi8)b));
+}
+TLMC_HELPER tlmc_vf8 tlmc_vmin8(tlmc_vf8 a, tlmc_vf8 b) { return tlmc_vselect8(b < a, b, a); }
+TLMC_HELPER tlmc_vf8 tlmc_vmax8(tlmc_vf8 a, tlmc_vf8 b) { return tlmc_vselect8(b > a, b, a); }
+TLMC_HELPER tlmc_vf8 tlmc_vexp8(tlmc_vf8 x) {
+  tlmc_vf8 r;
+  for (int i = 0; i < 8; ++i) r[i] = expf(x[i]);
+  return r;
+}
+TLMC_HELPER tlmc_vf8 tlmc_vlog8(tlmc_vf8 x) {
+  tlmc_vf8 r;
+  for (int i = 0; i < 8; ++i) r[i] = logf(x[i]);
+  return r;
+}
+TLMC_HELPER tlmc_vf8 tlmc_vsqrt8(tlmc_vf8 x) {
+  tlmc_vf8 r;
+  for (int i = 0; i < 8; ++i) r[i] = sqrtf(x[i]);
+  return r;
+}
+TLMC_HELPER tlmc_vf8 tlmc_vtanh8(tlmc_vf8 x) {
+  tlmc_vf8 r;
+  for (int i = 0; i < 8; ++i) r[i] = tanhf(x[i]);
+  return r;
+}
+TLMC_HELPER tlmc_vf8 tlmc_verf8(tlmc_vf8 x) {
+  tlmc_vf8 r;
+  for (int i = 0; i < 8; ++i) r[i] = erff(x[i]);
+  return r;
+}
+TLMC_HELPER tlmc_vf8 tlmc_vabs8(tlmc_vf8 x) {
+  tlmc_vf8 r;
+  for (int i = 0; i < 8; ++i) r[i] = fabsf(x[i]);
+  return r;
+}
+TLMC_HELPER tlmc_vf8 tlmc_vfloor8(tlmc_vf8 x) {
+  tlmc_vf8 r;
+  for (int i = 0; i < 8; ++i) r[i] = floorf(x[i]);
+  return r;
+}
+TLMC_HELPER tlmc_vf8 tlmc_vsigmoid8(tlmc_vf8 x) {
+  tlmc_vf8 r;
+  for (int i = 0; i < 8; ++i) r[i] = tlmc_sigmoidf(x[i]);
+  return r;
+}
+typedef float tlmc_vf4 __attribute__((vector_size(16)));
+typedef int32_t tlmc_vi4 __attribute__((vector_size(16)));
+TLMC_HELPER tlmc_vf4 tlmc_vload4(const float* p) { tlmc_vf4 r; memcpy(&r, p, sizeof r); return r; }
+TLMC_HELPER void tlmc_vstore4(float* p, tlmc_vf4 v) { memcpy(p, &v, sizeof v); }
+TLMC_HELPER tlmc_vf4 tlmc_vsplat4(float x) { return (tlmc_vf4){x, x, x, x}; }
+TLMC_HELPER tlmc_vf4 tlmc_vselect4(tlmc_vi4 m, tlmc_vf4 a, tlmc_vf4 b) {
+  return (tlmc_vf4)((m & (tlmc_vi4)a) | (~m & (tlmc_vi4)b));
+}
+TLMC_HELPER tlmc_vf4 tlmc_vmin4(tlmc_vf4 a, tlmc_vf4 b) { return tlmc_vselect4(b < a, b, a); }
+TLMC_HELPER tlmc_vf4 tlmc_vmax4(tlmc_vf4 a, tlmc_vf4 b) { return tlmc_vselect4(b > a, b, a); }
+TLMC_HELPER tlmc_vf4 tlmc_vexp4(tlmc_vf4 x) {
+  tlmc_vf4 r;
+  for (int i = 0; i < 4; ++i) r[i] = expf(x[i]);
+  return r;
+}
+TLMC_HELPER tlmc_vf4 tlmc_vlog4(tlmc_vf4 x) {
+  tlmc_vf4 r;
+  for (int i = 0; i < 4; ++i) r[i] = logf(x[i]);
+  return r;
+}
+TLMC_HELPER tlmc_vf4 tlmc_vsqrt4(tlmc_vf4 x) {
+  tlmc_vf4 r;
+  for (int i = 0; i < 4; ++i) r[i] = sqrtf(x[i]);
+  return r;
+}
+TLMC_HELPER tlmc_vf4 tlmc_vtanh4(tlmc_vf4 x) {
+  tlmc_vf4 r;
+  for (int i = 0; i < 4; ++i) r[i] = tanhf(x[i]);
+  return r;
+}
+TLMC_HELPER tlmc_vf4 tlmc_verf4(tlmc_vf4 x) {
+  tlmc_vf4 r;
+  for (int i = 0; i < 4; ++i) r[i] = erff(x[i]);
+  return r;
+}
+TLMC_HELPER tlmc_vf4 tlmc_vabs4(tlmc_vf4 x) {
+  tlmc_vf4 r;
+  for (int i = 0; i < 4; ++i) r[i] = fabsf(x[i]);
+  return r;
+}
+TLMC_HELPER tlmc_vf4 tlmc_vfloor4(tlmc_vf4 x) {
+  tlmc_vf4 r;
+  for (int i = 0; i < 4; ++i) r[i] = floorf(x[i]);
+  return r;
+}
+TLMC_HELPER tlmc_vf4 tlmc_vsigmoid4(tlmc_vf4 x) {
+  tlmc_vf4 r;
+  for (int i = 0; i < 4; ++i) r[i] = tlmc_sigmoidf(x[i]);
   return r;
 }
 
@@ -84,19 +184,34 @@ static void mm_relu_k0(const float* restrict b0, const float* restrict b1, float
     {
       float b3[32] __attribute__((aligned(64)));
       for (int64_t v5 = 0; v5 < 1; ++v5) {
-        for (int64_t v6 = 0; v6 < 32; v6 += 16) {
-          tlmc_vstore(&b3[((v5 * 32) + v6)], tlmc_vsplat(0.0f));
+        {
+          const int64_t v6 = 0;
+          tlmc_vstore16(&b3[((v5 * 32) + v6)], tlmc_vsplat16(0.0f));
+        }
+        {
+          const int64_t v6 = 16;
+          tlmc_vstore16(&b3[((v5 * 32) + v6)], tlmc_vsplat16(0.0f));
         }
       }
       for (int64_t v5 = 0; v5 < 1; ++v5) {
         for (int64_t v7 = 0; v7 < 16; ++v7) {
-          for (int64_t v6 = 0; v6 < 32; v6 += 16) {
-            tlmc_vstore(&b3[((v5 * 32) + v6)], (tlmc_vload(&b3[((v5 * 32) + v6)]) + (tlmc_vsplat(b0[(((v8 + v5) * 16) + v7)]) * tlmc_vload(&b1[((v7 * 32) + v6)]))));
+          {
+            const int64_t v6 = 0;
+            tlmc_vstore16(&b3[((v5 * 32) + v6)], (tlmc_vload16(&b3[((v5 * 32) + v6)]) + (tlmc_vsplat16(b0[(((v8 + v5) * 16) + v7)]) * tlmc_vload16(&b1[((v7 * 32) + v6)]))));
+          }
+          {
+            const int64_t v6 = 16;
+            tlmc_vstore16(&b3[((v5 * 32) + v6)], (tlmc_vload16(&b3[((v5 * 32) + v6)]) + (tlmc_vsplat16(b0[(((v8 + v5) * 16) + v7)]) * tlmc_vload16(&b1[((v7 * 32) + v6)]))));
           }
         }
       }
-      for (int64_t v9 = 0; v9 < 32; v9 += 16) {
-        tlmc_vstore(&b2[((v8 * 32) + v9)], tlmc_vmax(tlmc_vload(&b3[v9]), tlmc_vsplat(0.0f)));
+      {
+        const int64_t v9 = 0;
+        tlmc_vstore16(&b2[((v8 * 32) + v9)], tlmc_vmax16(tlmc_vload16(&b3[v9]), tlmc_vsplat16(0.0f)));
+      }
+      {
+        const int64_t v9 = 16;
+        tlmc_vstore16(&b2[((v8 * 32) + v9)], tlmc_vmax16(tlmc_vload16(&b3[v9]), tlmc_vsplat16(0.0f)));
       }
     }
   }

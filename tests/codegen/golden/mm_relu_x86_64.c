@@ -19,35 +19,56 @@ TLMC_HELPER int64_t tlmc_maxi(int64_t a, int64_t b) { return a > b ? a : b; }
 /* NaN-propagating, as ONNX's Max/Relu: a NaN in `a` stays. */
 TLMC_HELPER float tlmc_fminf(float a, float b) { return b < a ? b : a; }
 TLMC_HELPER float tlmc_fmaxf(float a, float b) { return b > a ? b : a; }
+TLMC_HELPER float tlmc_sigmoidf(float x) { return 1.0f / (1.0f + expf(-x)); }
 
 /* kernel 0: workload f181e075194d34fe; schedule:
- *   reorder 1 [0, 1]
+ *   split 1 [1, 16]
+ *   reorder 1 [0, 1, 2]
+ *   fuse 1 [0, 2]
+ *   parallel 1 [0]
  *   compute_at 0 1 [0]
  *   vectorize 1 [1]
  *   reorder 0 [0, 2, 1]
  *   vectorize 0 [2]
  */
-static void mm_relu_k0(const float* restrict b0, const float* restrict b1, float* restrict b2, char* restrict scratch) {
-  (void)scratch;
-  for (int64_t v8 = 0; v8 < 4; ++v8) {
+struct mm_relu_k0_par0_ctx {
+  const float* b0;
+  const float* b1;
+  float* b2;
+};
+
+static void mm_relu_k0_par0(void* ctx_, int64_t begin, int64_t end) {
+  const struct mm_relu_k0_par0_ctx* ctx = (const struct mm_relu_k0_par0_ctx*)ctx_;
+  const float* restrict b0 = ctx->b0;
+  const float* restrict b1 = ctx->b1;
+  float* restrict b2 = ctx->b2;
+  for (int64_t v12 = begin; v12 < end; ++v12) {
     {
-      float b3[32] __attribute__((aligned(64)));
+      float b3[16] __attribute__((aligned(64)));
       for (int64_t v5 = 0; v5 < 1; ++v5) {
-        for (int64_t v6 = 0; v6 < 32; ++v6) {
-          b3[((v5 * 32) + v6)] = 0.0f;
+        for (int64_t v6 = 0; v6 < 16; ++v6) {
+          b3[((v5 * 16) + v6)] = 0.0f;
         }
       }
       for (int64_t v5 = 0; v5 < 1; ++v5) {
         for (int64_t v7 = 0; v7 < 16; ++v7) {
-          for (int64_t v6 = 0; v6 < 32; ++v6) {
-            b3[((v5 * 32) + v6)] = (b3[((v5 * 32) + v6)] + (b0[(((v8 + v5) * 16) + v7)] * b1[((v7 * 32) + v6)]));
+          for (int64_t v6 = 0; v6 < 16; ++v6) {
+            b3[((v5 * 16) + v6)] = (b3[((v5 * 16) + v6)] + (b0[((((v12 / 2) + v5) * 16) + v7)] * b1[((v7 * 32) + (((v12 % 2) * 16) + v6))]));
           }
         }
       }
-      for (int64_t v9 = 0; v9 < 32; ++v9) {
-        b2[((v8 * 32) + v9)] = tlmc_fmaxf(b3[v9], 0.0f);
+      for (int64_t v11 = 0; v11 < 16; ++v11) {
+        b2[(((v12 / 2) * 32) + (((v12 % 2) * 16) + v11))] = tlmc_fmaxf(b3[v11], 0.0f);
       }
     }
+  }
+}
+
+static void mm_relu_k0(const float* restrict b0, const float* restrict b1, float* restrict b2, char* restrict scratch) {
+  (void)scratch;
+  {
+    struct mm_relu_k0_par0_ctx ctx = {b0, b1, b2};
+    mm_relu_rt_parallel_for(8, mm_relu_k0_par0, &ctx);
   }
 }
 

@@ -19,103 +19,178 @@ TLMC_HELPER int64_t tlmc_maxi(int64_t a, int64_t b) { return a > b ? a : b; }
 /* NaN-propagating, as ONNX's Max/Relu: a NaN in `a` stays. */
 TLMC_HELPER float tlmc_fminf(float a, float b) { return b < a ? b : a; }
 TLMC_HELPER float tlmc_fmaxf(float a, float b) { return b > a ? b : a; }
-typedef float tlmc_vf __attribute__((vector_size(32)));
-typedef int32_t tlmc_vi __attribute__((vector_size(32)));
-TLMC_HELPER tlmc_vf tlmc_vload(const float* p) { tlmc_vf r; memcpy(&r, p, sizeof r); return r; }
-TLMC_HELPER void tlmc_vstore(float* p, tlmc_vf v) { memcpy(p, &v, sizeof v); }
-TLMC_HELPER tlmc_vf tlmc_vsplat(float x) { return (tlmc_vf){0} + x; }
-TLMC_HELPER tlmc_vf tlmc_vselect(tlmc_vi m, tlmc_vf a, tlmc_vf b) {
-  return (tlmc_vf)((m & (tlmc_vi)a) | (~m & (tlmc_vi)b));
-}
-TLMC_HELPER tlmc_vf tlmc_vmin(tlmc_vf a, tlmc_vf b) { return tlmc_vselect(b < a, b, a); }
-TLMC_HELPER tlmc_vf tlmc_vmax(tlmc_vf a, tlmc_vf b) { return tlmc_vselect(b > a, b, a); }
 TLMC_HELPER float tlmc_sigmoidf(float x) { return 1.0f / (1.0f + expf(-x)); }
-TLMC_HELPER tlmc_vf tlmc_vexp(tlmc_vf x) {
-  tlmc_vf r;
+typedef float tlmc_vf8 __attribute__((vector_size(32)));
+typedef int32_t tlmc_vi8 __attribute__((vector_size(32)));
+TLMC_HELPER tlmc_vf8 tlmc_vload8(const float* p) { tlmc_vf8 r; memcpy(&r, p, sizeof r); return r; }
+TLMC_HELPER void tlmc_vstore8(float* p, tlmc_vf8 v) { memcpy(p, &v, sizeof v); }
+TLMC_HELPER tlmc_vf8 tlmc_vsplat8(float x) { return (tlmc_vf8){x, x, x, x, x, x, x, x}; }
+TLMC_HELPER tlmc_vf8 tlmc_vselect8(tlmc_vi8 m, tlmc_vf8 a, tlmc_vf8 b) {
+  return (tlmc_vf8)((m & (tlmc_vi8)a) | (~m & (tlmc_vi8)b));
+}
+TLMC_HELPER tlmc_vf8 tlmc_vmin8(tlmc_vf8 a, tlmc_vf8 b) { return tlmc_vselect8(b < a, b, a); }
+TLMC_HELPER tlmc_vf8 tlmc_vmax8(tlmc_vf8 a, tlmc_vf8 b) { return tlmc_vselect8(b > a, b, a); }
+TLMC_HELPER tlmc_vf8 tlmc_vexp8(tlmc_vf8 x) {
+  tlmc_vf8 r;
   for (int i = 0; i < 8; ++i) r[i] = expf(x[i]);
   return r;
 }
-TLMC_HELPER tlmc_vf tlmc_vlog(tlmc_vf x) {
-  tlmc_vf r;
+TLMC_HELPER tlmc_vf8 tlmc_vlog8(tlmc_vf8 x) {
+  tlmc_vf8 r;
   for (int i = 0; i < 8; ++i) r[i] = logf(x[i]);
   return r;
 }
-TLMC_HELPER tlmc_vf tlmc_vsqrt(tlmc_vf x) {
-  tlmc_vf r;
+TLMC_HELPER tlmc_vf8 tlmc_vsqrt8(tlmc_vf8 x) {
+  tlmc_vf8 r;
   for (int i = 0; i < 8; ++i) r[i] = sqrtf(x[i]);
   return r;
 }
-TLMC_HELPER tlmc_vf tlmc_vtanh(tlmc_vf x) {
-  tlmc_vf r;
+TLMC_HELPER tlmc_vf8 tlmc_vtanh8(tlmc_vf8 x) {
+  tlmc_vf8 r;
   for (int i = 0; i < 8; ++i) r[i] = tanhf(x[i]);
   return r;
 }
-TLMC_HELPER tlmc_vf tlmc_verf(tlmc_vf x) {
-  tlmc_vf r;
+TLMC_HELPER tlmc_vf8 tlmc_verf8(tlmc_vf8 x) {
+  tlmc_vf8 r;
   for (int i = 0; i < 8; ++i) r[i] = erff(x[i]);
   return r;
 }
-TLMC_HELPER tlmc_vf tlmc_vabs(tlmc_vf x) {
-  tlmc_vf r;
+TLMC_HELPER tlmc_vf8 tlmc_vabs8(tlmc_vf8 x) {
+  tlmc_vf8 r;
   for (int i = 0; i < 8; ++i) r[i] = fabsf(x[i]);
   return r;
 }
-TLMC_HELPER tlmc_vf tlmc_vfloor(tlmc_vf x) {
-  tlmc_vf r;
+TLMC_HELPER tlmc_vf8 tlmc_vfloor8(tlmc_vf8 x) {
+  tlmc_vf8 r;
   for (int i = 0; i < 8; ++i) r[i] = floorf(x[i]);
   return r;
 }
-TLMC_HELPER tlmc_vf tlmc_vsigmoid(tlmc_vf x) {
-  tlmc_vf r;
+TLMC_HELPER tlmc_vf8 tlmc_vsigmoid8(tlmc_vf8 x) {
+  tlmc_vf8 r;
   for (int i = 0; i < 8; ++i) r[i] = tlmc_sigmoidf(x[i]);
+  return r;
+}
+typedef float tlmc_vf4 __attribute__((vector_size(16)));
+typedef int32_t tlmc_vi4 __attribute__((vector_size(16)));
+TLMC_HELPER tlmc_vf4 tlmc_vload4(const float* p) { tlmc_vf4 r; memcpy(&r, p, sizeof r); return r; }
+TLMC_HELPER void tlmc_vstore4(float* p, tlmc_vf4 v) { memcpy(p, &v, sizeof v); }
+TLMC_HELPER tlmc_vf4 tlmc_vsplat4(float x) { return (tlmc_vf4){x, x, x, x}; }
+TLMC_HELPER tlmc_vf4 tlmc_vselect4(tlmc_vi4 m, tlmc_vf4 a, tlmc_vf4 b) {
+  return (tlmc_vf4)((m & (tlmc_vi4)a) | (~m & (tlmc_vi4)b));
+}
+TLMC_HELPER tlmc_vf4 tlmc_vmin4(tlmc_vf4 a, tlmc_vf4 b) { return tlmc_vselect4(b < a, b, a); }
+TLMC_HELPER tlmc_vf4 tlmc_vmax4(tlmc_vf4 a, tlmc_vf4 b) { return tlmc_vselect4(b > a, b, a); }
+TLMC_HELPER tlmc_vf4 tlmc_vexp4(tlmc_vf4 x) {
+  tlmc_vf4 r;
+  for (int i = 0; i < 4; ++i) r[i] = expf(x[i]);
+  return r;
+}
+TLMC_HELPER tlmc_vf4 tlmc_vlog4(tlmc_vf4 x) {
+  tlmc_vf4 r;
+  for (int i = 0; i < 4; ++i) r[i] = logf(x[i]);
+  return r;
+}
+TLMC_HELPER tlmc_vf4 tlmc_vsqrt4(tlmc_vf4 x) {
+  tlmc_vf4 r;
+  for (int i = 0; i < 4; ++i) r[i] = sqrtf(x[i]);
+  return r;
+}
+TLMC_HELPER tlmc_vf4 tlmc_vtanh4(tlmc_vf4 x) {
+  tlmc_vf4 r;
+  for (int i = 0; i < 4; ++i) r[i] = tanhf(x[i]);
+  return r;
+}
+TLMC_HELPER tlmc_vf4 tlmc_verf4(tlmc_vf4 x) {
+  tlmc_vf4 r;
+  for (int i = 0; i < 4; ++i) r[i] = erff(x[i]);
+  return r;
+}
+TLMC_HELPER tlmc_vf4 tlmc_vabs4(tlmc_vf4 x) {
+  tlmc_vf4 r;
+  for (int i = 0; i < 4; ++i) r[i] = fabsf(x[i]);
+  return r;
+}
+TLMC_HELPER tlmc_vf4 tlmc_vfloor4(tlmc_vf4 x) {
+  tlmc_vf4 r;
+  for (int i = 0; i < 4; ++i) r[i] = floorf(x[i]);
+  return r;
+}
+TLMC_HELPER tlmc_vf4 tlmc_vsigmoid4(tlmc_vf4 x) {
+  tlmc_vf4 r;
+  for (int i = 0; i < 4; ++i) r[i] = tlmc_sigmoidf(x[i]);
   return r;
 }
 
 /* kernel 0: workload e5be43acd892d55b; schedule:
- *   reorder 2 [0, 1]
+ *   split 2 [0, 2]
+ *   reorder 2 [0, 1, 2]
+ *   parallel 2 [0]
  *   compute_at 1 2 [0]
  *   compute_at 0 2 [0]
- *   vectorize 2 [1]
+ *   vectorize 2 [2]
  */
-static void softmax_k0(const float* restrict b0, float* restrict b1, char* restrict scratch) {
-  (void)scratch;
-  for (int64_t v14 = 0; v14 < 6; ++v14) {
+struct softmax_k0_par0_ctx {
+  const float* b0;
+  float* b1;
+};
+
+static void softmax_k0_par0(void* ctx_, int64_t begin, int64_t end) {
+  const struct softmax_k0_par0_ctx* ctx = (const struct softmax_k0_par0_ctx*)ctx_;
+  const float* restrict b0 = ctx->b0;
+  float* restrict b1 = ctx->b1;
+  for (int64_t v16 = begin; v16 < end; ++v16) {
     {
-      float b2[1];
+      float b2[2] __attribute__((aligned(64)));
       {
-        float b3[1];
-        for (int64_t v8 = 0; v8 < 1; ++v8) {
+        float b3[2] __attribute__((aligned(64)));
+        for (int64_t v8 = 0; v8 < 2; ++v8) {
           for (int64_t v9 = 0; v9 < 1; ++v9) {
             {
               float b4[1];
               b4[0] = (-INFINITY);
               for (int64_t v10 = 0; v10 < 20; ++v10) {
-                b4[0] = tlmc_fmaxf(b4[0], b0[(((v14 + v8) * 20) + v10)]);
+                b4[0] = tlmc_fmaxf(b4[0], b0[((((v16 * 2) + v8) * 20) + v10)]);
               }
               b2[(v8 + v9)] = b4[0];
             }
           }
         }
-        for (int64_t v11 = 0; v11 < 1; ++v11) {
+        for (int64_t v11 = 0; v11 < 2; ++v11) {
           for (int64_t v12 = 0; v12 < 1; ++v12) {
             {
               float b5[1];
               b5[0] = 0.0f;
               for (int64_t v13 = 0; v13 < 20; ++v13) {
-                b5[0] = (b5[0] + expf((b0[(((v14 + v11) * 20) + v13)] - b2[(v11 + v12)])));
+                b5[0] = (b5[0] + expf((b0[((((v16 * 2) + v11) * 20) + v13)] - b2[(v11 + v12)])));
               }
               b3[(v11 + v12)] = b5[0];
             }
           }
         }
-        for (int64_t v15 = 0; v15 < 16; v15 += 8) {
-          tlmc_vstore(&b1[((v14 * 20) + v15)], (tlmc_vexp((tlmc_vload(&b0[((v14 * 20) + v15)]) - tlmc_vsplat(b2[0]))) / tlmc_vsplat(b3[0])));
-        }
-        for (int64_t v15 = 16; v15 < 20; ++v15) {
-          b1[((v14 * 20) + v15)] = (expf((b0[((v14 * 20) + v15)] - b2[0])) / b3[0]);
+        for (int64_t v17 = 0; v17 < 2; ++v17) {
+          {
+            const int64_t v15 = 0;
+            tlmc_vstore8(&b1[((((v16 * 2) + v17) * 20) + v15)], (tlmc_vexp8((tlmc_vload8(&b0[((((v16 * 2) + v17) * 20) + v15)]) - tlmc_vsplat8(b2[v17]))) / tlmc_vsplat8(b3[v17])));
+          }
+          {
+            const int64_t v15 = 8;
+            tlmc_vstore8(&b1[((((v16 * 2) + v17) * 20) + v15)], (tlmc_vexp8((tlmc_vload8(&b0[((((v16 * 2) + v17) * 20) + v15)]) - tlmc_vsplat8(b2[v17]))) / tlmc_vsplat8(b3[v17])));
+          }
+          {
+            const int64_t v15 = 16;
+            tlmc_vstore4(&b1[((((v16 * 2) + v17) * 20) + v15)], (tlmc_vexp4((tlmc_vload4(&b0[((((v16 * 2) + v17) * 20) + v15)]) - tlmc_vsplat4(b2[v17]))) / tlmc_vsplat4(b3[v17])));
+          }
         }
       }
     }
+  }
+}
+
+static void softmax_k0(const float* restrict b0, float* restrict b1, char* restrict scratch) {
+  (void)scratch;
+  {
+    struct softmax_k0_par0_ctx ctx = {b0, b1};
+    softmax_rt_parallel_for(3, softmax_k0_par0, &ctx);
   }
 }
 
