@@ -8,6 +8,7 @@
 #include <map>
 #include <ostream>
 
+#include "frontend/fold_constants.h"
 #include "frontend/yaml_reader.h"
 #include "ir/lower.h"
 #include "ir/te.h"
@@ -83,14 +84,21 @@ CompiledModel compile_model(const CompileOptions& o) {
       throw Diagnostic({}, "--name '" + o.name + "' is not a C identifier");
     m.graph.name = o.name;
   }
+  // What is known at compile time is computed now (BatchNormalization into Conv weights,
+  // constant subexpressions into weights). m.graph stays as read: --check compares with it.
+  ir::Graph graph;
+  {
+    PassTimer t(o, "fold constants");
+    graph = frontend::fold_constants(m.graph);
+  }
   std::ostream* dump = o.dump_stream;
-  if (dump && wants(o, "graph")) *dump << ir::graph_str(m.graph);
+  if (dump && wants(o, "graph")) *dump << ir::graph_str(graph);
 
   // Fused subgraphs; views share storage (after verification: shapes are known).
   scheduler::Partition partition;
   {
     PassTimer t(o, "partition");
-    partition = scheduler::partition_graph(m.graph);
+    partition = scheduler::partition_graph(graph);
   }
 
   // Each distinct subgraph (by workload key) is lowered, scheduled and compiled once.
@@ -100,7 +108,7 @@ CompiledModel compile_model(const CompileOptions& o) {
   {
     PassTimer t(o, "lower and schedule");
     for (const std::vector<int>& nodes : partition.subgraphs) {
-      ir::LoweredSubgraph lowered = ir::lower_subgraph(m.graph, nodes);
+      ir::LoweredSubgraph lowered = ir::lower_subgraph(graph, nodes);
       const std::string key = ir::workload_key(lowered.program);
       auto found = kernel_of_key.find(key);
       int k;
@@ -130,7 +138,7 @@ CompiledModel compile_model(const CompileOptions& o) {
   }
   {
     PassTimer t(o, "plan and generate C");
-    m.plan = codegen::plan_model(m.graph, partition, subgraphs, std::move(kernels));
+    m.plan = codegen::plan_model(graph, partition, subgraphs, std::move(kernels));
     m.files = codegen::emit_c(m.plan, codegen::CodegenOptions{o.target, o.threads});
   }
   return m;

@@ -25,7 +25,7 @@ struct CompileOptions {
 };
 
 struct CompiledModel {
-  ir::Graph graph;
+  ir::Graph graph;  // as read: the reference --check compares with (compiled after folding)
   codegen::ModelPlan plan;
   std::vector<codegen::GeneratedFile> files;
   std::vector<std::string> inputs_read;  // the model file and every weight file it names
