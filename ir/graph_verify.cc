@@ -109,8 +109,9 @@ void check_node_against_schema(Node& n, int opset) {
   while (!n.outputs.empty() && n.outputs.back() < 0) n.outputs.pop_back();
 
   for (auto& [key, attr] : n.attrs) {
+    const std::string& name = key;  // lambdas cannot capture structured bindings in C++17
     auto spec = std::find_if(schema->attrs.begin(), schema->attrs.end(),
-                             [&](const AttrSpec& s) { return s.name == key; });
+                             [&](const AttrSpec& s) { return s.name == name; });
     if (spec == schema->attrs.end()) {
       std::string known;
       for (const AttrSpec& s : schema->attrs) known += (known.empty() ? "" : ", ") + s.name;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <set>
+#include <utility>
 
 #include "ir/lower_builder.h"
 #include "ir/op_schema.h"
@@ -43,7 +44,8 @@ int TeBuilder::stage(const std::string& name, DType t, const std::vector<Axis>& 
   Shape shape;
   for (const Axis& a : axes) shape.push_back(a.extent);
   program_.tensors.push_back(TeTensor{name, t, shape, static_cast<int>(program_.stages.size())});
-  program_.stages.push_back(Stage{name, id, axes, reduce_axes, reduce, make_cast(t, body)});
+  program_.stages.push_back(
+      Stage{name, id, axes, reduce_axes, reduce, make_cast(t, std::move(body))});
   return id;
 }
 

@@ -2,6 +2,7 @@
 // normalisations and reductions.
 #include <cmath>
 #include <limits>
+#include <utility>
 
 #include "ir/lower_ops.h"
 #include "ir/shape_rules.h"
@@ -12,9 +13,9 @@ namespace {
 int out0(const Node& n) { return n.outputs.at(0); }
 const std::string& out_name(const Node& n, TeBuilder& b) { return b.graph().tensor(out0(n)).name; }
 Expr f32(double v) { return make_float(v); }
-Expr lt(Expr a, Expr b) { return make_binary(BinaryOp::LT, a, b); }
-Expr le(Expr a, Expr b) { return make_binary(BinaryOp::LE, a, b); }
-Expr all_of(Expr a, Expr b) { return a ? make_binary(BinaryOp::And, a, b) : b; }
+Expr lt(Expr a, Expr b) { return make_binary(BinaryOp::LT, std::move(a), std::move(b)); }
+Expr le(Expr a, Expr b) { return make_binary(BinaryOp::LE, std::move(a), std::move(b)); }
+Expr all_of(const Expr& a, const Expr& b) { return a ? make_binary(BinaryOp::And, a, b) : b; }
 
 // The geometry of one spatial dimension of a sliding window.
 struct Window {
@@ -293,7 +294,7 @@ void lower_softmax(const Node& n, TeBuilder& b) {
   const size_t ax = static_cast<size_t>(axis);
   const std::string& name = out_name(n, b);
   auto row_index = [&](std::vector<Expr> idx, Expr along) {  // idx with axis `ax` replaced
-    idx[ax] = along;
+    idx[ax] = std::move(along);
     return idx;
   };
   // max over the axis

@@ -168,7 +168,7 @@ SpatialGeometry spatial_geometry(const Graph& g, const Node& n) {
   s.pads_end.assign(static_cast<size_t>(rank), 0);
   for (int i = 0; i < rank && !pads.empty(); ++i) {
     s.pads_begin[static_cast<size_t>(i)] = pads[static_cast<size_t>(i)];
-    s.pads_end[static_cast<size_t>(i)] = pads[static_cast<size_t>(i + rank)];
+    s.pads_end[static_cast<size_t>(i)] = pads[static_cast<size_t>(i) + static_cast<size_t>(rank)];
   }
 
   if (n.op == "ConvTranspose") {

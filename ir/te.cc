@@ -42,7 +42,7 @@ Expr reduce_identity(ReduceKind k, DType t) {
   return nullptr;
 }
 
-Expr reduce_combine(ReduceKind k, Expr acc, Expr value) {
+Expr reduce_combine(ReduceKind k, const Expr& acc, Expr value) {
   switch (k) {
     case ReduceKind::None:
       return value;

@@ -54,7 +54,7 @@ struct TeProgram {
 
 // The identity value of a reduction for a dtype (0, -inf, +inf).
 Expr reduce_identity(ReduceKind k, DType t);
-Expr reduce_combine(ReduceKind k, Expr acc, Expr value);
+Expr reduce_combine(ReduceKind k, const Expr& acc, Expr value);
 
 // A stage is pointwise when it has no reduction.
 inline bool is_pointwise(const Stage& s) { return s.reduce == ReduceKind::None; }

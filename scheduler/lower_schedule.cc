@@ -1,6 +1,7 @@
 #include "scheduler/lower_schedule.h"
 
 #include <map>
+#include <utility>
 
 #include "ir/diagnostic.h"
 
@@ -80,7 +81,7 @@ class Lowerer {
     for (size_t j = 0; j < ts.reduce_axes.size(); ++j)
       subst.emplace_back(ts.reduce_axes[j].var_id, axis_vals[ts.axes.size() + j]);
     Expr body = ir::substitute(ts.body, subst);
-    return ir::rewrite_loads(body, [&](const Expr& load, std::vector<Expr> idx) -> Expr {
+    return ir::rewrite_loads(body, [&](const Expr& load, const std::vector<Expr>& idx) -> Expr {
       auto b = buffer_of_.find(load->var_id);
       TLMC_ASSERT(b != buffer_of_.end(), "stage " << ts.name << " reads "
                                                   << st_.te.tensor(load->var_id).name
@@ -110,7 +111,7 @@ class Lowerer {
   }
 
   Stmt loop(const Iter& it, Stmt body) {
-    return ir::make_for(it.var_id, it.name, it.extent, it.kind, body);
+    return ir::make_for(it.var_id, it.name, it.extent, it.kind, std::move(body));
   }
 
   Stmt stage_nest(int s) {

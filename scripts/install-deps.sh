@@ -8,7 +8,7 @@ packages=(
   libyaml-cpp-dev libboost-program-options-dev           # frontend, driver
   libgtest-dev                                           # tests
   libdnnl-dev                                            # bench/: the oneDNN peer
-  clang-format                                           # formatting check of the test command
+  clang-format clang-tidy                                # lint checks of the test command
 )
 
 missing=()
