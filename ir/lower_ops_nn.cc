@@ -59,6 +59,25 @@ int pad_input(TeBuilder& b, int x, const std::vector<Window>& w, double fill,
   return b.stage(name + ".pad", b.te(x).dtype, axes, body);
 }
 
+// The sum of `product` over the reduction axes, plus the optional bias (input 2) per
+// output channel in a stage of its own: Conv and ConvTranspose end alike.
+void convolution_with_bias(const Node& n, TeBuilder& b, const std::vector<Axis>& axes,
+                           const std::vector<Axis>& red, const Expr& product) {
+  const TensorType& ot = b.graph().type(out0(n));
+  const bool bias = n.inputs.size() > 2 && n.inputs[2] >= 0;
+  const std::string name = out_name(n, b);
+  const int conv =
+      b.stage(bias ? name + ".conv" : name, ot.dtype, axes, product, ReduceKind::Sum, red);
+  if (!bias) {
+    b.bind(out0(n), conv);
+    return;
+  }
+  std::vector<Axis> oa = b.axes(ot.shape);
+  std::vector<Expr> oi = TeBuilder::vars(oa);
+  b.bind(out0(n),
+         b.stage(name, ot.dtype, oa, b.load(conv, oi) + b.load(b.tensor(n.inputs[2]), {oi[1]})));
+}
+
 }  // namespace
 
 void lower_conv(const Node& n, TeBuilder& b) {
@@ -85,18 +104,7 @@ void lower_conv(const Node& n, TeBuilder& b) {
     xi.push_back(o[2 + i] * w[i].stride + r[1 + i] * w[i].dilation);
     wi.push_back(r[1 + i]);
   }
-  Expr body = b.load(padded, xi) * b.load(wt, wi);
-  const bool bias = n.inputs.size() > 2 && n.inputs[2] >= 0;
-  const int conv = b.stage(bias ? out_name(n, b) + ".conv" : out_name(n, b), ot.dtype, axes, body,
-                           ReduceKind::Sum, red);
-  if (!bias) {
-    b.bind(out0(n), conv);
-    return;
-  }
-  std::vector<Axis> oa = b.axes(ot.shape);
-  std::vector<Expr> oi = TeBuilder::vars(oa);
-  Expr biased = b.load(conv, oi) + b.load(b.tensor(n.inputs[2]), {oi[1]});
-  b.bind(out0(n), b.stage(out_name(n, b), ot.dtype, oa, biased));
+  convolution_with_bias(n, b, axes, red, b.load(padded, xi) * b.load(wt, wi));
 }
 
 void lower_conv_transpose(const Node& n, TeBuilder& b) {
@@ -134,18 +142,8 @@ void lower_conv_transpose(const Node& n, TeBuilder& b) {
     xi.push_back(q);
     wi.push_back(r[1 + i]);
   }
-  Expr body = make_select(valid, b.load(x, xi) * b.load(wt, wi), f32(0));
-  const bool bias = n.inputs.size() > 2 && n.inputs[2] >= 0;
-  const int conv = b.stage(bias ? out_name(n, b) + ".convt" : out_name(n, b), ot.dtype, axes, body,
-                           ReduceKind::Sum, red);
-  if (!bias) {
-    b.bind(out0(n), conv);
-    return;
-  }
-  std::vector<Axis> oa = b.axes(ot.shape);
-  std::vector<Expr> oi = TeBuilder::vars(oa);
-  b.bind(out0(n), b.stage(out_name(n, b), ot.dtype, oa,
-                          b.load(conv, oi) + b.load(b.tensor(n.inputs[2]), {oi[1]})));
+  convolution_with_bias(n, b, axes, red,
+                        make_select(valid, b.load(x, xi) * b.load(wt, wi), f32(0)));
 }
 
 void lower_pool(const Node& n, TeBuilder& b) {
