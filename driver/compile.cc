@@ -9,6 +9,8 @@
 #include <ostream>
 
 #include "frontend/fold_constants.h"
+#include "frontend/model_name.h"
+#include "frontend/onnx_reader.h"
 #include "frontend/yaml_reader.h"
 #include "ir/lower.h"
 #include "ir/te.h"
@@ -28,13 +30,6 @@ bool wants(const CompileOptions& o, const std::string& what) {
   for (const std::string& d : o.dumps)
     if (d == what) return true;
   return false;
-}
-
-bool is_c_identifier(const std::string& s) {
-  if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_')) return false;
-  for (char c : s)
-    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_')) return false;
-  return true;
 }
 
 bool ends_with(const std::string& s, const std::string& suffix) {
@@ -63,8 +58,7 @@ class PassTimer {
 ir::Graph read_model(const CompileOptions& o) {
   const std::string& path = o.model_path;
   if (ends_with(path, ".onnx"))
-    throw Diagnostic(
-        {path}, "ONNX models are not supported yet; write the graph as YAML (spec/graph-yaml.md)");
+    return frontend::read_onnx_model(path, frontend::OnnxOptions{o.input_shapes});
   if (!ends_with(path, ".yaml") && !ends_with(path, ".yml"))
     throw Diagnostic({path}, "unknown model type: expected a .yaml graph or an .onnx file");
   return frontend::read_yaml_model(path);
@@ -80,7 +74,7 @@ CompiledModel compile_model(const CompileOptions& o) {
   }
   m.inputs_read = m.graph.source_files;
   if (!o.name.empty()) {
-    if (!is_c_identifier(o.name))
+    if (!frontend::is_c_identifier(o.name))
       throw Diagnostic({}, "--name '" + o.name + "' is not a C identifier");
     m.graph.name = o.name;
   }

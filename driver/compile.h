@@ -3,6 +3,7 @@
 #pragma once
 
 #include <iosfwd>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,8 @@ namespace tlmc::driver {
 struct CompileOptions {
   std::string model_path;
   std::string name;  // C prefix of the API; empty: the model's name
+  // ONNX models: shapes for graph inputs with symbolic dimensions (--input-shape).
+  std::map<std::string, ir::Shape> input_shapes;
   ir::Target target;
   int opt_level = 0;               // -O0 .. -O3
   int threads = 0;                 // default thread count baked into the library; 0: all cores

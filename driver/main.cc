@@ -36,31 +36,51 @@ std::vector<std::string> split_commas(const std::string& s) {
   return out;
 }
 
+// "NAME=1x3x224x224" into options.input_shapes.
+void parse_input_shape(const std::string& spec, driver::CompileOptions& options) {
+  const size_t eq = spec.rfind('=');
+  const std::string bad =
+      "--input-shape takes NAME=D0xD1x... (e.g. input=1x3x224x224), not '" + spec + "'";
+  if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size()) throw UsageError(bad);
+  ir::Shape shape;
+  std::stringstream dims(spec.substr(eq + 1));
+  std::string d;
+  while (std::getline(dims, d, 'x')) {
+    if (d.empty() || d.find_first_not_of("0123456789") != std::string::npos || d.size() > 12)
+      throw UsageError(bad);
+    shape.push_back(std::stoll(d));
+  }
+  options.input_shapes[spec.substr(0, eq)] = shape;
+}
+
 int run(int argc, char** argv) {
   po::options_description visible(
       "Usage: tlmc MODEL [options]\n"
       "       tlmc --check MODEL [options]\n\n"
-      "Compiles MODEL (a .yaml graph) into a C kernel library.\n\nOptions");
-  visible.add_options()("output,o", po::value<std::string>(),
-                        "output: a folder (sources + header), or a file named lib*.a "
-                        "(default: libNAME.a here)")(
-      "emit", po::value<std::string>(),
-      "lib|source|header|obj (default: lib when -o ends in .a, else source)")(
-      "name", po::value<std::string>(),
-      "C prefix of the generated API (default: the model's name)")(
-      "target", po::value<std::string>()->default_value("host"),
-      "host | x86-64 | x86-64-avx2 | x86-64-avx512")(
-      "opt,O", po::value<int>()->default_value(0),
-      "-O0 .. -O3: how hard to look for fast schedules")("tuning-db", po::value<std::string>(),
-                                                         "tuning records to read and extend")(
-      "threads", po::value<int>()->default_value(0),
-      "worker threads the generated code uses (0: all cores)")(
-      "jobs,j", po::value<int>()->default_value(1), "parallel jobs of the compiler itself")(
-      "dump", po::value<std::string>(), "print IR levels to stdout: graph,te,loops")(
-      "check", "compile, run on random inputs and compare with the reference interpreter")(
-      "depfile,MF", po::value<std::string>(), "write a Makefile dependency line for the output")(
-      "verbose,v", "print the time of each compiler pass")("version", "print the version")(
-      "help,h", "print this help");
+      "Compiles MODEL (a .yaml graph or an .onnx file) into a C kernel library.\n\nOptions");
+  po::options_description_easy_init option = visible.add_options();
+  option("output,o", po::value<std::string>(),
+         "output: a folder (sources + header), or a file named lib*.a (default: libNAME.a here)");
+  option("emit", po::value<std::string>(),
+         "lib|source|header|obj (default: lib when -o ends in .a, else source)");
+  option("name", po::value<std::string>(),
+         "C prefix of the generated API (default: the model's name)");
+  option("target", po::value<std::string>()->default_value("host"),
+         "host | x86-64 | x86-64-avx2 | x86-64-avx512");
+  option("opt,O", po::value<int>()->default_value(0),
+         "-O0 .. -O3: how hard to look for fast schedules");
+  option("tuning-db", po::value<std::string>(), "tuning records to read and extend");
+  option("input-shape", po::value<std::vector<std::string>>()->composing(),
+         "NAME=1x3x224x224: the shape of an ONNX input with symbolic dimensions (repeatable)");
+  option("threads", po::value<int>()->default_value(0),
+         "worker threads the generated code uses (0: all cores)");
+  option("jobs,j", po::value<int>()->default_value(1), "parallel jobs of the compiler itself");
+  option("dump", po::value<std::string>(), "print IR levels to stdout: graph,te,loops");
+  option("check", "compile, run on random inputs and compare with the reference interpreter");
+  option("depfile,MF", po::value<std::string>(), "write a Makefile dependency line for the output");
+  option("verbose,v", "print the time of each compiler pass");
+  option("version", "print the version");
+  option("help,h", "print this help");
   po::options_description hidden;
   hidden.add_options()("model", po::value<std::string>());
   po::options_description all;
@@ -97,6 +117,9 @@ int run(int argc, char** argv) {
   if (options.opt_level > 0)
     std::cerr << "tlmc: note: -O" << options.opt_level
               << " uses the -O0 schedules until schedule search exists\n";
+  if (vm.count("input-shape"))
+    for (const std::string& spec : vm["input-shape"].as<std::vector<std::string>>())
+      parse_input_shape(spec, options);
   options.threads = vm["threads"].as<int>();
   if (options.threads < 0) throw UsageError("--threads takes a count >= 0");
   if (vm["jobs"].as<int>() < 1) throw UsageError("-j takes a count >= 1");

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "frontend/model_name.h"
 #include "ir/graph_verify.h"
 #include "ir/op_schema.h"
 
@@ -39,26 +40,6 @@ std::string join(std::initializer_list<const char*> words) {
   std::string out;
   for (const char* w : words) out += (out.empty() ? "" : ", ") + std::string(w);
   return out;
-}
-
-bool is_c_identifier(const std::string& s) {
-  auto letter = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; };
-  auto digit = [](char c) { return c >= '0' && c <= '9'; };
-  if (s.empty() || !letter(s[0])) return false;
-  for (char c : s)
-    if (!letter(c) && !digit(c)) return false;
-  return true;
-}
-
-// The default model name: the file's stem with every character that may not appear in a C
-// identifier replaced by '_', and "model_" in front when it would start with a digit.
-std::string name_from_path(const std::string& path) {
-  std::string stem = std::filesystem::path(path).stem().string();
-  if (stem.empty()) return "model";
-  for (char& c : stem)
-    if (!is_c_identifier(std::string("_") + c)) c = '_';
-  if (stem[0] >= '0' && stem[0] <= '9') stem = "model_" + stem;
-  return stem;
 }
 
 // ---------------------------------------------------------------------------------------

@@ -6,6 +6,8 @@ set -euo pipefail
 packages=(
   cmake ninja-build g++ gcc clang binutils pkg-config   # build; clang also checks generated C
   libyaml-cpp-dev libboost-program-options-dev           # frontend, driver
+  libonnx-dev libprotobuf-dev protobuf-compiler          # ONNX import
+  python3-onnx python3-torch python3-torchvision        # model-zoo and ONNX conformance tests
   libgtest-dev                                           # tests
   libdnnl-dev                                            # bench/: the oneDNN peer
   clang-format clang-tidy                                # lint checks of the test command
