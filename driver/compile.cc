@@ -8,6 +8,7 @@
 #include <map>
 #include <ostream>
 
+#include "driver/output_files.h"
 #include "frontend/fold_constants.h"
 #include "frontend/model_name.h"
 #include "frontend/onnx_reader.h"
@@ -55,6 +56,8 @@ class PassTimer {
   std::chrono::steady_clock::time_point t0_;
 };
 
+}  // namespace
+
 ir::Graph read_model(const CompileOptions& o) {
   const std::string& path = o.model_path;
   if (ends_with(path, ".onnx"))
@@ -63,8 +66,6 @@ ir::Graph read_model(const CompileOptions& o) {
     throw Diagnostic({path}, "unknown model type: expected a .yaml graph or an .onnx file");
   return frontend::read_yaml_model(path);
 }
-
-}  // namespace
 
 CompiledModel compile_model(const CompileOptions& o) {
   CompiledModel m;
@@ -140,68 +141,11 @@ CompiledModel compile_model(const CompileOptions& o) {
 
 namespace {
 
-// A temporary folder next to `near`, removed unless released.
-class StagingDir {
- public:
-  explicit StagingDir(const fs::path& near) {
-    fs::path parent = near.empty() ? fs::current_path() : near;
-    std::error_code ec;
-    fs::create_directories(parent, ec);
-    std::string templ = (parent / ".tlmc-XXXXXX").string();
-    if (!mkdtemp(templ.data()))
-      throw Diagnostic({parent.string()}, "cannot create a temporary folder here");
-    path_ = templ;
-  }
-  ~StagingDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
-
-void write_files(const std::vector<codegen::GeneratedFile>& files, const fs::path& dir) {
-  for (const codegen::GeneratedFile& f : files) {
-    std::ofstream out(dir / f.name, std::ios::binary);
-    out.write(f.contents.data(), static_cast<std::streamsize>(f.contents.size()));
-    if (!out) throw Diagnostic({(dir / f.name).string()}, "cannot write the file");
-  }
-}
-
 std::vector<std::string> build_objects(const CompiledModel& m, const fs::path& dir,
                                        const ir::Target& target, bool pic) {
   const std::string& n = m.plan.name;
   return toolchain::compile_objects(dir.string(), {n + ".c", n + "_runtime.c", n + "_weights.S"},
                                     target, pic);
-}
-
-bool same_bytes(const fs::path& a, const fs::path& b) {
-  std::ifstream x(a, std::ios::binary), y(b, std::ios::binary);
-  return std::equal(std::istreambuf_iterator<char>(x), std::istreambuf_iterator<char>(),
-                    std::istreambuf_iterator<char>(y), std::istreambuf_iterator<char>());
-}
-
-// Moves staged files into place; all the checks come first, so a failure moves nothing.
-void commit(const std::vector<std::pair<fs::path, fs::path>>& moves) {
-  for (const auto& [from, to] : moves) {
-    std::error_code ec;
-    if (fs::is_directory(to, ec))
-      throw Diagnostic({to.string()}, "is a folder; cannot write the output file there");
-  }
-  for (const auto& [from, to] : moves) {
-    std::error_code ec;
-    // An unchanged file is left alone, so that what includes or links it is not rebuilt.
-    if (fs::exists(to, ec) && fs::file_size(to, ec) == fs::file_size(from, ec) &&
-        same_bytes(from, to))
-      continue;
-    fs::rename(from, to, ec);
-    if (ec) {
-      fs::copy_file(from, to, fs::copy_options::overwrite_existing, ec);
-      if (ec) throw Diagnostic({to.string()}, "cannot write the output: " + ec.message());
-    }
-  }
 }
 
 }  // namespace

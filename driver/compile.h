@@ -34,8 +34,15 @@ struct CompiledModel {
   std::vector<std::string> inputs_read;  // the model file and every weight file it names
 };
 
+// Reads the model (YAML or ONNX, by its extension), verified, as written: no folding.
+ir::Graph read_model(const CompileOptions& options);
+
 // Throws Diagnostic on bad input, InternalError on a compiler bug.
 CompiledModel compile_model(const CompileOptions& options);
+
+// `tlmc import`: writes the model as YAML at `yaml_path` (spec/graph-yaml.md), its weights
+// in a binary file beside it (the YAML's stem + ".bin"); returns the paths written.
+std::vector<std::string> import_model(const CompileOptions& options, const std::string& yaml_path);
 
 enum class EmitKind { Lib, Source, Header, Obj };
 

@@ -56,7 +56,8 @@ void parse_input_shape(const std::string& spec, driver::CompileOptions& options)
 int run(int argc, char** argv) {
   po::options_description visible(
       "Usage: tlmc MODEL [options]\n"
-      "       tlmc --check MODEL [options]\n\n"
+      "       tlmc --check MODEL [options]\n"
+      "       tlmc import MODEL.onnx -o MODEL.yaml [--input-shape ...]\n\n"
       "Compiles MODEL (a .yaml graph or an .onnx file) into a C kernel library.\n\nOptions");
   po::options_description_easy_init option = visible.add_options();
   option("output,o", po::value<std::string>(),
@@ -82,11 +83,11 @@ int run(int argc, char** argv) {
   option("version", "print the version");
   option("help,h", "print this help");
   po::options_description hidden;
-  hidden.add_options()("model", po::value<std::string>());
+  hidden.add_options()("model", po::value<std::vector<std::string>>());
   po::options_description all;
   all.add(visible).add(hidden);
   po::positional_options_description pos;
-  pos.add("model", 1);
+  pos.add("model", 2);  // MODEL, or: import MODEL
   po::variables_map vm;
   try {
     po::store(po::command_line_parser(argc, argv).options(all).positional(pos).run(), vm);
@@ -103,9 +104,15 @@ int run(int argc, char** argv) {
     return kOk;
   }
   if (!vm.count("model")) throw UsageError("no model given");
+  std::vector<std::string> positional = vm["model"].as<std::vector<std::string>>();
+  const bool import = positional.size() == 2 && positional[0] == "import";
+  if (positional.size() == 2 && !import)
+    throw UsageError("one model at a time (or: tlmc import MODEL.onnx -o MODEL.yaml)");
+  if (positional.size() == 1 && positional[0] == "import")
+    throw UsageError("tlmc import needs a model");
 
   driver::CompileOptions options;
-  options.model_path = vm["model"].as<std::string>();
+  options.model_path = positional.back();
   if (vm.count("name")) options.name = vm["name"].as<std::string>();
   const std::string target_name = vm["target"].as<std::string>();
   std::optional<ir::Target> target = ir::parse_target(target_name);
@@ -131,6 +138,15 @@ int run(int argc, char** argv) {
     options.dump_stream = &std::cout;
   }
   if (vm.count("verbose")) options.log_stream = &std::cerr;
+
+  if (import) {
+    if (!vm.count("output")) throw UsageError("tlmc import needs -o MODEL.yaml");
+    const std::string out = vm["output"].as<std::string>();
+    if (!ends_with(out, ".yaml") && !ends_with(out, ".yml"))
+      throw UsageError("tlmc import writes a .yaml file; -o " + out + " does not end in .yaml");
+    driver::import_model(options, out);
+    return kOk;
+  }
 
   driver::CompiledModel model = driver::compile_model(options);
 

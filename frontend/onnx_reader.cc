@@ -179,7 +179,8 @@ class OnnxReader {
   // ONNX's checker and shape inference, on the model with its symbolic inputs fixed.
   void check(onnx::ModelProto& model) {
     try {
-      onnx::checker::check_model(model);
+      // The file form: it resolves external data relative to the model's folder.
+      onnx::checker::check_model(path_);
     } catch (const std::exception& e) {
       fail(std::string("the ONNX checker rejects the model: ") + e.what());
     }

@@ -1,0 +1,144 @@
+#!/usr/bin/python3
+"""Writes the small ONNX models the ONNX-import tests read, with ONNX's own Python package
+and PyTorch's exporter (Debian's python3-onnx and python3-torch): real files from real
+exporters. Usage: make_test_models.py NAME OUT_DIR. Models that carry expected values also
+write in0.bin (the input) and want0.bin (the expected output), raw little-endian."""
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+
+def save(model, out, name="model.onnx", **kwargs):
+    onnx.checker.check_model(model)
+    onnx.save(model, f"{out}/{name}", **kwargs)
+
+
+def opset_model(nodes, inputs, outputs, opset, initializers=()):
+    graph = helper.make_graph(nodes, "test_graph", inputs, outputs, initializer=list(initializers))
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+
+
+def value(name, shape, elem=TensorProto.FLOAT):
+    return helper.make_tensor_value_info(name, elem, shape)
+
+
+def raw(out, name, array):
+    np.ascontiguousarray(array).tofile(f"{out}/{name}")
+
+
+def unsupported(out):
+    x = value("x", [2, 4])
+    nodes = [
+        helper.make_node("Relu", ["x"], ["r"], name="relu"),
+        helper.make_node("Mod", ["r", "r"], ["m"], name="mod_a"),
+        helper.make_node("Mod", ["m", "r"], ["y"], name="mod_b"),
+        helper.make_node("NonZero", ["x"], ["nz"], name="nonzero"),
+    ]
+    save(opset_model(nodes, [x], [value("y", [2, 4])], 13), out)
+
+
+def symbolic(out):
+    nodes = [helper.make_node("Relu", ["x"], ["y"], name="relu")]
+    save(opset_model(nodes, [value("x", ["batch", 4])], [value("y", ["batch", 4])], 13), out)
+
+
+def old_opset(out, opset=11):
+    """Softmax over axis 1 of a 3-D input at opset 11 (flattened to 2-D), ReduceSum with
+    axes as an attribute: the pre-13 forms, with numpy's answers."""
+    rng = np.random.default_rng(3)
+    x = rng.uniform(-2, 2, (2, 3, 4)).astype(np.float32)
+    nodes = [
+        helper.make_node("Softmax", ["x"], ["s"], axis=1, name="softmax"),
+        helper.make_node("ReduceSum", ["s"], ["y"], axes=[2], keepdims=1, name="sum"),
+    ]
+    save(opset_model(nodes, [value("x", [2, 3, 4])], [value("y", [2, 3, 1])], opset), out)
+    flat = x.reshape(2, 12)
+    e = np.exp(flat - flat.max(axis=1, keepdims=True))
+    s = (e / e.sum(axis=1, keepdims=True)).reshape(2, 3, 4)
+    raw(out, "in0.bin", x)
+    raw(out, "want0.bin", s.sum(axis=2, keepdims=True).astype(np.float32))
+
+
+def external_data(out):
+    rng = np.random.default_rng(4)
+    w = rng.uniform(-1, 1, (8, 5)).astype(np.float32)
+    x = rng.uniform(-1, 1, (3, 8)).astype(np.float32)
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["y"], name="mm")]
+    model = opset_model(nodes, [value("x", [3, 8])], [value("y", [3, 5])], 17, [numpy_helper.from_array(w, "w")])
+    onnx.save_model(model, f"{out}/model.onnx", save_as_external_data=True, all_tensors_to_one_file=True,
+                    location="weights.data", size_threshold=0)
+    raw(out, "in0.bin", x)
+    raw(out, "want0.bin", (x @ w).astype(np.float32))
+
+
+def constants(out):
+    """Constant nodes of every kind of value, and a DOUBLE initializer."""
+    rng = np.random.default_rng(5)
+    x = rng.uniform(-1, 1, (2, 3)).astype(np.float32)
+    b = np.array([0.5, -1.0, 2.0], dtype=np.float64)
+    nodes = [
+        helper.make_node("Constant", [], ["c"], value=numpy_helper.from_array(np.full((2, 3), 3.0, np.float32))),
+        helper.make_node("Constant", [], ["k"], value_float=0.25),
+        helper.make_node("Mul", ["x", "c"], ["xc"]),
+        helper.make_node("Mul", ["xc", "k"], ["xk"]),
+        helper.make_node("Add", ["xk", "b"], ["y"]),
+    ]
+    save(opset_model(nodes, [value("x", [2, 3])], [value("y", [2, 3])], 13, [numpy_helper.from_array(b, "b")]), out)
+    raw(out, "in0.bin", x)
+    raw(out, "want0.bin", (x * 3.0 * 0.25 + b).astype(np.float32))
+
+
+def opset_too_new(out):
+    nodes = [helper.make_node("Relu", ["x"], ["y"])]
+    model = opset_model(nodes, [value("x", [2])], [value("y", [2])], 18)
+    onnx.save(model, f"{out}/model.onnx")
+
+
+def torch_cnn(out, opset):
+    """A small CNN through torch.onnx.export: Conv, BatchNorm, ReLU, MaxPool, residual Add,
+    adaptive average pooling, flatten and a Linear layer; PyTorch's own output to compare."""
+    import torch
+
+    torch.manual_seed(0)
+
+    class Net(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv1 = torch.nn.Conv2d(3, 8, 3, padding=1)
+            self.bn1 = torch.nn.BatchNorm2d(8)
+            self.conv2 = torch.nn.Conv2d(8, 8, 3, padding=1, bias=False)
+            self.bn2 = torch.nn.BatchNorm2d(8)
+            self.fc = torch.nn.Linear(8, 5)
+
+        def forward(self, x):
+            y = torch.nn.functional.max_pool2d(torch.relu(self.bn1(self.conv1(x))), 2)
+            y = torch.relu(self.bn2(self.conv2(y)) + y)
+            y = torch.nn.functional.adaptive_avg_pool2d(y, 1)
+            return self.fc(torch.flatten(y, 1))
+
+    net = Net().eval()
+    for bn in (net.bn1, net.bn2):  # non-trivial running statistics
+        bn.running_mean.uniform_(-0.5, 0.5)
+        bn.running_var.uniform_(0.5, 1.5)
+    x = torch.randn(1, 3, 16, 16)
+    torch.onnx.export(net, x, f"{out}/model.onnx", opset_version=opset, do_constant_folding=True)
+    with torch.no_grad():
+        raw(out, "in0.bin", x.numpy())
+        raw(out, "want0.bin", net(x).numpy())
+
+
+MODELS = {
+    "unsupported": unsupported,
+    "symbolic": symbolic,
+    "opset11": lambda out: old_opset(out, 11),
+    "external_data": external_data,
+    "constants": constants,
+    "opset_too_new": opset_too_new,
+    "torch_cnn_op13": lambda out: torch_cnn(out, 13),
+    "torch_cnn_op17": lambda out: torch_cnn(out, 17),
+}
+
+if __name__ == "__main__":
+    MODELS[sys.argv[1]](sys.argv[2])
