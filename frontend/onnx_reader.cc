@@ -167,6 +167,9 @@ class OnnxReader {
     std::error_code ec;
     if (!fs::exists(path_, ec)) fail("cannot read the model: no such file");
     if (fs::is_directory(path_, ec)) fail("cannot read the model: it is a folder");
+    if (fs::file_size(path_, ec) >= (uint64_t{2} << 30))
+      fail("the file is 2 GiB or larger, beyond what protobuf can parse: save the model with its weights as "
+           "external data (onnx.save_model(..., save_as_external_data=True))");
     std::ifstream in(path_, std::ios::binary);
     std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     if (!in && !in.eof()) fail("cannot read the model");
