@@ -30,6 +30,32 @@ int64_t index_bound(const ir::Graph& g, int t) {
   return std::max<int64_t>(bound, 1);
 }
 
+// Element i of dense data of dtype t, as a double (exact for all but huge int64 values).
+double element(ir::DType t, const uint8_t* data, int64_t i) {
+  const uint8_t* p = data + static_cast<size_t>(i) * ir::dtype_size(t);
+  auto read = [&](auto v) {
+    std::memcpy(&v, p, sizeof v);
+    return static_cast<double>(v);
+  };
+  switch (t) {
+    case ir::DType::Float32:
+      return read(float{});
+    case ir::DType::Int32:
+      return read(int32_t{});
+    case ir::DType::Int64:
+      return read(int64_t{});
+    case ir::DType::Int8:
+      return read(int8_t{});
+    case ir::DType::UInt8:
+    case ir::DType::Bool:
+      return read(uint8_t{});
+    case ir::DType::Float16:
+    case ir::DType::BFloat16:
+      return read(uint16_t{});  // compared as bits: no operator computes these
+  }
+  return 0;
+}
+
 reference::HostTensor random_tensor(const ir::Graph& g, int t, std::mt19937_64& rng) {
   const ir::TensorType& type = g.type(t);
   reference::HostTensor h = reference::HostTensor::zeros(type);
@@ -97,21 +123,8 @@ CheckResult check_model(const CompiledModel& model, const ir::Target& target, ui
     const ir::TensorType& type = g.type(g.outputs[o]);
     const int64_t n = type.numel();
     for (int64_t i = 0; i < n; ++i) {
-      double got, ref;
-      if (type.dtype == ir::DType::Float32) {
-        float f;
-        std::memcpy(&f, run.outputs[o].data() + 4 * i, 4);
-        got = f;
-        ref = want[o].f32()[i];
-      } else if (type.dtype == ir::DType::Int64) {
-        int64_t v;
-        std::memcpy(&v, run.outputs[o].data() + 8 * i, 8);
-        got = static_cast<double>(v);
-        ref = static_cast<double>(want[o].i64()[i]);
-      } else {
-        got = run.outputs[o][static_cast<size_t>(i) * ir::dtype_size(type.dtype)];
-        ref = want[o].bytes[static_cast<size_t>(i) * ir::dtype_size(type.dtype)];
-      }
+      const double got = element(type.dtype, run.outputs[o].data(), i);
+      const double ref = element(type.dtype, want[o].bytes.data(), i);
       const bool both_nan = std::isnan(got) && std::isnan(ref);
       const bool same_inf = std::isinf(got) && std::isinf(ref) && (got > 0) == (ref > 0);
       if (both_nan || same_inf) continue;

@@ -5,7 +5,7 @@
 #include <set>
 
 #include "ir/graph_verify.h"
-#include "reference/kernels.h"
+#include "reference/interpreter.h"
 
 namespace tlmc::frontend {
 namespace {
@@ -16,6 +16,14 @@ constexpr size_t kMaxFoldedBytes = 64u << 20;
 
 bool is_weight(const ir::Graph& g, int t) {
   return t >= 0 && g.tensor(t).kind == ir::TensorKind::Weight;
+}
+
+// Known at compile time: a Shape (it reads only its input's static type) or a node whose
+// inputs are all weights.
+bool is_constant(const ir::Graph& g, const ir::Node& n) {
+  if (n.op == "Shape") return true;
+  return std::all_of(n.inputs.begin(), n.inputs.end(),
+                     [&](int in) { return in < 0 || is_weight(g, in); });
 }
 
 class Folder {
@@ -71,31 +79,20 @@ class Folder {
   }
 
  private:
-  // A node of constant inputs becomes a weight holding its value.
+  // A node of constant inputs becomes weights holding its values; so does a Shape node,
+  // whatever its input: every shape is static.
   bool evaluate(const ir::Node& n) {
-    if (n.outputs.size() != 1) return false;
-    for (int in : n.inputs)
-      if (in >= 0 && !is_weight(g_, in)) return false;
-    const ir::TensorType& type = g_.type(n.outputs[0]);
-    if (type.bytes() > kMaxFoldedBytes) return false;
-    reference::Kernel kernel = reference::find_kernel(n.op);
-    TLMC_ASSERT(kernel, "no reference kernel for " << n.op);
-    std::vector<reference::HostTensor> values;
-    values.reserve(n.inputs.size());
-    reference::KernelInputs in;
-    for (int id : n.inputs) {
-      if (id < 0) {
-        in.push_back(nullptr);
-        continue;
-      }
-      values.push_back(reference::HostTensor{g_.type(id), *g_.tensor(id).data});
-      in.push_back(&values.back());
+    size_t bytes = 0;
+    for (int out : n.outputs)
+      if (out >= 0) bytes += g_.type(out).bytes();
+    if (bytes > kMaxFoldedBytes || !is_constant(g_, n)) return false;
+    std::vector<reference::HostTensor> values = reference::evaluate_constant_node(g_, n);
+    for (size_t i = 0; i < n.outputs.size(); ++i) {
+      if (n.outputs[i] < 0) continue;
+      ir::Tensor& t = g_.tensors[static_cast<size_t>(n.outputs[i])];
+      t.kind = ir::TensorKind::Weight;
+      t.data = std::make_shared<const std::vector<uint8_t>>(std::move(values[i].bytes));
     }
-    reference::HostTensor out = reference::HostTensor::zeros(type);
-    kernel(g_, n, in, out);
-    ir::Tensor& t = g_.tensors[static_cast<size_t>(n.outputs[0])];
-    t.kind = ir::TensorKind::Weight;
-    t.data = std::make_shared<const std::vector<uint8_t>>(std::move(out.bytes));
     return true;
   }
 

@@ -1,6 +1,6 @@
-// Folds what is known at compile time. Nodes whose inputs are all weights are evaluated
-// into new weights; a BatchNormalization with constant parameters is folded into the
-// weights and bias of the Conv it follows (when it is that Conv's only reader), or else
+// Folds what is known at compile time. Nodes whose inputs are all weights, and Shape
+// nodes, are evaluated into new weights; a BatchNormalization with constant parameters is folded
+// into the weights and bias of the Conv it follows (when it is that Conv's only reader), or else
 // becomes a per-channel Mul and Add by constants. Needs a verified graph; returns one.
 #pragma once
 

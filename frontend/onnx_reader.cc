@@ -11,6 +11,7 @@
 #include <set>
 #include <sstream>
 
+#include "frontend/compute_shapes.h"
 #include "frontend/model_name.h"
 #include "ir/graph_verify.h"
 #include "ir/op_schema.h"
@@ -106,7 +107,7 @@ class OnnxReader {
     if (!unsupported_.empty())
       fail("the model (opset " + std::to_string(opset_) + ") uses what tlmc does not support:" +
            unsupported_.text() + "\nsupported operators: " + ir::supported_op_list());
-    ir::Graph g = ir::verify_graph(std::move(g_));
+    ir::Graph g = verify_computing_shapes(std::move(g_));
     return old_softmax_.empty() ? g : rewrite_old_softmax(std::move(g));
   }
 
@@ -168,8 +169,10 @@ class OnnxReader {
     if (!fs::exists(path_, ec)) fail("cannot read the model: no such file");
     if (fs::is_directory(path_, ec)) fail("cannot read the model: it is a folder");
     if (fs::file_size(path_, ec) >= (uint64_t{2} << 30))
-      fail("the file is 2 GiB or larger, beyond what protobuf can parse: save the model with its weights as "
-           "external data (onnx.save_model(..., save_as_external_data=True))");
+      fail(
+          "the file is 2 GiB or larger, beyond what protobuf can parse: save the model with its "
+          "weights as "
+          "external data (onnx.save_model(..., save_as_external_data=True))");
     std::ifstream in(path_, std::ios::binary);
     std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     if (!in && !in.eof()) fail("cannot read the model");
@@ -191,7 +194,9 @@ class OnnxReader {
     try {
       onnx::shape_inference::InferShapes(model);
     } catch (const std::exception& e) {
-      fail(std::string("ONNX shape inference fails on the model: ") + e.what());
+      // What tlmc cannot read anyway is reported with everything else it does not support.
+      if (unsupported_.empty())
+        fail(std::string("ONNX shape inference fails on the model: ") + e.what());
     }
   }
 
@@ -218,8 +223,11 @@ class OnnxReader {
     std::set<std::string> used;
     for (onnx::ValueInfoProto& in : *graph.mutable_input()) {
       if (is_initializer(graph, in.name())) continue;
-      if (!in.type().has_tensor_type())
-        fail("graph input " + in_quotes(in.name()) + " is not a tensor");
+      if (!in.type().has_tensor_type()) {
+        unsupported_.add("graph inputs that are not tensors (sequences, optionals, maps)",
+                         "input " + in_quotes(in.name()));
+        continue;
+      }
       onnx::TensorShapeProto* shape = in.mutable_type()->mutable_tensor_type()->mutable_shape();
       auto given = options_.input_shapes.find(in.name());
       if (given != options_.input_shapes.end()) {
@@ -253,9 +261,25 @@ class OnnxReader {
         fail("--input-shape names " + in_quotes(name) + ", which is not an input of the model");
   }
 
+  // A weight whose bytes are all zero: false, 0, 0.0.
+  bool is_constant_false(int tensor) const {
+    const ir::Tensor& t = g_.tensor(tensor);
+    if (t.kind != ir::TensorKind::Weight || !t.data) return false;
+    for (uint8_t b : *t.data)
+      if (b != 0) return false;
+    return true;
+  }
+
   void read_inputs(const onnx::GraphProto& graph) {
     for (const onnx::ValueInfoProto& in : graph.input()) {
       if (is_initializer(graph, in.name())) continue;
+      if (!in.type().has_tensor_type()) {  // listed as unsupported; defined so readers resolve
+        ir::Tensor t;
+        t.name = in.name();
+        t.kind = ir::TensorKind::Input;
+        define(std::move(t));
+        continue;
+      }
       const onnx::TypeProto_Tensor& tt = in.type().tensor_type();
       const std::optional<DType> dt = dtype_of(tt.elem_type());
       if (!dt)
@@ -479,6 +503,7 @@ class OnnxReader {
       if (convert_attr(a, where, &v)) node.attrs[a.name()] = ir::Attr{v, node.loc};
     }
     node_output_name_ = n.output_size() ? n.output(0) : "";
+    wants_second_output_ = n.output_size() > 1 && !n.output(1).empty();
     normalise(node, where);
     if (!ir::find_op(node.op)) unsupported_.add("operator " + node.op, node_label(n, index));
     for (const std::string& out : n.output()) {
@@ -509,7 +534,7 @@ class OnnxReader {
 
   // Constant: its value becomes a weight named after its output.
   void read_constant(const onnx::NodeProto& n, const std::string& where) {
-    const std::string out = n.output(0);
+    const std::string& out = n.output(0);
     for (const onnx::AttributeProto& a : n.attribute()) {
       onnx::TensorProto t;
       if (a.name() == "value" && a.type() == onnx::AttributeProto::TENSOR) {
@@ -572,7 +597,15 @@ class OnnxReader {
     if (opset_ < 13 && (op == "Squeeze" || op == "Unsqueeze" || op == "ReduceSum"))
       attr_to_input("axes", 1);
     if (opset_ < 13 && op == "Split") attr_to_input("split", 1);
-    if (op == "Dropout") {  // inference: the identity (the mask output must be unused)
+    if (op == "Dropout") {  // inference: the identity
+      // Training mode drops nothing when the ratio is a constant 0.
+      const bool zero_ratio =
+          node.inputs.size() > 1 && node.inputs[1] >= 0 && is_constant_false(node.inputs[1]);
+      const bool training = node.inputs.size() > 2 && node.inputs[2] >= 0 &&
+                            !is_constant_false(node.inputs[2]) && !zero_ratio;
+      if (training)
+        unsupported_.add("Dropout in training mode (training_mode is not a constant false)", where);
+      if (wants_second_output_) unsupported_.add("Dropout's mask output", where);
       node.op = "Identity";
       node.inputs.resize(1);
       node.attrs.clear();
@@ -597,6 +630,7 @@ class OnnxReader {
   std::vector<std::string>
       old_softmax_;               // outputs of pre-13 Softmax nodes, checked once shapes are known
   std::string node_output_name_;  // the first output of the node being read
+  bool wants_second_output_ = false;  // whether that node asks for a second output
 };
 
 }  // namespace

@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "frontend/compute_shapes.h"
 #include "frontend/model_name.h"
-#include "ir/graph_verify.h"
 #include "ir/op_schema.h"
 
 namespace tlmc::frontend {
@@ -793,7 +793,7 @@ ir::Graph read_yaml_text(const std::string& text, const std::string& path) {
     throw Diagnostic(SourceLoc{path, 1, 1}, "the file holds no model (it is empty)");
   ir::Graph g = ModelReader(path).read(root);
   g.source_files.insert(g.source_files.begin(), path);
-  return ir::verify_graph(std::move(g));
+  return verify_computing_shapes(std::move(g));
 }
 
 ir::Graph read_yaml_model(const std::string& path) {

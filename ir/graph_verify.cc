@@ -272,7 +272,7 @@ std::vector<Node> topological_order(const Graph& g, const std::vector<int>& prod
 
 }  // namespace
 
-Graph verify_graph(Graph g) {
+Graph verify_graph(Graph g, const NodeEvaluator& evaluate) {
   if (!is_c_identifier(g.name))
     throw Diagnostic({}, "the model name " + in_quotes(g.name) + " is not a C identifier");
   if (g.opset < kMinOpset || g.opset > kMaxOpset)
@@ -283,8 +283,11 @@ Graph verify_graph(Graph g) {
   const std::vector<int> producer = check_definitions(g);
   g.nodes = topological_order(g, producer);
 
-  // After sorting, because each node's inference reads its inputs' inferred types.
-  for (const Node& n : g.nodes) {
+  // After sorting, because each node's inference reads its inputs' inferred types (and
+  // the values of those computed at compile time).
+  std::vector<bool> computed(g.nodes.size(), false);
+  for (size_t k = 0; k < g.nodes.size(); ++k) {
+    const Node& n = g.nodes[k];
     const OpSchema* schema = find_op(n.op);
     TLMC_ASSERT(schema->infer, n.op << " has no shape inference");
     const std::vector<TensorType> types = schema->infer(g, n);
@@ -293,7 +296,27 @@ Graph verify_graph(Graph g) {
                                                                << n.outputs.size() << " outputs");
     for (size_t i = 0; i < n.outputs.size(); ++i)
       if (n.outputs[i] >= 0) g.tensors[static_cast<size_t>(n.outputs[i])].type = types[i];
+    if (!evaluate) continue;
+    std::vector<std::vector<uint8_t>> values = evaluate(g, n);
+    if (values.empty()) continue;
+    TLMC_ASSERT(values.size() == n.outputs.size(), n.describe() << " evaluated to " << values.size()
+                                                                << " values for "
+                                                                << n.outputs.size() << " outputs");
+    for (size_t i = 0; i < n.outputs.size(); ++i) {
+      if (n.outputs[i] < 0) continue;
+      Tensor& t = g.tensors[static_cast<size_t>(n.outputs[i])];
+      TLMC_ASSERT(values[i].size() == t.type.bytes(),
+                  n.describe() << " output " << t.name << " evaluated to " << values[i].size()
+                               << " bytes for " << t.type.bytes());
+      t.kind = TensorKind::Weight;
+      t.data = std::make_shared<const std::vector<uint8_t>>(std::move(values[i]));
+    }
+    computed[k] = true;
   }
+  std::vector<Node> kept;
+  for (size_t k = 0; k < g.nodes.size(); ++k)
+    if (!computed[k]) kept.push_back(std::move(g.nodes[k]));
+  g.nodes = std::move(kept);
   return g;
 }
 

@@ -3,11 +3,24 @@
 // orders the nodes topologically and infers every intermediate tensor's type.
 #pragma once
 
+#include <cstdint>
+#include <functional>
+#include <vector>
+
 #include "ir/graph.h"
 
 namespace tlmc::ir {
 
-// Throws a Diagnostic at the offending node, attribute or tensor.
-Graph verify_graph(Graph g);
+// Computes a node's outputs at compile time: their bytes, one vector per node output, or
+// an empty list to leave the node in the graph. ir/ cannot evaluate operators; a frontend
+// passes one (frontend/compute_shapes.h).
+using NodeEvaluator =
+    std::function<std::vector<std::vector<uint8_t>>(const Graph& g, const Node& n)>;
+
+// Throws a Diagnostic at the offending node, attribute or tensor. When `evaluate` is given,
+// each node is offered to it as soon as its output types are inferred; a node it computes
+// leaves the graph and its outputs become weights, so that the shape inference of the nodes
+// after it can read their values (a Reshape's shape computed by Shape -> Gather -> Concat).
+Graph verify_graph(Graph g, const NodeEvaluator& evaluate = nullptr);
 
 }  // namespace tlmc::ir

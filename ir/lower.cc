@@ -49,6 +49,12 @@ int TeBuilder::stage(const std::string& name, DType t, const std::vector<Axis>& 
   return id;
 }
 
+Expr typed_constant(double v, DType t) {
+  if (t == DType::Float32) return make_float(v);
+  if (t == DType::Bool) return make_cast(DType::Bool, make_int(v != 0 ? 1 : 0));
+  return make_cast(t, make_int(static_cast<int64_t>(v)));
+}
+
 Expr TeBuilder::load(int te_id, std::vector<Expr> indices) const {
   return make_load(te(te_id).dtype, te_id, std::move(indices));
 }
@@ -74,11 +80,14 @@ LoweredSubgraph lower_subgraph(const Graph& g, const std::vector<int>& node_ids)
     LowerFn f = find_lowering(n.op);
     TLMC_ASSERT(f, "no lowering for operator " << n.op);
     f(n, b);
-    for (int o : n.outputs) TLMC_ASSERT(b.is_bound(o), n.describe() << " left an output unbound");
+    for (int o : n.outputs)
+      TLMC_ASSERT(o < 0 || b.is_bound(o), n.describe() << " left an output unbound");
   }
   const std::vector<std::vector<int>> consumers = g.consumers();
   for (int id : sorted) {
+    // Every output another subgraph or the caller reads (a Split's parts may go to several).
     for (int o : g.nodes[static_cast<size_t>(id)].outputs) {
+      if (o < 0) continue;
       bool needed_outside = g.is_output(o);
       for (int c : consumers[static_cast<size_t>(o)])
         needed_outside = needed_outside || !inside.count(c);

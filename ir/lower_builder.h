@@ -42,6 +42,9 @@ class TeBuilder {
   std::map<int, int> bound_;
 };
 
+// A constant of dtype t (0 or 1 for bool): a float immediate or a cast integer one.
+Expr typed_constant(double v, DType t);
+
 // One lowering per operator; registered by name in lower_ops.cc.
 using LowerFn = void (*)(const Node& n, TeBuilder& b);
 LowerFn find_lowering(const std::string& op);

@@ -8,11 +8,22 @@ namespace tlmc::ir {
 
 void lower_unary(const Node& n, TeBuilder& b);
 void lower_binary(const Node& n, TeBuilder& b);
+void lower_variadic(const Node& n, TeBuilder& b);
+void lower_where(const Node& n, TeBuilder& b);
 void lower_batch_norm(const Node& n, TeBuilder& b);
 void lower_view(const Node& n, TeBuilder& b);
 void lower_transpose(const Node& n, TeBuilder& b);
 void lower_concat(const Node& n, TeBuilder& b);
 void lower_gather(const Node& n, TeBuilder& b);
+
+void lower_shape(const Node& n, TeBuilder& b);
+void lower_constant_of_shape(const Node& n, TeBuilder& b);
+void lower_range(const Node& n, TeBuilder& b);
+void lower_expand(const Node& n, TeBuilder& b);
+void lower_slice(const Node& n, TeBuilder& b);
+void lower_split(const Node& n, TeBuilder& b);
+void lower_pad(const Node& n, TeBuilder& b);
+void lower_tile(const Node& n, TeBuilder& b);
 
 void lower_conv(const Node& n, TeBuilder& b);
 void lower_conv_transpose(const Node& n, TeBuilder& b);

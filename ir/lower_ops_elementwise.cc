@@ -1,4 +1,4 @@
-// Lowerings of the element-wise, injective and view operators.
+// Lowerings of the element-wise operators, the views, Transpose, Concat and Gather.
 #include <cmath>
 #include <limits>
 
@@ -43,13 +43,36 @@ void lower_unary(const Node& n, TeBuilder& b) {
     if (op == "Tanh") return make_unary(UnaryOp::Tanh, x);
     if (op == "Erf") return make_unary(UnaryOp::Erf, x);
     if (op == "Exp") return make_unary(UnaryOp::Exp, x);
+    if (op == "Log") return make_unary(UnaryOp::Log, x);
     if (op == "Sqrt") return make_unary(UnaryOp::Sqrt, x);
+    if (op == "Floor") return make_unary(UnaryOp::Floor, x);
+    if (op == "Neg") return make_unary(UnaryOp::Neg, x);
+    if (op == "Abs") return make_unary(UnaryOp::Abs, x);
+    if (op == "Not") return make_unary(UnaryOp::Not, x);
+    if (op == "Reciprocal") return make_binary(BinaryOp::Div, f32(1), x);
     if (op == "LeakyRelu")
       return make_select(make_binary(BinaryOp::LT, x, f32(0)), x * f32(n.attr_float("alpha")), x);
+    if (op == "HardSigmoid" || op == "HardSwish") {
+      // max(0, min(1, alpha x + beta)); HardSwish is x times HardSigmoid(1/6, 1/2).
+      const bool swish = op == "HardSwish";
+      const double alpha = swish ? 1.0 / 6 : n.attr_float("alpha");
+      const double beta = swish ? 0.5 : n.attr_float("beta");
+      Expr h = make_binary(BinaryOp::Min, x * f32(alpha) + f32(beta), f32(1));
+      h = make_binary(BinaryOp::Max, h, f32(0));
+      return swish ? x * h : h;
+    }
     if (op == "Clip") {
       const double inf = std::numeric_limits<double>::infinity();
       Expr lo = f32(scalar_input(n, 1, b, -inf)), hi = f32(scalar_input(n, 2, b, inf));
       return make_binary(BinaryOp::Min, make_binary(BinaryOp::Max, x, lo), hi);
+    }
+    if (op == "Cast") {
+      // To bool: non-zero is true. Floats go to narrower integers through int64 (truncated
+      // toward zero, then wrapped), as the reference does: defined for every float in range.
+      const DType to = b.graph().type(out0(n)).dtype;
+      if (to == DType::Bool) return make_binary(BinaryOp::NE, x, typed_constant(0, x->dtype));
+      if (dtype_is_float(x->dtype) && !dtype_is_float(to)) return make_cast(DType::Int64, x);
+      return x;  // the stage casts its body to its dtype
     }
     TLMC_ASSERT(false, "lower_unary called for " << op);
   });
@@ -58,13 +81,42 @@ void lower_unary(const Node& n, TeBuilder& b) {
 void lower_binary(const Node& n, TeBuilder& b) {
   pointwise(n, b, 2, [&](const std::vector<Expr>& in) -> Expr {
     const std::string& op = n.op;
-    if (op == "Add") return make_binary(BinaryOp::Add, in[0], in[1]);
-    if (op == "Sub") return make_binary(BinaryOp::Sub, in[0], in[1]);
-    if (op == "Mul") return make_binary(BinaryOp::Mul, in[0], in[1]);
-    if (op == "Div") return make_binary(BinaryOp::Div, in[0], in[1]);
-    if (op == "Pow") return make_binary(BinaryOp::Pow, in[0], in[1]);
+    const Expr &x = in[0], &y = in[1];
+    if (op == "Add") return make_binary(BinaryOp::Add, x, y);
+    if (op == "Sub") return make_binary(BinaryOp::Sub, x, y);
+    if (op == "Mul") return make_binary(BinaryOp::Mul, x, y);
+    if (op == "Pow") return make_binary(BinaryOp::Pow, x, y);
+    if (op == "Div" && dtype_is_float(x->dtype)) return make_binary(BinaryOp::Div, x, y);
+    if (op == "Div") {
+      // Integer division by zero is undefined in ONNX; here it gives 0 rather than a trap.
+      const Expr zero = typed_constant(0, y->dtype);
+      return make_select(make_binary(BinaryOp::EQ, y, zero), zero,
+                         make_binary(BinaryOp::Div, x, y));
+    }
+    if (op == "Equal") return make_binary(BinaryOp::EQ, x, y);
+    if (op == "Less") return make_binary(BinaryOp::LT, x, y);
+    if (op == "Greater") return make_binary(BinaryOp::LT, y, x);
+    if (op == "LessOrEqual") return make_binary(BinaryOp::LE, x, y);
+    if (op == "GreaterOrEqual") return make_binary(BinaryOp::LE, y, x);
+    if (op == "And") return make_binary(BinaryOp::And, x, y);
+    if (op == "Or") return make_binary(BinaryOp::Or, x, y);
     TLMC_ASSERT(false, "lower_binary called for " << op);
   });
+}
+
+// Max and Min of any number of inputs, folded from the first: max(max(a, b), c).
+void lower_variadic(const Node& n, TeBuilder& b) {
+  pointwise(n, b, n.inputs.size(), [&](const std::vector<Expr>& in) -> Expr {
+    const BinaryOp op = n.op == "Max" ? BinaryOp::Max : BinaryOp::Min;
+    Expr acc = in[0];
+    for (size_t i = 1; i < in.size(); ++i) acc = make_binary(op, acc, in[i]);
+    return acc;
+  });
+}
+
+void lower_where(const Node& n, TeBuilder& b) {
+  pointwise(n, b, 3,
+            [&](const std::vector<Expr>& in) -> Expr { return make_select(in[0], in[1], in[2]); });
 }
 
 void lower_batch_norm(const Node& n, TeBuilder& b) {
@@ -79,7 +131,7 @@ void lower_batch_norm(const Node& n, TeBuilder& b) {
   b.bind(out0(n), b.stage(out_name(n, b), ot.dtype, axes, y));
 }
 
-// Reshape, Flatten, Identity: the same elements in row-major order.
+// Reshape, Flatten, Identity, Squeeze, Unsqueeze: the same elements in row-major order.
 void lower_view(const Node& n, TeBuilder& b) {
   const TensorType& ot = b.graph().type(out0(n));
   const int in = b.tensor(n.inputs[0]);

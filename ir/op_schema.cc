@@ -63,6 +63,30 @@ void require_float32_input(const Graph& g, const Node& n, size_t i) {
         n, "does not support input dtype " + std::string(dtype_name(t)) + " (supported: float32)");
 }
 
+const std::vector<DType> kNumericDTypes = {DType::Float32, DType::Int32, DType::Int64};
+
+void require_input_dtype(const Graph& g, const Node& n, size_t i,
+                         const std::vector<DType>& allowed) {
+  const DType t = input_type(g, n, i).dtype;
+  if (std::find(allowed.begin(), allowed.end(), t) != allowed.end()) return;
+  std::string names;
+  for (DType a : allowed) names += (names.empty() ? "" : ", ") + std::string(dtype_name(a));
+  fail_node(n, "does not support input dtype " + std::string(dtype_name(t)) +
+                   " (supported: " + names + ")");
+}
+
+void require_same_dtypes(const Graph& g, const Node& n, size_t first) {
+  const DType want = input_type(g, n, first).dtype;
+  for (size_t i = first + 1; i < n.inputs.size(); ++i) {
+    if (!has_input(n, i)) continue;
+    const DType t = input_type(g, n, i).dtype;
+    if (t != want)
+      fail_node(n, "input " + std::to_string(i) + " has dtype " + std::string(dtype_name(t)) +
+                       " but input " + std::to_string(first) + " has dtype " +
+                       std::string(dtype_name(want)));
+  }
+}
+
 void require_float32_inputs(const Graph& g, const Node& n) {
   for (size_t i = 0; i < n.inputs.size(); ++i)
     if (has_input(n, i)) require_float32_input(g, n, i);

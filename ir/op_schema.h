@@ -1,7 +1,7 @@
 // The operator table: for each supported ONNX operator, its arity, its attributes with
-// their ONNX defaults, its class for partitioning, and its shape inference. One entry per
-// operator (ir/op_schema.cc); lowering (ir/lower_ops.cc) and the reference interpreter
-// (reference/) have a function for every entry, checked by tests/ir/every_op_is_complete.cc.
+// their ONNX defaults, its class for partitioning and its shape inference (ir/op_schema*.cc).
+// Lowering (ir/lower_ops.cc) and the reference interpreter (reference/) have a function for
+// every entry, as tests/reference/operator_table_follows_onnx.cc checks.
 #pragma once
 
 #include <optional>

@@ -67,6 +67,15 @@ void require_float32_input(const Graph& g, const Node& n, size_t i);
 // Every present input is float32, else "... does not support input dtype X (supported:
 // float32)".
 void require_float32_inputs(const Graph& g, const Node& n);
+// Input i has one of the `allowed` dtypes, else "... does not support input dtype X
+// (supported: float32, int64)".
+void require_input_dtype(const Graph& g, const Node& n, size_t i,
+                         const std::vector<DType>& allowed);
+// Every present input from `first` on has the dtype of input `first`, else "... input 2 has
+// dtype int64 but input 1 has dtype float32".
+void require_same_dtypes(const Graph& g, const Node& n, size_t first = 0);
+// The dtypes arithmetic (Add, Neg, Max, ...) and comparisons work on.
+extern const std::vector<DType> kNumericDTypes;  // float32, int32, int64
 // The node's output types: `first` for output 0. Any output beyond 0 that the node
 // requests is an error (tlmc supports only the first output of MaxPool,
 // BatchNormalization and LayerNormalization); absent ones (id -1) get `first` too.

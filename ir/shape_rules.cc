@@ -1,6 +1,8 @@
 #include "ir/shape_rules.h"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <string>
 
 namespace tlmc::ir {
@@ -188,6 +190,181 @@ SpatialGeometry spatial_geometry(const Graph& g, const Node& n) {
       fail(n, "would produce an empty output: spatial extents " + shape_str(s.output) +
                   " from input " + shape_str(x));
   return s;
+}
+
+std::vector<int64_t> constant_ints(const Graph& g, const Node& n, size_t i,
+                                   const std::string& what) {
+  const Tensor& t = g.tensor(n.inputs.at(i));
+  if (t.type.dtype != DType::Int64)
+    fail(n, "does not support " + what + " dtype " + std::string(dtype_name(t.type.dtype)) +
+                " (supported: int64)");
+  if (t.kind != TensorKind::Weight || !t.data)
+    fail(n, "needs its " + what + " '" + t.name + "' to be a constant weight");
+  if (t.type.shape.size() != 1)
+    fail(n,
+         "needs its " + what + " '" + t.name + "' to be 1-D, got shape " + shape_str(t.type.shape));
+  return weight_ints(t);
+}
+
+double constant_scalar(const Graph& g, const Node& n, size_t i, const std::string& what) {
+  const Tensor& t = g.tensor(n.inputs.at(i));
+  if (t.kind != TensorKind::Weight || !t.data)
+    fail(n, "needs its " + what + " '" + t.name + "' to be a constant weight");
+  if (t.type.shape.size() > 1 || t.type.numel() != 1)
+    fail(n, "needs its " + what + " '" + t.name + "' to be a scalar, got shape " +
+                shape_str(t.type.shape));
+  return weight_values(t).at(0);
+}
+
+DimRange shape_range(const Node& n, int64_t rank) {
+  auto clamp = [&](int64_t v) {
+    return std::min(std::max(v < 0 ? v + rank : v, int64_t{0}), rank);
+  };
+  const int64_t begin = clamp(n.attr_int("start"));
+  return DimRange{begin, std::max(begin, clamp(n.attr_int("end")))};
+}
+
+SliceGeometry slice_geometry(const Graph& g, const Node& n) {
+  const Shape& x = g.type(n.inputs.at(0)).shape;
+  const int64_t rank = static_cast<int64_t>(x.size());
+  const std::vector<int64_t> starts = constant_ints(g, n, 1, "starts");
+  const std::vector<int64_t> ends = constant_ints(g, n, 2, "ends");
+  if (starts.size() != ends.size())
+    fail(n, "has starts " + shape_str(starts) + " and ends " + shape_str(ends) +
+                " of different lengths");
+  std::vector<int64_t> axes, steps(starts.size(), 1);
+  for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
+  const bool has_axes = n.inputs.size() > 3 && n.inputs[3] >= 0;
+  const bool has_steps = n.inputs.size() > 4 && n.inputs[4] >= 0;
+  if (has_axes) axes = constant_ints(g, n, 3, "axes");
+  if (has_steps) steps = constant_ints(g, n, 4, "steps");
+  if (axes.size() != starts.size())
+    fail(n, "has axes " + shape_str(axes) + " of length " + std::to_string(axes.size()) + " for " +
+                std::to_string(starts.size()) + " starts");
+  if (steps.size() != starts.size())
+    fail(n, "has steps " + shape_str(steps) + " of length " + std::to_string(steps.size()) +
+                " for " + std::to_string(starts.size()) + " starts");
+  SliceGeometry s{std::vector<int64_t>(x.size(), 0), std::vector<int64_t>(x.size(), 1), x};
+  std::vector<bool> seen(x.size(), false);
+  for (size_t i = 0; i < axes.size(); ++i) {
+    const std::optional<int> axis = normalize_axis(axes[i], rank);
+    if (!axis)
+      fail(n, "has axis " + std::to_string(axes[i]) + " out of range for input of shape " +
+                  shape_str(x));
+    const size_t a = static_cast<size_t>(*axis);
+    if (seen[a])
+      fail(n, "has axes " + shape_str(axes) + " naming axis " + std::to_string(a) + " twice");
+    seen[a] = true;
+    const int64_t step = steps[i], dim = x[a];
+    if (step == 0) fail(n, "has step 0 on axis " + std::to_string(a));
+    // Negative indices count from the end; then both ends are clamped to the elements a
+    // walk in the step's direction can reach ([0, dim] forwards, [-1, dim - 1] backwards).
+    int64_t start = starts[i] < 0 ? starts[i] + dim : starts[i];
+    int64_t end = ends[i] < 0 ? ends[i] + dim : ends[i];
+    if (step > 0) {
+      start = std::min(std::max(start, int64_t{0}), dim);
+      end = std::min(std::max(end, int64_t{0}), dim);
+    } else {
+      start = std::min(std::max(start, int64_t{-1}), dim - 1);
+      end = std::min(std::max(end, int64_t{-1}), dim - 1);
+    }
+    const int64_t span = step > 0 ? end - start : start - end;
+    const int64_t stride = step > 0 ? step : -step;
+    s.output[a] = span <= 0 ? 0 : (span + stride - 1) / stride;
+    s.start[a] = s.output[a] == 0 ? 0 : start;
+    s.step[a] = step;
+  }
+  return s;
+}
+
+SplitGeometry split_geometry(const Graph& g, const Node& n) {
+  const Shape& x = g.type(n.inputs.at(0)).shape;
+  const int64_t axis_attr = n.attr_int("axis");
+  const std::optional<int> axis = normalize_axis(axis_attr, static_cast<int64_t>(x.size()));
+  if (!axis)
+    fail(n, "has axis " + std::to_string(axis_attr) + " out of range for input of shape " +
+                shape_str(x));
+  const int64_t extent = x[static_cast<size_t>(*axis)];
+  const int64_t parts = static_cast<int64_t>(n.outputs.size());
+  SplitGeometry s{*axis, {}};
+  if (n.inputs.size() < 2 || n.inputs[1] < 0) {
+    if (extent % parts != 0)
+      fail(n, "cannot split axis " + std::to_string(*axis) + " of extent " +
+                  std::to_string(extent) + " into " + std::to_string(parts) + " equal parts");
+    s.sizes.assign(static_cast<size_t>(parts), extent / parts);
+    return s;
+  }
+  s.sizes = constant_ints(g, n, 1, "split");
+  if (static_cast<int64_t>(s.sizes.size()) != parts)
+    fail(n, "has split " + shape_str(s.sizes) + " of " + std::to_string(s.sizes.size()) +
+                " parts for " + std::to_string(parts) + " outputs");
+  int64_t sum = 0;
+  for (int64_t p : s.sizes) {
+    if (p < 0) fail(n, "has split " + shape_str(s.sizes) + " with a negative part");
+    sum += p;
+  }
+  if (sum != extent)
+    fail(n, "has split " + shape_str(s.sizes) + " summing to " + std::to_string(sum) +
+                ", but axis " + std::to_string(*axis) + " has extent " + std::to_string(extent));
+  return s;
+}
+
+PadGeometry pad_geometry(const Graph& g, const Node& n) {
+  const Shape& x = g.type(n.inputs.at(0)).shape;
+  const size_t rank = x.size();
+  PadGeometry p{PadMode::Constant, {}, {}, 0.0, x};
+  const std::string& mode = n.attr_string("mode");
+  if (mode == "reflect")
+    p.mode = PadMode::Reflect;
+  else if (mode == "edge")
+    p.mode = PadMode::Edge;
+  else if (mode != "constant")
+    fail(n, "has mode '" + mode + "' (expected constant, reflect or edge)");
+  const std::vector<int64_t> pads = constant_ints(g, n, 1, "pads");
+  if (pads.size() != 2 * rank)
+    fail(n, "has pads " + shape_str(pads) + " of length " + std::to_string(pads.size()) +
+                ", expected " + std::to_string(2 * rank) +
+                " (begin and end of each axis of input " + shape_str(x) + ")");
+  p.begin.assign(pads.begin(), pads.begin() + static_cast<std::ptrdiff_t>(rank));
+  p.end.assign(pads.begin() + static_cast<std::ptrdiff_t>(rank), pads.end());
+  for (size_t d = 0; d < rank; ++d) {
+    p.output[d] = x[d] + p.begin[d] + p.end[d];
+    if (p.output[d] < 0)
+      fail(n, "has pads " + shape_str(pads) + " that remove more than the " + std::to_string(x[d]) +
+                  " elements of axis " + std::to_string(d));
+    const int64_t widest = std::max(p.begin[d], p.end[d]);
+    if (p.mode == PadMode::Reflect && widest > 0 && widest >= x[d])
+      fail(n, "has pads " + shape_str(pads) + " too wide for mode 'reflect': axis " +
+                  std::to_string(d) + " of extent " + std::to_string(x[d]) +
+                  " can be padded by at most " + std::to_string(std::max<int64_t>(x[d] - 1, 0)));
+    if (p.mode == PadMode::Edge && widest > 0 && x[d] == 0)
+      fail(n, "cannot pad axis " + std::to_string(d) + " of extent 0 in mode 'edge'");
+  }
+  if (n.inputs.size() > 2 && n.inputs[2] >= 0) p.value = constant_scalar(g, n, 2, "constant_value");
+  return p;
+}
+
+int64_t range_count(const Graph& g, const Node& n) {
+  const DType t = g.type(n.inputs.at(0)).dtype;
+  if (t == DType::Float32) {
+    const float start = static_cast<float>(constant_scalar(g, n, 0, "start"));
+    const float limit = static_cast<float>(constant_scalar(g, n, 1, "limit"));
+    const float delta = static_cast<float>(constant_scalar(g, n, 2, "delta"));
+    if (delta == 0) fail(n, "has delta 0");
+    const double count = std::ceil(static_cast<double>(limit - start) / delta);
+    if (!(count < static_cast<double>(int64_t{1} << 48)))
+      fail(n, "would produce " + std::to_string(count) + " elements");
+    return count > 0 ? static_cast<int64_t>(count) : 0;
+  }
+  auto value = [&](size_t i, const char* what) {
+    constant_scalar(g, n, i, what);  // the checks
+    return weight_ints(g.tensor(n.inputs[i])).at(0);
+  };
+  const int64_t start = value(0, "start"), limit = value(1, "limit"), delta = value(2, "delta");
+  if (delta == 0) fail(n, "has delta 0");
+  const int64_t span = delta > 0 ? limit - start : start - limit;
+  const int64_t stride = delta > 0 ? delta : -delta;
+  return span <= 0 ? 0 : (span + stride - 1) / stride;
 }
 
 std::vector<int> reduce_axes(const Graph& g, const Node& n) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "ir/graph.h"
@@ -36,6 +37,57 @@ struct SpatialGeometry {
 // Pools with ceil_mode drop a last window that would start in the end padding, as ONNX
 // shape inference (onnx/onnx#5741), PyTorch and ONNX Runtime do.
 SpatialGeometry spatial_geometry(const Graph& g, const Node& n);
+
+// The values of input i, a constant 1-D int64 tensor that messages call `what` ("axes",
+// "pads", ...). Throws a Diagnostic at the node otherwise: "... does not support axes dtype
+// int32 (supported: int64)", "... needs its axes 'a' to be a constant weight", "... needs
+// its axes 'a' to be 1-D, got shape [2, 1]".
+std::vector<int64_t> constant_ints(const Graph& g, const Node& n, size_t i,
+                                   const std::string& what);
+// The value of input i, a constant scalar (shape [] or [1]) of any dtype: "... needs its
+// delta 'd' to be a constant weight", "... needs its delta 'd' to be a scalar, got shape [2]".
+double constant_scalar(const Graph& g, const Node& n, size_t i, const std::string& what);
+
+// Shape-15: the input dimensions [begin, end) a Shape node returns, its attributes start
+// and end counted from the back when negative and clamped to [0, rank].
+struct DimRange {
+  int64_t begin;
+  int64_t end;  // >= begin
+};
+DimRange shape_range(const Node& n, int64_t rank);
+
+// Slice-13 resolved on every input dimension (those not sliced read start 0, step 1, all):
+// output element c reads input element start + c * step along each dimension.
+struct SliceGeometry {
+  std::vector<int64_t> start;  // the first index read, in [0, extent) unless nothing is read
+  std::vector<int64_t> step;   // non-zero; negative walks backwards
+  Shape output;                // elements read per dimension
+};
+// Throws a Diagnostic on bad starts, ends, axes or steps.
+SliceGeometry slice_geometry(const Graph& g, const Node& n);
+
+// Split-13: the axis and the extent of each part, one per node output (the `split` input,
+// or equal parts).
+struct SplitGeometry {
+  int axis;
+  std::vector<int64_t> sizes;
+};
+SplitGeometry split_geometry(const Graph& g, const Node& n);
+
+// Pad-13 (inputs data, pads, optional constant_value).
+enum class PadMode { Constant, Reflect, Edge };
+struct PadGeometry {
+  PadMode mode;
+  std::vector<int64_t> begin;  // per dimension; a negative pad removes elements
+  std::vector<int64_t> end;
+  double value;  // mode constant: the fill value (input 2, default 0)
+  Shape output;
+};
+PadGeometry pad_geometry(const Graph& g, const Node& n);
+
+// Range-11: max(ceil((limit - start) / delta), 0) elements (the difference taken in the
+// inputs' dtype, as ONNX Runtime does). Throws a Diagnostic when delta is 0.
+int64_t range_count(const Graph& g, const Node& n);
 
 // The input axes a ReduceMean or ReduceSum node reduces, normalised, sorted and unique
 // (all axes when none are given). Empty when ReduceSum has no axes and

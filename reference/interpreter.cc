@@ -30,8 +30,6 @@ std::vector<HostTensor> interpret(const ir::Graph& g, const std::vector<HostTens
     values[id] = HostTensor{t.type, *t.data};
   }
   for (const ir::Node& n : g.nodes) {
-    Kernel kernel = find_kernel(n.op);
-    TLMC_ASSERT(kernel, "the reference interpreter has no kernel for " << n.op);
     KernelInputs in;
     for (int id : n.inputs) {
       if (id < 0) {
@@ -42,9 +40,9 @@ std::vector<HostTensor> interpret(const ir::Graph& g, const std::vector<HostTens
       TLMC_ASSERT(v, n.describe() << " reads " << g.tensor(id).name << " before it is computed");
       in.push_back(&*v);
     }
-    HostTensor out = HostTensor::zeros(g.type(n.outputs.at(0)));
-    kernel(g, n, in, out);
-    values[static_cast<size_t>(n.outputs[0])] = std::move(out);
+    std::vector<HostTensor> out = run_kernel(g, n, in);
+    for (size_t i = 0; i < n.outputs.size(); ++i)
+      if (n.outputs[i] >= 0) values[static_cast<size_t>(n.outputs[i])] = std::move(out[i]);
   }
   std::vector<HostTensor> outputs;
   for (int id : g.outputs) {
@@ -53,6 +51,24 @@ std::vector<HostTensor> interpret(const ir::Graph& g, const std::vector<HostTens
     outputs.push_back(*v);
   }
   return outputs;
+}
+
+std::vector<HostTensor> evaluate_constant_node(const ir::Graph& g, const ir::Node& n) {
+  std::vector<HostTensor> values;
+  values.reserve(n.inputs.size());  // `in` points into it
+  KernelInputs in;
+  for (int id : n.inputs) {
+    if (id < 0) {
+      in.push_back(nullptr);
+      continue;
+    }
+    const ir::Tensor& t = g.tensor(id);
+    TLMC_ASSERT(t.data || n.op == "Shape",
+                n.describe() << " is evaluated at compile time but reads " << t.name);
+    values.push_back(HostTensor{t.type, t.data ? *t.data : std::vector<uint8_t>{}});
+    in.push_back(&values.back());
+  }
+  return run_kernel(g, n, in);
 }
 
 }  // namespace tlmc::reference

@@ -1,17 +1,47 @@
 #include "reference/kernels.h"
 
+#include <cstring>
+
 namespace tlmc::reference {
 
-Kernel find_kernel(const std::string& op) {
-  static const KernelTable table = [] {
-    KernelTable t;
-    add_nn_kernels(t);
-    add_elementwise_kernels(t);
-    add_tensor_kernels(t);
-    return t;
+namespace {
+
+const KernelTable& table() {
+  static const KernelTable t = [] {
+    KernelTable k;
+    add_nn_kernels(k);
+    add_elementwise_kernels(k);
+    add_tensor_kernels(k);
+    add_shape_kernels(k);
+    return k;
   }();
-  auto it = table.find(op);
-  return it == table.end() ? nullptr : it->second;
+  return t;
+}
+
+}  // namespace
+
+bool has_kernel(const std::string& op) { return table().count(op) != 0; }
+
+std::vector<HostTensor> run_kernel(const ir::Graph& g, const ir::Node& n, const KernelInputs& in) {
+  auto it = table().find(n.op);
+  TLMC_ASSERT(it != table().end(), "the reference interpreter has no kernel for " << n.op);
+  std::vector<HostTensor> out;
+  for (int id : n.outputs) out.push_back(id < 0 ? HostTensor{} : HostTensor::zeros(g.type(id)));
+  if (it->second.all_outputs) {
+    it->second.all_outputs(g, n, in, out);
+    return out;
+  }
+  TLMC_ASSERT(it->second.one_output && !out.empty(), n.describe() << " has no kernel to run");
+  it->second.one_output(g, n, in, out[0]);
+  return out;
+}
+
+void store_element(ir::DType t, double v, uint8_t* p) {
+  with_element_type(t, [&](auto zero) {
+    using T = decltype(zero);
+    const T e = t == ir::DType::Bool ? T(v != 0 ? 1 : 0) : static_cast<T>(v);
+    std::memcpy(p, &e, sizeof e);
+  });
 }
 
 std::vector<int64_t> row_major_strides(const ir::Shape& s) {

@@ -1,5 +1,6 @@
 // Reference kernels of the data-movement operators, which copy elements of any dtype as
-// bytes, and of the reductions ReduceMean and ReduceSum.
+// bytes (views, Transpose, Concat, Gather, Expand, Slice, Split, Pad, Tile), and of the
+// reductions ReduceMean and ReduceSum.
 #include <algorithm>
 #include <cstring>
 
@@ -11,7 +12,8 @@ namespace {
 
 using ir::Shape;
 
-// Reshape, Flatten and Identity: the same dense bytes under another shape.
+// Reshape, Flatten, Identity, Squeeze and Unsqueeze: the same dense bytes under another
+// shape.
 void copy(const ir::Graph&, const ir::Node&, const KernelInputs& in, HostTensor& out) {
   TLMC_ASSERT(in[0]->bytes.size() == out.bytes.size(), "a view must keep the byte count");
   out.bytes = in[0]->bytes;
@@ -81,6 +83,87 @@ void gather(const ir::Graph&, const ir::Node& n, const KernelInputs& in, HostTen
   }
 }
 
+// Copies the element of `from` at flat index j to the element of `to` at flat index i.
+void copy_element(const HostTensor& from, int64_t j, HostTensor& to, int64_t i) {
+  const size_t size = ir::dtype_size(to.type.dtype);
+  std::memcpy(to.bytes.data() + static_cast<size_t>(i) * size,
+              from.bytes.data() + static_cast<size_t>(j) * size, size);
+}
+
+// out[c] = in[c'] where c' is the input element output coordinates c read, by `source`
+// (which may change c in place).
+template <typename F>
+void gather_elements(const HostTensor& in, HostTensor& out, F source) {
+  const std::vector<int64_t> strides = row_major_strides(in.type.shape);
+  for (int64_t i = 0; i < out.type.numel(); ++i) {
+    std::vector<int64_t> c = unravel(i, out.type.shape);
+    source(c);
+    copy_element(in, offset_of(c, strides), out, i);
+  }
+}
+
+// Expand: the input broadcast to the output's shape.
+void expand(const ir::Graph&, const ir::Node&, const KernelInputs& in, HostTensor& out) {
+  for_each_broadcast({in[0]->type.shape}, out.type.shape,
+                     [&](int64_t i, const int64_t* at) { copy_element(*in[0], at[0], out, i); });
+}
+
+// out[c] = in[start + c * step], per dimension.
+void slice(const ir::Graph& g, const ir::Node& n, const KernelInputs& in, HostTensor& out) {
+  const ir::SliceGeometry s = ir::slice_geometry(g, n);
+  gather_elements(*in[0], out, [&](std::vector<int64_t>& c) {
+    for (size_t d = 0; d < c.size(); ++d) c[d] = s.start[d] + c[d] * s.step[d];
+  });
+}
+
+// Output k holds the input's elements along the axis from the sum of the sizes before it.
+void split(const ir::Graph& g, const ir::Node& n, const KernelInputs& in,
+           std::vector<HostTensor>& out) {
+  const ir::SplitGeometry s = ir::split_geometry(g, n);
+  int64_t begin = 0;
+  for (size_t k = 0; k < out.size(); ++k) {
+    const int64_t offset = begin;
+    begin += s.sizes[k];
+    if (n.outputs[k] < 0) continue;
+    gather_elements(*in[0], out[k],
+                    [&](std::vector<int64_t>& c) { c[static_cast<size_t>(s.axis)] += offset; });
+  }
+}
+
+// Output position o reads input position o - pad_begin; outside the input: the constant,
+// the nearest element (edge), or the mirror image without the border repeated (reflect).
+void pad(const ir::Graph& g, const ir::Node& n, const KernelInputs& in, HostTensor& out) {
+  const ir::PadGeometry p = ir::pad_geometry(g, n);
+  const ir::Shape& xs = in[0]->type.shape;
+  const std::vector<int64_t> strides = row_major_strides(xs);
+  HostTensor fill = HostTensor::zeros({out.type.dtype, {}});
+  store_element(out.type.dtype, p.value, fill.bytes.data());
+  for (int64_t i = 0; i < out.type.numel(); ++i) {
+    std::vector<int64_t> c = unravel(i, out.type.shape);
+    bool inside = true;
+    for (size_t d = 0; d < c.size(); ++d) {
+      int64_t src = c[d] - p.begin[d];
+      const int64_t last = xs[d] - 1;
+      if (p.mode == ir::PadMode::Edge) src = std::min(std::max(src, int64_t{0}), last);
+      if (p.mode == ir::PadMode::Reflect) src = src < 0 ? -src : src > last ? 2 * last - src : src;
+      inside = inside && src >= 0 && src <= last;
+      c[d] = src;
+    }
+    if (inside)
+      copy_element(*in[0], offset_of(c, strides), out, i);
+    else
+      copy_element(fill, 0, out, i);
+  }
+}
+
+// out[c] = in[c mod extent], per dimension.
+void tile(const ir::Graph&, const ir::Node&, const KernelInputs& in, HostTensor& out) {
+  const ir::Shape& xs = in[0]->type.shape;
+  gather_elements(*in[0], out, [&](std::vector<int64_t>& c) {
+    for (size_t d = 0; d < c.size(); ++d) c[d] %= xs[d];
+  });
+}
+
 // Sums every input element into the output element whose coordinates agree outside the
 // reduced axes; ReduceMean then divides by the number of elements reduced.
 void reduce(const ir::Graph& g, const ir::Node& n, const KernelInputs& in, HostTensor& out) {
@@ -108,6 +191,13 @@ void add_tensor_kernels(KernelTable& table) {
   table["Reshape"] = copy;
   table["Flatten"] = copy;
   table["Identity"] = copy;
+  table["Squeeze"] = copy;
+  table["Unsqueeze"] = copy;
+  table["Expand"] = expand;
+  table["Slice"] = slice;
+  table["Split"] = split;
+  table["Pad"] = pad;
+  table["Tile"] = tile;
   table["Transpose"] = transpose;
   table["Concat"] = concat;
   table["Gather"] = gather;

@@ -14,6 +14,9 @@ bool fusible_consumer(const ir::Graph& g, const std::vector<std::vector<int>>& c
   const std::vector<int>& cs = consumers[static_cast<size_t>(t)];
   if (cs.size() != 1 || assigned[static_cast<size_t>(cs[0])] >= 0) return false;
   const ir::Node& c = g.nodes[static_cast<size_t>(cs[0])];
+  // A node with several outputs (Split) is a subgraph of its own: the chain is followed
+  // through single results only.
+  if (c.outputs.size() != 1) return false;
   const ir::OpClass k = op_class(c);
   if (after_anchor) {
     // An epilogue reads the anchor's result element for element: same shape.
@@ -46,9 +49,9 @@ Partition partition_graph(const ir::Graph& g) {
     std::vector<int> group = {static_cast<int>(i)};
     assigned[i] = static_cast<int>(p.subgraphs.size());
     const bool anchor = k == ir::OpClass::Anchor;
-    if (k != ir::OpClass::View) {
+    if (k != ir::OpClass::View && n.outputs.size() == 1) {
       int t = n.outputs[0];
-      while (n.outputs.size() == 1 && fusible_consumer(g, consumers, t, anchor, assigned)) {
+      while (fusible_consumer(g, consumers, t, anchor, assigned)) {
         const int c = consumers[static_cast<size_t>(t)][0];
         // Every other input of the consumer must be ready before the group runs.
         bool ready = true;

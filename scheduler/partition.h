@@ -1,7 +1,7 @@
 // Splits a verified graph into fused subgraphs: an anchor (a matrix product, convolution,
 // pooling, reduction, Softmax, LayerNormalization) with the chain of element-wise consumers
-// after it; element-wise and injective chains on their own; Reshape, Flatten and Identity
-// as views that share their input's storage. Every node lands in exactly one place.
+// after it; element-wise and injective chains on their own; views (Reshape, Squeeze, ...)
+// sharing their input's storage; a node with several outputs (Split) alone.
 #pragma once
 
 #include <vector>

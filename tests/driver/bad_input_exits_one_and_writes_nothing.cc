@@ -42,7 +42,7 @@ INSTANTIATE_TEST_SUITE_P(
                  "is missing the key 'outputs'"},
         BadModel{"unknown operator",
                  HEAD "nodes:\n  - {op: Frobnicate, inputs: [x], outputs: [y]}\noutputs: [y]\n",
-                 "6:5", "unknown operator 'Frobnicate' (supported: Add, "},
+                 "6:5", "unknown operator 'Frobnicate' (supported: Abs, Add, "},
         BadModel{"wrong attribute type",
                  HEAD "nodes:\n  - {op: Softmax, inputs: [x], outputs: [y], attrs: {axis: "
                       "last}}\noutputs: [y]\n",

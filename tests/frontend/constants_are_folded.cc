@@ -1,13 +1,16 @@
-// Compile-time folding: constant subexpressions become weights, BatchNormalization folds
-// into the Conv before it or becomes a per-channel Mul and Add; the folded graph computes
-// what the original does.
+// Compile-time folding: constant subexpressions and Shape nodes become weights,
+// BatchNormalization folds into the Conv before it or becomes a per-channel Mul and Add; the
+// folded graph computes what the original does. Shape computations are done while the
+// graph is read (frontend/compute_shapes.h), so that a Reshape's computed shape is a weight.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <random>
 
+#include "frontend/compute_shapes.h"
 #include "frontend/fold_constants.h"
 #include "frontend/yaml_reader.h"
+#include "ir/graph_verify.h"
 #include "reference/interpreter.h"
 
 namespace tlmc::frontend {
@@ -104,6 +107,122 @@ outputs: [y]
   EXPECT_EQ(ops(f), std::vector<std::string>{"MatMul"});
   EXPECT_EQ(f.tensor(f.find_tensor("e")).kind, ir::TensorKind::Weight);
   EXPECT_LT(max_difference(g, f), 1e-6);
+}
+
+// torch's x.view(x.size(0), -1), as exported.
+const char* kViewChain = R"(inputs:
+  x: {shape: [2, 3, 4, 5]}
+weights:
+  zero: {shape: [], dtype: int64, data: [0]}
+  ax0: {shape: [1], dtype: int64, data: [0]}
+  minus1: {shape: [1], dtype: int64, data: [-1]}
+nodes:
+  - {op: Shape, inputs: [x], outputs: [s]}
+  - {op: Gather, inputs: [s, zero], outputs: [n]}
+  - {op: Unsqueeze, inputs: [n, ax0], outputs: [n1]}
+  - {op: Concat, inputs: [n1, minus1], outputs: [target], attrs: {axis: 0}}
+  - {op: Reshape, inputs: [x, target], outputs: [flat]}
+  - {op: Relu, inputs: [flat], outputs: [y]}
+outputs: [y]
+)";
+
+TEST(ComputeShapes, ShapeGatherUnsqueezeConcatBecomesTheReshapesWeight) {
+  ir::Graph g = read(kViewChain);
+  EXPECT_EQ(ops(g), (std::vector<std::string>{"Reshape", "Relu"}));
+  const ir::Tensor& target = g.tensor(g.nodes[0].inputs[1]);
+  EXPECT_EQ(target.name, "target");
+  EXPECT_EQ(target.kind, ir::TensorKind::Weight);
+  EXPECT_EQ(ir::weight_ints(target), (std::vector<int64_t>{2, -1}));
+  EXPECT_EQ(g.type(g.find_tensor("flat")).shape, (ir::Shape{2, 60}));
+  // Folding then drops what nothing reads any more.
+  ir::Graph f = fold_constants(g);
+  EXPECT_EQ(ops(f), (std::vector<std::string>{"Reshape", "Relu"}));
+  EXPECT_EQ(f.find_tensor("s"), -1);
+  EXPECT_EQ(f.find_tensor("n1"), -1);
+  EXPECT_LT(max_difference(g, f), 1e-7);
+}
+
+// Float results of weights are left to fold_constants (whose folding --check verifies);
+// integer and bool ones are computed while reading.
+TEST(ComputeShapes, OnlyIntegerAndBoolResultsAreComputedWhileReading) {
+  ir::Graph g = read(R"(inputs:
+  x: {shape: [3, 4]}
+weights:
+  dims: {shape: [2], dtype: int64, data: [3, 4]}
+nodes:
+  - {op: ConstantOfShape, inputs: [dims], outputs: [half], attrs: {value: 0.5}}
+  - {op: ConstantOfShape, inputs: [dims], outputs: [ones], attrs: {value: 1, dtype: int64}}
+  - {op: Cast, inputs: [ones], outputs: [onesf], attrs: {to: 1}}
+  - {op: Mul, inputs: [x, half], outputs: [xh]}
+  - {op: Add, inputs: [xh, onesf], outputs: [y]}
+outputs: [y]
+)");
+  EXPECT_EQ(ops(g), (std::vector<std::string>{"ConstantOfShape", "Cast", "Mul", "Add"}));
+  EXPECT_EQ(g.tensor(g.find_tensor("ones")).kind, ir::TensorKind::Weight);
+  ir::Graph f = fold_constants(g);
+  EXPECT_EQ(ops(f), (std::vector<std::string>{"Mul", "Add"}));
+  EXPECT_LT(max_difference(g, f), 1e-7);
+}
+
+// A graph verified without computing shapes (another frontend, or a pass): fold_constants
+// still turns Shape of any tensor into a weight, since every shape is static.
+TEST(FoldConstants, ShapeOfAnyTensorIsAConstant) {
+  ir::Graph g;
+  g.name = "g";
+  g.tensors.push_back(ir::Tensor{"x", {ir::DType::Float32, {2, 5}}, ir::TensorKind::Input, {}, {}});
+  g.tensors.push_back(ir::Tensor{"r", {}, ir::TensorKind::Intermediate, {}, {}});
+  g.tensors.push_back(ir::Tensor{"s", {}, ir::TensorKind::Intermediate, {}, {}});
+  g.nodes.push_back(ir::Node{"", "Relu", {0}, {1}, {}, {}});
+  g.nodes.push_back(ir::Node{"", "Shape", {1}, {2}, {}, {}});
+  g.inputs = {0};
+  g.outputs = {1, 2};
+  g = ir::verify_graph(std::move(g));
+  ASSERT_EQ(ops(g), (std::vector<std::string>{"Relu", "Shape"}));
+  ir::Graph f = fold_constants(g);
+  EXPECT_EQ(ops(f), std::vector<std::string>{"Relu"});
+  const ir::Tensor& s = f.tensor(f.find_tensor("s"));
+  EXPECT_EQ(s.kind, ir::TensorKind::Weight);
+  EXPECT_EQ(ir::weight_ints(s), (std::vector<int64_t>{2, 5}));
+}
+
+// A Split of a weight folds into one weight per part.
+TEST(FoldConstants, EveryOutputOfASplitBecomesAWeight) {
+  ir::Graph g = read(R"(inputs:
+  x: {shape: [2]}
+weights:
+  w: {shape: [6], data: [1, 2, 3, 4, 5, 6]}
+nodes:
+  - {op: Split, inputs: [w], outputs: [a, b, c]}
+  - {op: Add, inputs: [x, a], outputs: [xa]}
+  - {op: Mul, inputs: [xa, c], outputs: [y]}
+outputs: [y, b]
+)");
+  ir::Graph f = fold_constants(g);
+  EXPECT_EQ(ops(f), (std::vector<std::string>{"Add", "Mul"}));
+  EXPECT_EQ(ir::weight_values(f.tensor(f.find_tensor("c"))), (std::vector<double>{5, 6}));
+  EXPECT_EQ(f.tensor(f.find_tensor("b")).kind, ir::TensorKind::Weight);
+  EXPECT_LT(max_difference(g, f), 1e-7);
+}
+
+// A shape the exporter computes wrongly is reported at the node that reads it.
+TEST(ComputeShapes, ErrorsInComputedShapesPointAtTheReader) {
+  try {
+    read(R"(inputs:
+  x: {shape: [2, 3]}
+weights:
+  seven: {shape: [1], dtype: int64, data: [7]}
+nodes:
+  - {op: Shape, inputs: [x], outputs: [s]}
+  - {op: Concat, inputs: [s, seven], outputs: [t], attrs: {axis: 0}}
+  - {op: Reshape, inputs: [x, t], outputs: [y]}
+outputs: [y]
+)");
+    FAIL() << "no error";
+  } catch (const Diagnostic& d) {
+    EXPECT_EQ(d.format(),
+              "g.yaml:10:5: error: Reshape cannot reshape input of shape [2, 3] (6 elements) to "
+              "[2, 3, 7] (42 elements)");
+  }
 }
 
 }  // namespace

@@ -1,4 +1,5 @@
-// Element-wise operators with numpy broadcasting against the reference interpreter.
+// Element-wise float operators with numpy broadcasting against the reference interpreter,
+// alone and fused after an anchor.
 #include <gtest/gtest.h>
 
 #include "ops/op_test_support.h"
@@ -26,7 +27,82 @@ nodes:
   - {op: Exp, inputs: [x], outputs: [exp]}
   - {op: Sqrt, inputs: [relu], outputs: [sqrt]}
   - {op: Identity, inputs: [x], outputs: [same]}
-outputs: [relu, leaky, clip, clip_min, sigmoid, tanh, erf, exp, sqrt, same]
+  - {op: Neg, inputs: [x], outputs: [neg]}
+  - {op: Abs, inputs: [x], outputs: [abs]}
+  - {op: Log, inputs: [abs], outputs: [log]}
+  - {op: Reciprocal, inputs: [x], outputs: [reciprocal]}
+  - {op: Floor, inputs: [x], outputs: [floor]}
+  - {op: HardSigmoid, inputs: [x], outputs: [hard_sigmoid], attrs: {alpha: 0.7, beta: 0.4}}
+  - {op: HardSigmoid, inputs: [x], outputs: [hard_sigmoid_default]}
+  - {op: HardSwish, inputs: [x], outputs: [hard_swish]}
+outputs: [relu, leaky, clip, clip_min, sigmoid, tanh, erf, exp, sqrt, same, neg, abs, log,
+          reciprocal, floor, hard_sigmoid, hard_sigmoid_default, hard_swish]
+)");
+}
+
+// MobileNetV3's activations and a Max/Min clamp, fused into one kernel each (vectorised on
+// SIMD targets): scaled so that every branch of the piecewise functions is taken.
+TEST(Elementwise, NewActivationsFuseIntoChains) {
+  expect_matches_reference(R"(
+tlmc: 1
+name: fused_activations
+inputs:
+  x: {shape: [5, 67]}
+weights:
+  four: {shape: [], data: [4.0]}
+  lo: {shape: [1, 67], init: {uniform: [-3, -1]}}
+  hi: {shape: [], data: [2.5]}
+nodes:
+  - {op: Mul, inputs: [x, four], outputs: [x4]}
+  - {op: HardSwish, inputs: [x4], outputs: [hs]}
+  - {op: Neg, inputs: [hs], outputs: [n]}
+  - {op: HardSigmoid, inputs: [n], outputs: [hg]}
+  - {op: Mul, inputs: [x4, hg], outputs: [m]}
+  - {op: Max, inputs: [m, lo], outputs: [mx]}
+  - {op: Min, inputs: [mx, hi], outputs: [y]}
+outputs: [y]
+)");
+}
+
+// Max and Min take any number of inputs (one is the identity), broadcasting all of them.
+TEST(Elementwise, VariadicMaxAndMinBroadcast) {
+  expect_matches_reference(R"(
+tlmc: 1
+name: variadic
+inputs:
+  a: {shape: [3, 1, 5]}
+  b: {shape: [4, 1]}
+  c: {shape: []}
+  d: {shape: [2, 3, 4, 5]}
+nodes:
+  - {op: Max, inputs: [a, b, c, d], outputs: [max4]}
+  - {op: Min, inputs: [d, a], outputs: [min2]}
+  - {op: Max, inputs: [b], outputs: [max1]}
+  - {op: Min, inputs: [a, b, c], outputs: [min3]}
+outputs: [max4, min2, max1, min3]
+)");
+}
+
+// The element-wise operators as epilogues of a matrix product and a convolution.
+TEST(Elementwise, NewOperatorsAsAnchorEpilogues) {
+  expect_matches_reference(R"(
+tlmc: 1
+name: epilogues
+inputs:
+  x: {shape: [6, 20]}
+  img: {shape: [1, 3, 9, 9]}
+weights:
+  w: {shape: [20, 35], init: {uniform: [-1, 1]}}
+  k: {shape: [8, 3, 3, 3], init: {uniform: [-1, 1]}}
+  zero: {shape: [], data: [0.0]}
+nodes:
+  - {op: MatMul, inputs: [x, w], outputs: [h]}
+  - {op: HardSwish, inputs: [h], outputs: [y]}
+  - {op: Conv, inputs: [img, k], outputs: [c], attrs: {pads: [1, 1, 1, 1]}}
+  - {op: Greater, inputs: [c, zero], outputs: [positive]}
+  - {op: Neg, inputs: [c], outputs: [negc]}
+  - {op: Where, inputs: [positive, c, negc], outputs: [absc]}
+outputs: [y, absc]
 )");
 }
 

@@ -6,27 +6,75 @@
 
 #include "driver/check.h"
 #include "driver/compile.h"
+#include "ir/lower.h"
+#include "scheduler/decision.h"
+#include "scheduler/default_schedule.h"
+#include "scheduler/lower_schedule.h"
+#include "scheduler/partition.h"
 #include "support/test_support.h"
 
 namespace tlmc::test {
+namespace {
+
+std::vector<ir::Target> targets() {
+  std::vector<ir::Target> out = {*ir::parse_target("x86-64")};
+  const ir::Target host = ir::host_target();
+  if (host.isa != ir::Isa::Generic) out.push_back(host);
+  return out;
+}
+
+void expect_passes(const driver::CompiledModel& m, const ir::Target& t) {
+  driver::CheckResult r = driver::check_model(m, t);
+  std::ostringstream report;
+  driver::print_check(report, r);
+  EXPECT_TRUE(r.passed) << report.str();
+}
+
+// driver::compile_model's steps after folding: partition, lower, schedule, plan, emit.
+driver::CompiledModel compile_unfolded(const ir::Graph& g, const ir::Target& target) {
+  driver::CompiledModel m;
+  m.graph = g;
+  const scheduler::Partition partition = scheduler::partition_graph(g);
+  std::vector<codegen::KernelInfo> kernels;
+  std::vector<codegen::CompiledSubgraph> subgraphs;
+  for (const std::vector<int>& nodes : partition.subgraphs) {
+    ir::LoweredSubgraph lowered = ir::lower_subgraph(g, nodes);
+    const std::vector<scheduler::Decision> schedule =
+        scheduler::default_schedule(lowered.program, target);
+    const std::string name = g.name + "_k" + std::to_string(kernels.size());
+    kernels.push_back(codegen::KernelInfo{
+        scheduler::lower_schedule(scheduler::apply_schedule(lowered.program, schedule), name),
+        ir::workload_key(lowered.program), scheduler::schedule_str(schedule)});
+    codegen::CompiledSubgraph sg{nodes, static_cast<int>(kernels.size()) - 1,
+                                 lowered.input_tensors};
+    sg.param_tensors.insert(sg.param_tensors.end(), lowered.output_tensors.begin(),
+                            lowered.output_tensors.end());
+    subgraphs.push_back(std::move(sg));
+  }
+  m.plan = codegen::plan_model(g, partition, subgraphs, std::move(kernels));
+  m.files = codegen::emit_c(m.plan, codegen::CodegenOptions{target, 0});
+  return m;
+}
+
+}  // namespace
 
 void expect_matches_reference(const std::string& yaml) {
   TempDir dir;
   const std::string path = dir.file("model.yaml");
   write_file(path, yaml);
-  std::vector<ir::Target> targets = {*ir::parse_target("x86-64")};
-  const ir::Target host = ir::host_target();
-  if (host.isa != ir::Isa::Generic) targets.push_back(host);
-  for (const ir::Target& t : targets) {
+  for (const ir::Target& t : targets()) {
     SCOPED_TRACE("target " + t.name);
     driver::CompileOptions o;
     o.model_path = path;
     o.target = t;
-    driver::CompiledModel m = driver::compile_model(o);
-    driver::CheckResult r = driver::check_model(m, t);
-    std::ostringstream report;
-    driver::print_check(report, r);
-    EXPECT_TRUE(r.passed) << report.str();
+    expect_passes(driver::compile_model(o), t);
+  }
+}
+
+void expect_unfolded_matches_reference(const ir::Graph& g) {
+  for (const ir::Target& t : targets()) {
+    SCOPED_TRACE("target " + t.name);
+    expect_passes(compile_unfolded(g, t), t);
   }
 }
 

@@ -1,5 +1,5 @@
-// The element-wise operators against values worked out by hand, including numpy
-// broadcasting of the binary ones and Clip's optional bounds.
+// The element-wise float operators against values worked out by hand, including numpy
+// broadcasting of the binary ones, variadic Max and Min, and Clip's optional bounds.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -29,6 +29,23 @@ TEST(Unary, ActivationsAndFunctions) {
   EXPECT_FLOATS_NEAR(unary("Erf", {0, 0.5f}), (std::vector<float>{0, 0.5204999f}), 1e-6);
   EXPECT_FLOATS_NEAR(unary("Exp", {0, 1}), (std::vector<float>{1, 2.7182818f}), 1e-6);
   EXPECT_FLOATS_NEAR(unary("Sqrt", {4, 2}), (std::vector<float>{2, 1.4142135f}), 1e-6);
+  EXPECT_FLOATS_NEAR(unary("Log", {1, 2.7182818f}), (std::vector<float>{0, 1}), 1e-6);
+  EXPECT_FLOATS_NEAR(unary("Neg", {-2, 3}), (std::vector<float>{2, -3}), 0);
+  EXPECT_FLOATS_NEAR(unary("Abs", {-2, 3}), (std::vector<float>{2, 3}), 0);
+  EXPECT_FLOATS_NEAR(unary("Reciprocal", {4, -0.5f}), (std::vector<float>{0.25f, -2}), 0);
+  EXPECT_FLOATS_NEAR(unary("Floor", {-1.5f, 1.5f, 2}), (std::vector<float>{-2, 1, 2}), 0);
+}
+
+// max(0, min(1, alpha x + beta)), alpha 0.2 and beta 0.5 by default; HardSwish is
+// x * HardSigmoid(x) with alpha 1/6.
+TEST(Unary, HardSigmoidAndHardSwish) {
+  EXPECT_FLOATS_NEAR(unary("HardSigmoid", {-3, -1, 0, 1, 3}),
+                     (std::vector<float>{0, 0.3f, 0.5f, 0.7f, 1}), 1e-7);
+  EXPECT_FLOATS_NEAR(
+      unary("HardSigmoid", {-1, 1}, {{"alpha", attr_float(0.5)}, {"beta", attr_float(0.25)}}),
+      (std::vector<float>{0, 0.75f}), 1e-7);
+  EXPECT_FLOATS_NEAR(unary("HardSwish", {-4, -1, 0, 1, 4}),
+                     (std::vector<float>{0, -1.0f / 3, 0, 2.0f / 3, 4}), 1e-6);
 }
 
 std::vector<float> binary(const std::string& op, ir::Shape a_shape, const std::vector<float>& a,

@@ -58,6 +58,12 @@ void GraphBuilder::weight_i32(const std::string& name, ir::Shape shape,
   g_.tensors[static_cast<size_t>(id)].data = raw_bytes(values);
 }
 
+void GraphBuilder::weight_bool(const std::string& name, ir::Shape shape,
+                               const std::vector<uint8_t>& values) {
+  const int id = add_tensor(name, {ir::DType::Bool, std::move(shape)}, ir::TensorKind::Weight);
+  g_.tensors[static_cast<size_t>(id)].data = raw_bytes(values);
+}
+
 void GraphBuilder::node(const std::string& op, const std::vector<std::string>& inputs,
                         const std::vector<std::string>& outputs,
                         const std::map<std::string, ir::AttrValue>& attrs,
@@ -112,6 +118,17 @@ std::vector<float> floats_of(const reference::HostTensor& t) {
 
 std::vector<int64_t> int64s_of(const reference::HostTensor& t) {
   return std::vector<int64_t>(t.i64(), t.i64() + t.type.numel());
+}
+
+std::vector<double> values_of(const reference::HostTensor& t) {
+  ir::Tensor w;
+  w.type = t.type;
+  w.data = std::make_shared<const std::vector<uint8_t>>(t.bytes);
+  return ir::weight_values(w);
+}
+
+std::vector<reference::HostTensor> run_outputs(const ir::Graph& g) {
+  return reference::interpret(g, {});
 }
 
 reference::HostTensor run(const ir::Graph& g, const std::vector<std::vector<float>>& inputs) {

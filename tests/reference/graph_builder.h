@@ -22,6 +22,7 @@ class GraphBuilder {
   void weight(const std::string& name, ir::Shape shape, const std::vector<float>& values);
   void weight_i64(const std::string& name, ir::Shape shape, const std::vector<int64_t>& values);
   void weight_i32(const std::string& name, ir::Shape shape, const std::vector<int32_t>& values);
+  void weight_bool(const std::string& name, ir::Shape shape, const std::vector<uint8_t>& values);
   // An empty input name is an omitted optional input; new output names become
   // intermediate tensors.
   void node(const std::string& op, const std::vector<std::string>& inputs,
@@ -43,10 +44,14 @@ reference::HostTensor float_tensor(ir::Shape shape, const std::vector<float>& va
 reference::HostTensor int64_tensor(ir::Shape shape, const std::vector<int64_t>& values);
 std::vector<float> floats_of(const reference::HostTensor& t);
 std::vector<int64_t> int64s_of(const reference::HostTensor& t);
+// The elements of a tensor of any dtype as doubles (bool as 0 and 1).
+std::vector<double> values_of(const reference::HostTensor& t);
 
 // Interprets the graph on float32 inputs given as flat values (shapes from the graph) and
 // returns output 0.
 reference::HostTensor run(const ir::Graph& g, const std::vector<std::vector<float>>& inputs);
+// Every output of a graph without inputs.
+std::vector<reference::HostTensor> run_outputs(const ir::Graph& g);
 // The shape of output 0 after building.
 ir::Shape output_shape(const GraphBuilder& b);
 

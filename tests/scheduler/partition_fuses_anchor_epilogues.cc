@@ -1,5 +1,6 @@
 // Partitioning: anchors absorb their element-wise epilogue, element-wise chains fuse,
-// views share storage, and a result read twice or written out stops a fusion.
+// views share storage, a result read twice or written out stops a fusion, and a node with
+// several outputs stands alone, its kernel writing every part read outside it.
 #include <gtest/gtest.h>
 
 #include "frontend/yaml_reader.h"
@@ -65,6 +66,28 @@ nodes:
 outputs: [c]
 )");
   EXPECT_EQ(partition_graph(g).subgraphs.size(), 1u);
+}
+
+TEST(Partition, ASplitIsASubgraphWritingEveryPartReadOutside) {
+  ir::Graph g = graph(R"(inputs:
+  x: {shape: [4, 6]}
+nodes:
+  - {op: Relu, inputs: [x], outputs: [r]}
+  - {op: Split, inputs: [r], outputs: [a, b, c], attrs: {axis: 1}}
+  - {op: Exp, inputs: [a], outputs: [ea]}
+  - {op: Tanh, inputs: [b], outputs: [tb]}
+outputs: [ea, tb, c]
+)");
+  Partition p = partition_graph(g);
+  // Relu | Split | Exp | Tanh: the Split joins no chain and starts none.
+  ASSERT_EQ(p.subgraphs.size(), 4u);
+  const std::vector<int>& split = p.subgraphs[1];
+  ASSERT_EQ(split.size(), 1u);
+  EXPECT_EQ(g.nodes[static_cast<size_t>(split[0])].op, "Split");
+  const ir::LoweredSubgraph lowered = ir::lower_subgraph(g, split);
+  EXPECT_EQ(lowered.output_tensors,
+            (std::vector<int>{g.find_tensor("a"), g.find_tensor("b"), g.find_tensor("c")}));
+  EXPECT_EQ(lowered.program.stages.size(), 3u);
 }
 
 std::string key_of(const std::string& body) {

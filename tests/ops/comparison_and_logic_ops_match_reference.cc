@@ -1,0 +1,163 @@
+// Comparisons (bool results), Not/And/Or, Where and Cast against the reference interpreter:
+// float, int64 and bool tensors, broadcasting, and chains mixing the dtypes in one kernel.
+#include <gtest/gtest.h>
+
+#include "ops/op_test_support.h"
+
+namespace tlmc::test {
+namespace {
+
+// Integer inputs are drawn from [0, 4): ties happen, so < and <= are told apart.
+TEST(ComparisonOps, FloatAndIntegerInputsBroadcast) {
+  expect_matches_reference(R"(
+tlmc: 1
+name: comparisons
+inputs:
+  x: {shape: [3, 37]}
+  y: {shape: [1, 37]}
+  i: {shape: [3, 1], dtype: int64}
+  j: {shape: [37], dtype: int64}
+  b: {shape: [3, 37], dtype: bool}
+  c: {shape: [37], dtype: bool}
+weights:
+  half: {shape: [], data: [0.5]}
+nodes:
+  - {op: Less, inputs: [x, y], outputs: [lt]}
+  - {op: Greater, inputs: [x, half], outputs: [gt]}
+  - {op: LessOrEqual, inputs: [i, j], outputs: [le]}
+  - {op: GreaterOrEqual, inputs: [j, i], outputs: [ge]}
+  - {op: Equal, inputs: [i, j], outputs: [eq]}
+  - {op: Equal, inputs: [x, x], outputs: [eq_self]}
+  - {op: Equal, inputs: [b, c], outputs: [eq_bool]}
+  - {op: Greater, inputs: [i, j], outputs: [gt_int]}
+  - {op: Less, inputs: [j, i], outputs: [lt_int]}
+outputs: [lt, gt, le, ge, eq, eq_self, eq_bool, gt_int, lt_int]
+)");
+}
+
+TEST(LogicOps, NotAndOrOnBoolTensors) {
+  expect_matches_reference(R"(
+tlmc: 1
+name: logic
+inputs:
+  a: {shape: [4, 1, 5], dtype: bool}
+  b: {shape: [3, 5], dtype: bool}
+nodes:
+  - {op: Not, inputs: [a], outputs: [na]}
+  - {op: And, inputs: [na, b], outputs: [and]}
+  - {op: Or, inputs: [a, b], outputs: [or]}
+  - {op: Not, inputs: [or], outputs: [nor]}
+outputs: [na, and, or, nor]
+)");
+}
+
+// Where over three broadcast shapes, on float, int64 and bool values; the condition computed
+// in the same kernel from floats (a blend on SIMD targets) or read as a bool tensor.
+TEST(WhereOp, SelectsOverBroadcastInputsOfAnyDtype) {
+  expect_matches_reference(R"(
+tlmc: 1
+name: where
+inputs:
+  x: {shape: [2, 3, 17]}
+  y: {shape: [17]}
+  cond: {shape: [3, 1], dtype: bool}
+  i: {shape: [2, 1, 17], dtype: int64}
+  j: {shape: [], dtype: int64}
+  p: {shape: [3, 17], dtype: bool}
+weights:
+  minus_inf: {shape: [], data: [-.inf]}
+nodes:
+  - {op: Where, inputs: [cond, x, y], outputs: [w]}
+  - {op: Where, inputs: [cond, i, j], outputs: [wi]}
+  - {op: Where, inputs: [cond, p, cond], outputs: [wb]}
+  - {op: Less, inputs: [x, y], outputs: [lt]}
+  - {op: Where, inputs: [lt, x, minus_inf], outputs: [masked]}
+  - {op: Relu, inputs: [masked], outputs: [masked_relu]}
+  - {op: Equal, inputs: [i, j], outputs: [is_j]}
+  - {op: Where, inputs: [is_j, x, y], outputs: [picked]}
+outputs: [w, wi, wb, masked_relu, picked]
+)");
+}
+
+// GPT-2's causal mask: a bool weight sliced to the sequence, then Where over the scores.
+TEST(WhereOp, CausalMaskFromABoolWeight) {
+  expect_matches_reference(R"(
+tlmc: 1
+name: causal_mask
+inputs:
+  scores: {shape: [1, 2, 5, 5]}
+weights:
+  bias: {shape: [1, 1, 8, 8], dtype: bool, data: [
+    1, 0, 0, 0, 0, 0, 0, 0,  1, 1, 0, 0, 0, 0, 0, 0,  1, 1, 1, 0, 0, 0, 0, 0,
+    1, 1, 1, 1, 0, 0, 0, 0,  1, 1, 1, 1, 1, 0, 0, 0,  1, 1, 1, 1, 1, 1, 0, 0,
+    1, 1, 1, 1, 1, 1, 1, 0,  1, 1, 1, 1, 1, 1, 1, 1]}
+  starts: {shape: [2], dtype: int64, data: [0, 0]}
+  ends: {shape: [2], dtype: int64, data: [5, 5]}
+  axes: {shape: [2], dtype: int64, data: [2, 3]}
+  masked: {shape: [], data: [-10000.0]}
+nodes:
+  - {op: Slice, inputs: [bias, starts, ends, axes], outputs: [mask]}
+  - {op: Where, inputs: [mask, scores, masked], outputs: [w]}
+  - {op: Softmax, inputs: [w], outputs: [p]}
+outputs: [p]
+)");
+}
+
+// Every conversion between float32, int32, int64, int8, uint8 and bool that models write;
+// floats scaled so that truncation and wrapping to the narrow types happen.
+TEST(CastOp, ConvertsBetweenDtypes) {
+  expect_matches_reference(R"(
+tlmc: 1
+name: casts
+inputs:
+  x: {shape: [4, 19]}
+  i: {shape: [4, 19], dtype: int64}
+  b: {shape: [4, 19], dtype: bool}
+  k: {shape: [19], dtype: int32}
+weights:
+  scale: {shape: [], data: [300.0]}
+nodes:
+  - {op: Mul, inputs: [x, scale], outputs: [big]}
+  - {op: Cast, inputs: [big], outputs: [to_i64], attrs: {to: 7}}
+  - {op: Cast, inputs: [big], outputs: [to_i32], attrs: {to: 6}}
+  - {op: Cast, inputs: [big], outputs: [to_i8], attrs: {to: 3}}
+  - {op: Cast, inputs: [big], outputs: [to_u8], attrs: {to: 2}}
+  - {op: Cast, inputs: [x], outputs: [to_bool], attrs: {to: 9}}
+  - {op: Cast, inputs: [i], outputs: [i_to_f], attrs: {to: 1}}
+  - {op: Cast, inputs: [i], outputs: [i_to_bool], attrs: {to: 9}}
+  - {op: Cast, inputs: [i], outputs: [i_to_i32], attrs: {to: 6}}
+  - {op: Cast, inputs: [b], outputs: [b_to_f], attrs: {to: 1}}
+  - {op: Cast, inputs: [b], outputs: [b_to_i64], attrs: {to: 7}}
+  - {op: Cast, inputs: [k], outputs: [k_to_i64], attrs: {to: 7}}
+  - {op: Cast, inputs: [x], outputs: [same], attrs: {to: 1}}
+  - {op: Mul, inputs: [b_to_f, x], outputs: [masked]}
+outputs: [to_i64, to_i32, to_i8, to_u8, to_bool, i_to_f, i_to_bool, i_to_i32, b_to_f, b_to_i64,
+          k_to_i64, same, masked]
+)");
+}
+
+// BERT's attention mask: int64 ids to a float additive mask, (1 - mask) * -10000.
+TEST(CastOp, AttentionMaskFromIntegerInputs) {
+  expect_matches_reference(R"(
+tlmc: 1
+name: attention_mask
+inputs:
+  mask: {shape: [2, 7], dtype: int64}
+  scores: {shape: [2, 4, 7, 7]}
+weights:
+  axes: {shape: [2], dtype: int64, data: [1, 2]}
+  one: {shape: [], data: [1.0]}
+  big: {shape: [], data: [-10000.0]}
+nodes:
+  - {op: Unsqueeze, inputs: [mask, axes], outputs: [m4]}
+  - {op: Cast, inputs: [m4], outputs: [mf], attrs: {to: 1}}
+  - {op: Sub, inputs: [one, mf], outputs: [inv]}
+  - {op: Mul, inputs: [inv, big], outputs: [add_mask]}
+  - {op: Add, inputs: [scores, add_mask], outputs: [s]}
+  - {op: Softmax, inputs: [s], outputs: [p]}
+outputs: [p]
+)");
+}
+
+}  // namespace
+}  // namespace tlmc::test
