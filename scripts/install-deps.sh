@@ -10,6 +10,7 @@ packages=(
   python3-onnx python3-torch python3-torchvision        # model-zoo and ONNX conformance tests
   libgtest-dev                                           # tests
   libdnnl-dev                                            # bench/: the oneDNN peer
+  libopenblas0-pthread                                   # bench/: PyTorch's BLAS (else the slow reference one)
   clang-format clang-tidy                                # lint checks of the test command
 )
 

@@ -1,0 +1,332 @@
+#!/usr/bin/python3
+"""End-to-end latency of whole models: tlmc's -O0 library beside PyTorch eager, in one run.
+
+    /usr/bin/python3 bench/e2e_vs_pytorch.py [--tlmc build-bench/driver/tlmc] [--threads N]
+        [--models resnet50,mobilenet_v2,bert,gpt2] [--opset 17] [--work build-bench/e2e]
+        [--runs 30] [--rounds 3] [--max-time 20] [--target host]
+
+Run it with Debian's python3 (python3-torch, python3-torchvision, python3-onnx). For each
+model (shared/bench.md's end-to-end list: batch 1, images 224x224, 128 tokens) it
+
+1. exports the model to ONNX with random weights, or reuses the export: the exporter and
+   the models are the model-zoo test's (tests/zoo/export_models.py), written into
+   WORK/models and kept there while the script and torch stay the same;
+2. compiles it with the `tlmc` executable: `tlmc MODEL.onnx --emit=source -O0 --name NAME
+   --target TARGET`, then the C into a shared library with the flags tlmc itself gives the
+   C compiler (toolchain/cc.cc) plus -fPIC, so that Python can load it with ctypes;
+3. times NAME_run through ctypes on the zoo's random inputs, with NAME_set_num_threads(N),
+   and PyTorch eager (model(*inputs) under torch.inference_mode) with
+   torch.set_num_threads(N), N the same for both (--threads, default: all online cores);
+4. prints a table: model | tlmc ms | PyTorch ms | ratio (PyTorch time / tlmc time: above 1,
+   tlmc is faster) | spread | runs | max abs difference of the outputs (a sanity check, not
+   a test) | build times.
+
+Timing, as bench/kernels_vs_onednn.cc does it: a warm-up of at least 2 runs and 0.2 s per
+side, then --rounds rounds in which tlmc and PyTorch alternate, each doing --runs/--rounds
+timed runs (fewer when a side has spent --max-time/--rounds seconds in the round), with a
+0.1 s pause between sides so that the other side's spinning threads go to sleep. The figure
+is the median of all timed runs; `spread` is the slowest round's median over the fastest's,
+the larger of the two sides'. The machines are shared and noisy: the ratio from one run is
+worth more than the absolute times.
+
+PyTorch's Linear and MatMul go to the system BLAS (Debian builds torch with BLAS_INFO
+generic; convolutions go to oneDNN). The header names the library loaded: Debian's netlib
+reference BLAS (libblas3, the default when no other provides libblas.so.3) is unoptimised and
+single-threaded and makes BERT and GPT-2 in PyTorch many times slower than they would be
+with OpenBLAS (libopenblas0-pthread); the table says so rather than hiding it.
+OPENBLAS_NUM_THREADS is set to --threads unless already set.
+
+Until tlmc supports every operator a model uses, that model's row says why it failed and
+the exit status is 1; the other rows are still measured.
+"""
+
+import argparse
+import contextlib
+import ctypes
+import os
+import platform
+import re
+import statistics
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(REPO, "tests", "zoo"))
+# torch and the zoo (which imports torch) are imported by main(), after the arguments: the
+# BLAS library reads its thread count from the environment when torch loads it.
+torch = zoo = None
+
+DEFAULT_MODELS = ("resnet50", "mobilenet_v2", "bert", "gpt2")
+
+# tlmc's flags for the C compiler: toolchain/cc.cc (compile_objects) and ir/target.cc
+# (Target::cc_flags), by the target named on the first line of the generated C.
+CC_COMMON = ["-std=c11", "-O3", "-fno-math-errno", "-ffp-contract=fast"]
+CC_TARGET = {
+    "x86-64": ["-march=x86-64"],
+    "x86-64-avx2": ["-march=haswell"],
+    "x86-64-avx512": ["-march=skylake-avx512", "-mprefer-vector-width=512"],
+}
+NP_DTYPE = {"float32": np.float32, "int64": np.int64}
+
+
+def cpu_model():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown CPU"
+
+
+class TlmcModel:
+    """A model compiled by tlmc into a shared library, called through ctypes."""
+
+    def __init__(self, tlmc, onnx_path, name, target, work):
+        self.name = name
+        src = os.path.join(work, name)
+        t0 = time.monotonic()
+        run([tlmc, onnx_path, "--emit=source", "-O0", "--name", name, "--target", target,
+             "-o", src])
+        self.tlmc_seconds = time.monotonic() - t0
+        with open(os.path.join(src, name + ".c")) as f:
+            first = f.readline()
+        m = re.search(r"for target ([^ .]+)", first)
+        if not m or m.group(1) not in CC_TARGET:
+            raise RuntimeError(f"cannot tell the target from {name}.c: {first.strip()}")
+        self.target = m.group(1)
+        so = os.path.join(src, f"lib{name}.so")
+        cc = os.environ.get("CC", "cc")
+        t0 = time.monotonic()
+        run([cc] + CC_COMMON + CC_TARGET[self.target] + [
+            "-fPIC", "-shared", f"{name}.c", f"{name}_runtime.c", f"{name}_weights.S",
+            "-o", so, "-lpthread", "-lm"], cwd=src)  # the .S embeds the .bin by a relative path
+        self.cc_seconds = time.monotonic() - t0
+        lib = ctypes.CDLL(so)
+        self._run = getattr(lib, name + "_run")
+        self._run.restype = ctypes.c_int
+        self._run.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(ctypes.c_void_p),
+                              ctypes.c_void_p]
+        workspace_size = getattr(lib, name + "_workspace_size")
+        workspace_size.restype = ctypes.c_size_t
+        self._set_threads = getattr(lib, name + "_set_num_threads")
+        self._set_threads.argtypes = [ctypes.c_int]
+        self._set_threads.restype = None
+        n = workspace_size()
+        self._ws_buffer = np.empty(n + 64, dtype=np.uint8)  # NAME_run wants 64-byte alignment
+        self._ws = self._ws_buffer.ctypes.data + (-self._ws_buffer.ctypes.data) % 64
+
+    def bind(self, inputs, outputs):
+        self._keep = (inputs, outputs)
+        self._in = (ctypes.c_void_p * len(inputs))(*[a.ctypes.data for a in inputs])
+        self._out = (ctypes.c_void_p * len(outputs))(*[a.ctypes.data for a in outputs])
+
+    def set_num_threads(self, n):
+        self._set_threads(n)
+
+    def __call__(self):
+        rc = self._run(self._in, self._out, ctypes.c_void_p(self._ws))
+        if rc != 0:
+            raise RuntimeError(f"{self.name}_run returned {rc}")
+
+
+def run(cmd, cwd=None):
+    r = subprocess.run(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if r.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} exited {r.returncode}:\n{r.stdout.strip()}")
+    return r.stdout
+
+
+def short_error(text):
+    """One line for the table: the operators tlmc lacks, or the first error line."""
+    ops = re.findall(r"^\s*operator (\S+)", text, re.M)
+    if ops:
+        return "tlmc does not support " + ", ".join(ops)
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    return next((ln for ln in lines if "error" in ln), lines[-1] if lines else "?")[:120]
+
+
+def blas_libraries():
+    """The BLAS and LAPACK libraries this process has loaded (PyTorch's, after a matmul)."""
+    a = torch.ones(8, 8)
+    torch.mm(a, a)
+    found = set()
+    with open("/proc/self/maps") as f:
+        for line in f:
+            path = line.split()[-1]
+            if re.search(r"blas|lapack|mkl", os.path.basename(path)):
+                found.add(os.path.realpath(path))
+    return sorted(found)
+
+
+def blas_note(libs):
+    """One line about PyTorch's BLAS: Debian's netlib reference BLAS is unoptimised."""
+    if not libs:
+        return "PyTorch BLAS: none loaded (matrix products in PyTorch's own kernels)"
+    text = "PyTorch BLAS: " + ", ".join(libs)
+    if any("/blas/libblas.so" in p for p in libs):
+        text += (" -- the netlib REFERENCE BLAS: PyTorch's Linear and MatMul run unoptimised "
+                 "and single-threaded (install libopenblas0-pthread for a fair peer)")
+    return text
+
+
+def warm_up(fn, min_runs=2, min_seconds=0.2):
+    t0 = time.perf_counter()
+    runs = 0
+    while runs < min_runs or time.perf_counter() - t0 < min_seconds:
+        fn()
+        runs += 1
+
+
+def timed(fn, runs, max_seconds):
+    """Up to `runs` timed runs, fewer when they take more than `max_seconds` (at least 1)."""
+    times = []
+    start = time.perf_counter()
+    while len(times) < runs and (not times or time.perf_counter() - start < max_seconds):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return times
+
+
+def measure(sides, runs, rounds, max_seconds):
+    """Median seconds per side over all rounds, the larger round spread, and the number of
+    timed runs per side."""
+    per_round = max(1, runs // rounds)
+    for fn in sides:
+        warm_up(fn)
+        time.sleep(0.1)
+    all_times = [[] for _ in sides]
+    round_medians = [[] for _ in sides]
+    for _ in range(rounds):
+        for i, fn in enumerate(sides):
+            t = timed(fn, per_round, max_seconds / rounds)
+            all_times[i] += t
+            round_medians[i].append(statistics.median(t))
+            time.sleep(0.1)
+    medians = [statistics.median(t) for t in all_times]
+    spread = max(max(r) / min(r) for r in round_medians)
+    return medians, spread, [len(t) for t in all_times]
+
+
+def bench_model(name, entry, models_dir, args):
+    tlmc = TlmcModel(args.tlmc, os.path.join(models_dir, entry["onnx"]), "e2e_" + name,
+                     args.target, args.work)
+    inputs = [np.fromfile(os.path.join(models_dir, t["file"]), dtype=NP_DTYPE[t["dtype"]])
+              .reshape(t["shape"]) for t in entry["inputs"]]
+    outputs = [np.empty(t["shape"], dtype=NP_DTYPE[t["dtype"]]) for t in entry["outputs"]]
+    tlmc.bind(inputs, outputs)
+    tlmc.set_num_threads(args.threads)
+
+    model, torch_inputs, _ = zoo.build(name)  # the same model and inputs as the export
+    for a, b in zip(inputs, torch_inputs):
+        assert np.array_equal(a, b.numpy()), f"{name}: saved inputs differ from the model's"
+
+    def torch_run():
+        with torch.inference_mode():
+            return model(*torch_inputs)
+
+    tlmc()
+    want = torch_run()
+    want = (want,) if isinstance(want, torch.Tensor) else want
+    diff = max(float(np.abs(o - w.numpy()).max()) for o, w in zip(outputs, want))
+    (tlmc_s, torch_s), spread, counts = measure([tlmc, torch_run], args.runs, args.rounds,
+                                                args.max_time)
+    return {"tlmc_ms": tlmc_s * 1e3, "torch_ms": torch_s * 1e3, "spread": spread,
+            "diff": diff, "target": tlmc.target, "runs": "/".join(map(str, counts)),
+            "build": f"tlmc {tlmc.tlmc_seconds:.1f} s + cc {tlmc.cc_seconds:.1f} s"}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--tlmc", default=os.path.join(REPO, "build-bench", "driver", "tlmc"),
+                    help="the tlmc executable (default: build-bench/driver/tlmc)")
+    ap.add_argument("--models", default=",".join(DEFAULT_MODELS),
+                    help="comma-separated zoo models (default: %(default)s)")
+    ap.add_argument("--opset", type=int, default=17, choices=(13, 17))
+    ap.add_argument("--threads", type=int, default=os.cpu_count(),
+                    help="threads for both tlmc and PyTorch (default: all online cores)")
+    ap.add_argument("--runs", type=int, default=30, help="timed runs per side (default 30)")
+    ap.add_argument("--rounds", type=int, default=3, help="alternating rounds (default 3)")
+    ap.add_argument("--max-time", type=float, default=20.0,
+                    help="seconds of timed runs per side and model, at most (default 20): "
+                    "a slow side gets fewer runs")
+    ap.add_argument("--target", default="host", help="tlmc --target (default: host)")
+    ap.add_argument("--work", default=os.path.join(REPO, "build-bench", "e2e"),
+                    help="folder for the exports and the libraries (default: build-bench/e2e)")
+    args = ap.parse_args()
+    if not os.access(args.tlmc, os.X_OK):
+        sys.exit(f"e2e_vs_pytorch: no tlmc at {args.tlmc}: build it (cmake -S . -B build-bench "
+                 "-G Ninja -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=OFF && ninja -C "
+                 "build-bench tlmc) or pass --tlmc")
+    if args.threads < 1:
+        sys.exit("e2e_vs_pytorch: --threads must be at least 1")
+    # OpenBLAS, if that is the BLAS PyTorch loads, takes its thread count from here.
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", str(args.threads))
+    global torch, zoo
+    import torch
+    import export_models as zoo
+    models = [m.strip() for m in args.models.split(",") if m.strip()]
+    libs = blas_libraries()
+    for m in models:
+        if m not in zoo.MODELS:
+            sys.exit(f"e2e_vs_pytorch: unknown model '{m}' (known: {', '.join(zoo.MODELS)})")
+
+    models_dir = os.path.join(args.work, "models")
+    print(f"exporting (or reusing) the models in {models_dir}", file=sys.stderr, flush=True)
+    with contextlib.redirect_stdout(sys.stderr):
+        manifest = zoo.export(models_dir, [(m, args.opset) for m in models])
+    entries = {(e["model"], e["opset"]): e for e in manifest["exports"]}
+    torch.set_num_threads(args.threads)
+
+    rows = []
+    failed = False
+    for name in models:
+        print(f"{name}: compiling and timing", file=sys.stderr, flush=True)
+        try:
+            rows.append((name, bench_model(name, entries[(name, args.opset)], models_dir, args)))
+        except Exception as e:  # one model's failure still leaves the others' rows
+            failed = True
+            print(f"{name}: {e}", file=sys.stderr, flush=True)
+            rows.append((name, {"error": short_error(str(e))}))
+
+    targets = sorted({r["target"] for _, r in rows if "target" in r})
+    load = os.getloadavg()
+    print(f"# end-to-end latency, batch 1, float32: tlmc -O0 (target {', '.join(targets) or '?'})"
+          f" vs PyTorch {torch.__version__} eager (inference_mode)")
+    threads = f"{args.threads} thread{'s' if args.threads > 1 else ''}"
+    print(f"# {cpu_model()}, {os.cpu_count()} online cores, load average {load[0]:.2f}; "
+          f"{threads} for both; ONNX opset {args.opset}; median of up to "
+          f"{max(1, args.runs // args.rounds) * args.rounds} runs per side in {args.rounds} "
+          f"rounds, at most {args.max_time:g} s per side")
+    print(f"# {blas_note(libs)}")
+    header = ("model", "tlmc ms", "PyTorch ms", "ratio", "spread", "runs", "max abs diff",
+              "build")
+    table = []
+    for name, r in rows:
+        if "error" in r:
+            table.append((name, "-", "-", "-", "-", "-", "-", "FAILED: " + r["error"]))
+        else:
+            table.append((name, f"{r['tlmc_ms']:.2f}", f"{r['torch_ms']:.2f}",
+                          f"{r['torch_ms'] / r['tlmc_ms']:.2f}", f"{r['spread']:.2f}", r["runs"],
+                          f"{r['diff']:.1e}", r["build"]))
+    widths = [max(len(str(x[i])) for x in table + [header]) for i in range(len(header))]
+
+    def line(cells):
+        return "| " + " | ".join(str(c).ljust(w) for c, w in zip(cells, widths)) + " |"
+
+    print(line(header))
+    print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
+    for row in table:
+        print(line(row))
+    print("# ratio = PyTorch time / tlmc time (above 1: tlmc is faster); runs = timed runs, "
+          "tlmc/PyTorch")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
