@@ -15,6 +15,7 @@
 #include "frontend/yaml_reader.h"
 #include "ir/lower.h"
 #include "ir/te.h"
+#include "scheduler/choose_layouts.h"
 #include "scheduler/decision.h"
 #include "scheduler/default_schedule.h"
 #include "scheduler/lower_schedule.h"
@@ -89,6 +90,9 @@ CompiledModel compile_model(const CompileOptions& o) {
   std::ostream* dump = o.dump_stream;
   if (dump && wants(o, "graph")) *dump << ir::graph_str(graph);
 
+  // Weight layouts (packed copies of constant weights) before lowering reads them.
+  const ir::LoweringChoices layouts = scheduler::choose_layouts(graph, o.target);
+
   // Fused subgraphs; views share storage (after verification: shapes are known).
   scheduler::Partition partition;
   {
@@ -103,7 +107,7 @@ CompiledModel compile_model(const CompileOptions& o) {
   {
     PassTimer t(o, "lower and schedule");
     for (const std::vector<int>& nodes : partition.subgraphs) {
-      ir::LoweredSubgraph lowered = ir::lower_subgraph(graph, nodes);
+      ir::LoweredSubgraph lowered = ir::lower_subgraph(graph, nodes, layouts);
       const std::string key = ir::workload_key(lowered.program);
       auto found = kernel_of_key.find(key);
       int k;

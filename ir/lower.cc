@@ -69,9 +69,10 @@ Expr TeBuilder::broadcast_load(int te_id, const std::vector<Expr>& out) const {
   return load(te_id, std::move(idx));
 }
 
-LoweredSubgraph lower_subgraph(const Graph& g, const std::vector<int>& node_ids) {
+LoweredSubgraph lower_subgraph(const Graph& g, const std::vector<int>& node_ids,
+                               const LoweringChoices& choices) {
   LoweredSubgraph out;
-  TeBuilder b(g, out.program);
+  TeBuilder b(g, out.program, choices);
   std::set<int> inside(node_ids.begin(), node_ids.end());
   std::vector<int> sorted = node_ids;
   std::sort(sorted.begin(), sorted.end());  // node ids are in topological order
@@ -79,6 +80,7 @@ LoweredSubgraph lower_subgraph(const Graph& g, const std::vector<int>& node_ids)
     const Node& n = g.nodes.at(static_cast<size_t>(id));
     LowerFn f = find_lowering(n.op);
     TLMC_ASSERT(f, "no lowering for operator " << n.op);
+    b.set_node(id);
     f(n, b);
     for (int o : n.outputs)
       TLMC_ASSERT(o < 0 || b.is_bound(o), n.describe() << " left an output unbound");

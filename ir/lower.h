@@ -4,6 +4,7 @@
 // writes for the outside (graph outputs, or read by nodes outside the set).
 #pragma once
 
+#include <map>
 #include <vector>
 
 #include "ir/graph.h"
@@ -17,6 +18,14 @@ struct LoweredSubgraph {
   std::vector<int> output_tensors;  // graph tensor id of each program output
 };
 
-LoweredSubgraph lower_subgraph(const Graph& g, const std::vector<int>& node_ids);
+// Layout choices made for the whole graph before lowering (scheduler/choose_layouts.h).
+struct LoweringChoices {
+  // Conv node id -> a weight tensor holding the Conv's weights channels-last, [C/group,
+  // k..., M]: the convolution is then computed per tile vectorised over output channels.
+  std::map<int, int> channels_last_weights;
+};
+
+LoweredSubgraph lower_subgraph(const Graph& g, const std::vector<int>& node_ids,
+                               const LoweringChoices& choices = {});
 
 }  // namespace tlmc::ir

@@ -7,13 +7,22 @@
 #include <vector>
 
 #include "ir/graph.h"
+#include "ir/lower.h"
 #include "ir/te.h"
 
 namespace tlmc::ir {
 
 class TeBuilder {
  public:
-  TeBuilder(const Graph& g, TeProgram& p) : graph_(g), program_(p) {}
+  TeBuilder(const Graph& g, TeProgram& p, const LoweringChoices& choices)
+      : graph_(g), program_(p), choices_(choices) {}
+
+  // The node being lowered, and the channels-last weight chosen for it (-1 for none).
+  void set_node(int node_id) { node_ = node_id; }
+  int channels_last_weight() const {
+    auto it = choices_.channels_last_weights.find(node_);
+    return it == choices_.channels_last_weights.end() ? -1 : it->second;
+  }
 
   const Graph& graph() const { return graph_; }
   // The TE tensor holding graph tensor `id`: a stage output already built, or a new input.
@@ -40,6 +49,8 @@ class TeBuilder {
   const Graph& graph_;
   TeProgram& program_;
   std::map<int, int> bound_;
+  const LoweringChoices& choices_;
+  int node_ = -1;
 };
 
 // A constant of dtype t (0 or 1 for bool): a float immediate or a cast integer one.

@@ -134,17 +134,42 @@ void schedule_attached(Builder& b, int s, const ir::Target& target) {
   }
 }
 
-// The axis along which a reduction's tile reuses its vector operands from registers: the
-// innermost one (but the last) that no vector operand (a load contiguous along the last
-// axis) is indexed by. Rows for a matrix product, output channels for a convolution.
-size_t register_reuse_axis(const ScheduleState& st, const ir::Stage& root,
-                           const std::vector<int>& producers) {
+// The axes of a root stage along which a reduction computed per tile is vectorised (the
+// anchor's innermost axis) and reuses its vector operands from registers (the innermost
+// other anchor axis that no vector operand, a load contiguous along the innermost axis, is
+// indexed by: rows of a matrix product, output channels of an NCHW convolution, the row
+// position of a channels-last one). Anchor axes map to root axes through the root's load
+// of the anchor, so an anchor laid out differently from the output is tiled correctly.
+struct TileAxes {
+  size_t vector;
+  size_t reuse;         // == rank: none
+  bool mapped = false;  // found through an anchor whose innermost axis can be vectorised
+};
+
+TileAxes register_tile_axes(const ScheduleState& st, const ir::Stage& root,
+                            const std::vector<int>& producers) {
   const size_t rank = root.axes.size();
-  const size_t fallback = rank >= 2 ? rank - 2 : rank;
+  TileAxes t{rank - 1, rank >= 2 ? rank - 2 : rank};
   for (int p : producers) {
     const ir::Stage& anchor = st.te.stages[static_cast<size_t>(p)];
-    if (anchor.axes.size() != rank ||
-        st.te.tensor(anchor.output).shape != st.te.tensor(root.output).shape)
+    if (anchor.axes.size() != rank) continue;
+    std::vector<int> to_root(rank, -1);
+    bool found = false;
+    ir::visit_expr(root.body, [&](const ir::ExprNode& n) {
+      if (n.kind != ir::ExprKind::Load || n.var_id != anchor.output || n.args.size() != rank)
+        return;
+      found = true;
+      for (size_t j = 0; j < rank; ++j) {
+        // A unit axis is read at index 0 (a broadcast): it keeps its position.
+        if (anchor.axes[j].extent == 1 && ir::is_int_const(n.args[j]))
+          to_root[j] = static_cast<int>(j);
+        for (size_t a = 0; a < rank; ++a)
+          if (n.args[j]->kind == ir::ExprKind::Var && n.args[j]->var_id == root.axes[a].var_id)
+            to_root[j] = static_cast<int>(a);
+      }
+    });
+    if (!found || std::count(to_root.begin(), to_root.end(), -1) > 0 ||
+        anchor.axes.back().extent < 2)
       continue;
     const int inner = anchor.axes.back().var_id;
     std::set<size_t> used;
@@ -155,11 +180,17 @@ size_t register_reuse_axis(const ScheduleState& st, const ir::Stage& root,
         for (size_t a = 0; a < rank; ++a)
           if (ir::uses_var(i, anchor.axes[a].var_id)) used.insert(a);
     });
+    t.mapped = true;
+    t.vector = static_cast<size_t>(to_root[rank - 1]);
+    t.reuse = rank >= 2 ? static_cast<size_t>(to_root[rank - 2]) : rank;
     for (size_t a = rank - 1; a-- > 0;)
-      if (!used.count(a) && anchor.axes[a].extent > 1) return a;
-    return fallback;
+      if (!used.count(a) && anchor.axes[a].extent > 1) {
+        t.reuse = static_cast<size_t>(to_root[a]);
+        break;
+      }
+    return t;
   }
-  return fallback;
+  return t;
 }
 
 // Tiles a root stage: split each axis into outer and tile loops, outer loops fused and
@@ -177,24 +208,35 @@ void schedule_root(Builder& b, int s, const ir::Target& target) {
     std::set<size_t> u = axes_indexing(ts, b.st.te.stages[static_cast<size_t>(p)].output);
     indexed.insert(u.begin(), u.end());
   }
-  // With a reduction per tile, the tile is sized to the accumulator registers: the
-  // innermost axis up to kTileVectors vectors, the one before it the rest of the budget.
+  // With a reduction per tile, the tile is sized to the accumulator registers: up to
+  // kTileVectors vectors along the vector axis times the reuse axis's tile, choosing the
+  // split that fills the most registers (then the one needing the fewest loads per tap).
   const int64_t lanes = target.vector_lanes(ir::dtype_size(b.st.te.tensor(ts.output).dtype));
-  const int64_t inner_cap = producers.empty() ? 256 : kTileVectors * lanes;
-  const size_t reuse_axis = producers.empty() ? rank : register_reuse_axis(b.st, ts, producers);
   std::vector<int64_t> tile(rank, 1);
-  for (size_t a = 0; a < rank; ++a) {
-    const int64_t e = ts.axes[a].extent;
-    if (!producers.empty() && !indexed.count(a)) {
-      tile[a] = e;
-    } else if (a + 1 == rank) {
-      tile[a] = largest_divisor_at_most(e, inner_cap);
-    } else if (a == reuse_axis) {
-      const int64_t vectors =
-          (largest_divisor_at_most(ts.axes[rank - 1].extent, inner_cap) + lanes - 1) / lanes;
-      tile[a] =
-          largest_divisor_at_most(e, std::max<int64_t>(1, accumulator_registers(target) / vectors));
+  if (producers.empty()) {
+    tile[rank - 1] = largest_divisor_at_most(ts.axes[rank - 1].extent, 256);
+  } else {
+    const TileAxes axes = register_tile_axes(b.st, ts, producers);
+    int64_t best_score = -1, best_loads = 0;
+    // Without an anchor to map (row reductions), the vector tile is kTileVectors wide.
+    for (int64_t v = axes.mapped ? 1 : kTileVectors; v <= kTileVectors; v *= 2) {
+      const int64_t tv = largest_divisor_at_most(ts.axes[axes.vector].extent, v * lanes);
+      const int64_t vectors = (tv + lanes - 1) / lanes;
+      const int64_t tr = axes.reuse < rank
+                             ? largest_divisor_at_most(
+                                   ts.axes[axes.reuse].extent,
+                                   std::max<int64_t>(1, accumulator_registers(target) / vectors))
+                             : 1;
+      const int64_t score = vectors * tr, loads = vectors + tr;
+      if (score > best_score || (score == best_score && loads < best_loads)) {
+        best_score = score;
+        best_loads = loads;
+        tile[axes.vector] = tv;
+        if (axes.reuse < rank) tile[axes.reuse] = tr;
+      }
     }
+    for (size_t a = 0; a < rank; ++a)
+      if (!indexed.count(a)) tile[a] = ts.axes[a].extent;
   }
   if (!ir::is_pointwise(ts)) std::fill(tile.begin(), tile.end() - 1, 1);  // a root reduction
   // split: each axis becomes (outer, tile) where both exceed 1

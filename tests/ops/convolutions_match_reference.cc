@@ -88,6 +88,30 @@ outputs: [plain, strided, grouped]
 )");
 }
 
+// Output rows shorter than half a vector: the weights are packed channels-last and the
+// tile is vectorised over output channels (scheduler/choose_layouts.h).
+TEST(Convolutions, ShortRowsVectoriseOverOutputChannels) {
+  expect_matches_reference(R"(
+tlmc: 1
+name: conv_short_rows
+inputs:
+  x: {shape: [1, 24, 7, 7]}
+  skip: {shape: [1, 48, 7, 7]}
+weights:
+  w: {shape: [48, 24, 3, 3], init: {uniform: [-0.3, 0.3]}}
+  b: {shape: [48], init: {uniform: [-1, 1]}}
+  w1: {shape: [40, 24, 1, 1], init: {uniform: [-0.3, 0.3]}}
+  ws: {shape: [32, 24, 3, 3], init: {uniform: [-0.3, 0.3]}}
+nodes:
+  - {op: Conv, inputs: [x, w, b], outputs: [c], attrs: {pads: [1, 1, 1, 1]}}
+  - {op: Add, inputs: [c, skip], outputs: [r]}
+  - {op: Relu, inputs: [r], outputs: [y]}
+  - {op: Conv, inputs: [x, w1], outputs: [pointwise]}
+  - {op: Conv, inputs: [x, ws], outputs: [strided], attrs: {strides: [2, 2], pads: [0, 1, 1, 0]}}
+outputs: [y, pointwise, strided]
+)");
+}
+
 TEST(Convolutions, OneAndThreeSpatialDimensions) {
   expect_matches_reference(R"(
 tlmc: 1

@@ -22,14 +22,16 @@ TLMC_HELPER float tlmc_fmaxf(float a, float b) { return b > a ? b : a; }
 TLMC_HELPER float tlmc_sigmoidf(float x) { return 1.0f / (1.0f + expf(-x)); }
 
 /* kernel 0: workload f181e075194d34fe; schedule:
- *   split 1 [1, 16]
- *   reorder 1 [0, 1, 2]
+ *   split 1 [0, 2]
+ *   split 1 [2, 8]
+ *   reorder 1 [0, 2, 1, 3]
  *   fuse 1 [0, 2]
  *   parallel 1 [0]
  *   compute_at 0 1 [0]
- *   vectorize 1 [1]
- *   reorder 0 [0, 2, 1]
+ *   vectorize 1 [2]
+ *   reorder 0 [2, 0, 1]
  *   vectorize 0 [2]
+ *   unroll 0 [1]
  */
 struct mm_relu_k0_par0_ctx {
   const float* b0;
@@ -42,23 +44,39 @@ static void mm_relu_k0_par0(void* ctx_, int64_t begin, int64_t end) {
   const float* restrict b0 = ctx->b0;
   const float* restrict b1 = ctx->b1;
   float* restrict b2 = ctx->b2;
-  for (int64_t v12 = begin; v12 < end; ++v12) {
+  for (int64_t v14 = begin; v14 < end; ++v14) {
     {
       float b3[16] __attribute__((aligned(64)));
-      for (int64_t v5 = 0; v5 < 1; ++v5) {
-        for (int64_t v6 = 0; v6 < 16; ++v6) {
-          b3[((v5 * 16) + v6)] = 0.0f;
+      {
+        const int64_t v5 = 0;
+        for (int64_t v6 = 0; v6 < 8; ++v6) {
+          b3[((v5 * 8) + v6)] = 0.0f;
         }
       }
-      for (int64_t v5 = 0; v5 < 1; ++v5) {
-        for (int64_t v7 = 0; v7 < 16; ++v7) {
-          for (int64_t v6 = 0; v6 < 16; ++v6) {
-            b3[((v5 * 16) + v6)] = (b3[((v5 * 16) + v6)] + (b0[((((v12 / 2) + v5) * 16) + v7)] * b1[((v7 * 32) + (((v12 % 2) * 16) + v6))]));
+      {
+        const int64_t v5 = 1;
+        for (int64_t v6 = 0; v6 < 8; ++v6) {
+          b3[((v5 * 8) + v6)] = 0.0f;
+        }
+      }
+      for (int64_t v7 = 0; v7 < 16; ++v7) {
+        {
+          const int64_t v5 = 0;
+          for (int64_t v6 = 0; v6 < 8; ++v6) {
+            b3[((v5 * 8) + v6)] = (b3[((v5 * 8) + v6)] + (b0[(((((v14 / 4) * 2) + v5) * 16) + v7)] * b1[((v7 * 32) + (((v14 % 4) * 8) + v6))]));
+          }
+        }
+        {
+          const int64_t v5 = 1;
+          for (int64_t v6 = 0; v6 < 8; ++v6) {
+            b3[((v5 * 8) + v6)] = (b3[((v5 * 8) + v6)] + (b0[(((((v14 / 4) * 2) + v5) * 16) + v7)] * b1[((v7 * 32) + (((v14 % 4) * 8) + v6))]));
           }
         }
       }
-      for (int64_t v11 = 0; v11 < 16; ++v11) {
-        b2[(((v12 / 2) * 32) + (((v12 % 2) * 16) + v11))] = tlmc_fmaxf(b3[v11], 0.0f);
+      for (int64_t v11 = 0; v11 < 2; ++v11) {
+        for (int64_t v13 = 0; v13 < 8; ++v13) {
+          b2[(((((v14 / 4) * 2) + v11) * 32) + (((v14 % 4) * 8) + v13))] = tlmc_fmaxf(b3[((v11 * 8) + v13)], 0.0f);
+        }
       }
     }
   }
