@@ -42,7 +42,7 @@ int64_t place(std::vector<Block*>& blocks) {
 
 }  // namespace
 
-ModelPlan plan_model(const ir::Graph& g, const scheduler::Partition& partition,
+ModelPlan plan_model(const ir::Graph& g, const std::vector<int>& storage_of,
                      const std::vector<CompiledSubgraph>& subgraphs,
                      std::vector<KernelInfo> kernels) {
   ModelPlan plan;
@@ -50,7 +50,7 @@ ModelPlan plan_model(const ir::Graph& g, const scheduler::Partition& partition,
   plan.kernels = std::move(kernels);
   for (int t : g.inputs) plan.inputs.push_back({g.tensor(t).name, g.type(t)});
   for (int t : g.outputs) plan.outputs.push_back({g.tensor(t).name, g.type(t)});
-  const auto root = [&](int t) { return partition.storage_of.at(static_cast<size_t>(t)); };
+  const auto root = [&](int t) { return storage_of.at(static_cast<size_t>(t)); };
 
   std::map<int, int> produced_by;  // storage tensor -> call writing it
   for (size_t c = 0; c < subgraphs.size(); ++c) {

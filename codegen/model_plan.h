@@ -9,7 +9,6 @@
 
 #include "ir/graph.h"
 #include "ir/loop.h"
-#include "scheduler/partition.h"
 
 namespace tlmc::codegen {
 
@@ -61,7 +60,9 @@ struct CompiledSubgraph {
   std::vector<int> param_tensors;  // graph tensor ids: the kernel's inputs, then outputs
 };
 
-ModelPlan plan_model(const ir::Graph& g, const scheduler::Partition& partition,
+// storage_of: for each graph tensor, the tensor whose storage it shares (itself unless it
+// is a view), as partitioning decided.
+ModelPlan plan_model(const ir::Graph& g, const std::vector<int>& storage_of,
                      const std::vector<CompiledSubgraph>& subgraphs,
                      std::vector<KernelInfo> kernels);
 

@@ -137,7 +137,7 @@ CompiledModel compile_model(const CompileOptions& o) {
   }
   {
     PassTimer t(o, "plan and generate C");
-    m.plan = codegen::plan_model(graph, partition, subgraphs, std::move(kernels));
+    m.plan = codegen::plan_model(graph, partition.storage_of, subgraphs, std::move(kernels));
     m.files = codegen::emit_c(m.plan, codegen::CodegenOptions{o.target, o.threads});
   }
   return m;

@@ -69,13 +69,16 @@ int run(int argc, char** argv) {
   option("target", po::value<std::string>()->default_value("host"),
          "host | x86-64 | x86-64-avx2 | x86-64-avx512");
   option("opt,O", po::value<int>()->default_value(0),
-         "-O0 .. -O3: how hard to look for fast schedules");
-  option("tuning-db", po::value<std::string>(), "tuning records to read and extend");
+         "-O0 .. -O3: how hard to look for fast schedules (for now every level uses the "
+         "-O0 schedules)");
+  option("tuning-db", po::value<std::string>(),
+         "tuning records to read and extend (accepted, not yet used: no records exist yet)");
   option("input-shape", po::value<std::vector<std::string>>()->composing(),
          "NAME=1x3x224x224: the shape of an ONNX input with symbolic dimensions (repeatable)");
   option("threads", po::value<int>()->default_value(0),
          "worker threads the generated code uses (0: all cores)");
-  option("jobs,j", po::value<int>()->default_value(1), "parallel jobs of the compiler itself");
+  option("jobs,j", po::value<int>()->default_value(1),
+         "parallel jobs of the compiler itself (accepted, not yet used: it runs one job)");
   option("dump", po::value<std::string>(), "print IR levels to stdout: graph,te,loops");
   option("check", "compile, run on random inputs and compare with the reference interpreter");
   option("depfile,MF", po::value<std::string>(), "write a Makefile dependency line for the output");

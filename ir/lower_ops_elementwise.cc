@@ -86,13 +86,9 @@ void lower_binary(const Node& n, TeBuilder& b) {
     if (op == "Sub") return make_binary(BinaryOp::Sub, x, y);
     if (op == "Mul") return make_binary(BinaryOp::Mul, x, y);
     if (op == "Pow") return make_binary(BinaryOp::Pow, x, y);
-    if (op == "Div" && dtype_is_float(x->dtype)) return make_binary(BinaryOp::Div, x, y);
-    if (op == "Div") {
-      // Integer division by zero is undefined in ONNX; here it gives 0 rather than a trap.
-      const Expr zero = typed_constant(0, y->dtype);
-      return make_select(make_binary(BinaryOp::EQ, y, zero), zero,
-                         make_binary(BinaryOp::Div, x, y));
-    }
+    // Integer division by zero is undefined in ONNX, and min / -1 overflows: the generated
+    // code (tlmc_divi) gives 0 and wraps, as the reference interpreter does, never a trap.
+    if (op == "Div") return make_binary(BinaryOp::Div, x, y);
     if (op == "Equal") return make_binary(BinaryOp::EQ, x, y);
     if (op == "Less") return make_binary(BinaryOp::LT, x, y);
     if (op == "Greater") return make_binary(BinaryOp::LT, y, x);

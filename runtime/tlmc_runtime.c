@@ -1,6 +1,8 @@
 /* The thread pool of tlmc_runtime.h. Workers are started on the first parallel loop and
- * kept; a loop is posted as a job whose blocks the workers and the caller claim with an
- * atomic counter. Waiting spins briefly (loops are often microseconds long), then sleeps. */
+ * kept; a loop is posted as a job whose blocks the workers and the caller claim from one
+ * atomic word holding the job's number and its next block, so that a worker late from one
+ * job can never claim (or count as done) a block of the next. Waiting spins briefly (loops
+ * are often microseconds long), then sleeps. */
 #define _POSIX_C_SOURCE 200809L
 #include "tlmc_runtime.h"
 
@@ -25,13 +27,16 @@ typedef struct {
   int num_workers; /* started workers */
   int wanted;      /* threads asked for (caller included); <= 0: one per core */
   int stop;
-  atomic_uint_fast64_t generation; /* bumped for every job */
+  /* (job number << 32) | (blocks << 16) | next unclaimed block. A new job is published by
+   * one store of this word, after its fields below are written; a block is claimed by a
+   * compare-and-swap, which fails once the word has moved on to another job. The fields of
+   * a job are not rewritten until every one of its blocks is done, so whoever claims a
+   * block of the current job (judged by the word alone) has read that job's fields. */
+  atomic_uint_fast64_t claim;
   TLMC_RT(task_fn) fn;
   void* ctx;
   int64_t n;
-  int64_t blocks;
-  atomic_int_fast64_t next_block;
-  atomic_int_fast64_t done_blocks;
+  atomic_int_fast64_t done_blocks; /* blocks of the current job finished */
 } tlmc_pool;
 
 static tlmc_pool TLMC_RT(pool) = {.lock = PTHREAD_MUTEX_INITIALIZER,
@@ -50,15 +55,26 @@ static int TLMC_RT(threads_wanted)(const tlmc_pool* p) {
   return n > TLMC_RT_MAX_THREADS ? TLMC_RT_MAX_THREADS : n;
 }
 
-/* Claims and runs blocks of the current job until none is left. */
-static void TLMC_RT(work)(tlmc_pool* p) {
+#define TLMC_RT_JOB(word) ((word) >> 32)
+#define TLMC_RT_BLOCKS(word) ((int64_t)(((word) >> 16) & 0xffffu))
+#define TLMC_RT_NEXT(word) ((int64_t)((word)&0xffffu))
+
+/* Claims and runs blocks of job `job` until none is left or another job is current. */
+static void TLMC_RT(work)(tlmc_pool* p, uint_fast64_t job) {
   for (;;) {
-    int64_t b = atomic_fetch_add(&p->next_block, 1);
-    if (b >= p->blocks) return;
-    int64_t per = (p->n + p->blocks - 1) / p->blocks;
-    int64_t begin = b * per, end = begin + per < p->n ? begin + per : p->n;
-    if (begin < end) p->fn(p->ctx, begin, end);
-    if (atomic_fetch_add(&p->done_blocks, 1) + 1 == p->blocks) {
+    uint_fast64_t word = atomic_load(&p->claim);
+    if (TLMC_RT_JOB(word) != job) return;
+    int64_t b = TLMC_RT_NEXT(word), blocks = TLMC_RT_BLOCKS(word);
+    if (b >= blocks) return;
+    /* Read before the claim; valid if it succeeds (the job is then current, unfinished). */
+    int64_t n = p->n;
+    TLMC_RT(task_fn) fn = p->fn;
+    void* ctx = p->ctx;
+    if (!atomic_compare_exchange_weak(&p->claim, &word, word + 1)) continue;
+    int64_t per = (n + blocks - 1) / blocks;
+    int64_t begin = b * per, end = begin + per < n ? begin + per : n;
+    if (begin < end) fn(ctx, begin, end);
+    if (atomic_fetch_add(&p->done_blocks, 1) + 1 == blocks) {
       pthread_mutex_lock(&p->lock);
       pthread_cond_broadcast(&p->finished);
       pthread_mutex_unlock(&p->lock);
@@ -68,22 +84,23 @@ static void TLMC_RT(work)(tlmc_pool* p) {
 
 static void* TLMC_RT(worker)(void* arg) {
   tlmc_pool* p = (tlmc_pool*)arg;
-  uint_fast64_t seen = atomic_load(&p->generation);
+  uint_fast64_t seen = TLMC_RT_JOB(atomic_load(&p->claim));
   for (;;) {
     int spins = 0;
-    while (atomic_load(&p->generation) == seen && spins < TLMC_RT_SPINS) {
+    while (TLMC_RT_JOB(atomic_load(&p->claim)) == seen && spins < TLMC_RT_SPINS) {
       ++spins;
       if (spins % 64 == 0) sched_yield();
     }
     pthread_mutex_lock(&p->lock);
-    while (atomic_load(&p->generation) == seen && !p->stop) pthread_cond_wait(&p->wake, &p->lock);
+    while (TLMC_RT_JOB(atomic_load(&p->claim)) == seen && !p->stop)
+      pthread_cond_wait(&p->wake, &p->lock);
     if (p->stop) {
       pthread_mutex_unlock(&p->lock);
       return NULL;
     }
-    seen = atomic_load(&p->generation);
+    seen = TLMC_RT_JOB(atomic_load(&p->claim));
     pthread_mutex_unlock(&p->lock);
-    TLMC_RT(work)(p);
+    TLMC_RT(work)(p, seen);
   }
 }
 
@@ -130,17 +147,18 @@ void TLMC_RT(parallel_for)(int64_t n, TLMC_RT(task_fn) fn, void* ctx) {
   p->fn = fn;
   p->ctx = ctx;
   p->n = n;
-  p->blocks = n < threads ? n : threads;
-  atomic_store(&p->next_block, 0);
+  int64_t blocks = n < threads ? n : threads; /* <= TLMC_RT_MAX_THREADS: fits 16 bits */
   atomic_store(&p->done_blocks, 0);
-  atomic_fetch_add(&p->generation, 1);
+  uint_fast64_t job = (TLMC_RT_JOB(atomic_load(&p->claim)) + 1) & 0xffffffffu;
+  /* publishes the job, every field above written */
+  atomic_store(&p->claim, job << 32 | (uint_fast64_t)blocks << 16);
   pthread_cond_broadcast(&p->wake);
   pthread_mutex_unlock(&p->lock);
-  TLMC_RT(work)(p);
+  TLMC_RT(work)(p, job);
   int spins = 0;
-  while (atomic_load(&p->done_blocks) < p->blocks && spins < TLMC_RT_SPINS) ++spins;
+  while (atomic_load(&p->done_blocks) < blocks && spins < TLMC_RT_SPINS) ++spins;
   pthread_mutex_lock(&p->lock);
-  while (atomic_load(&p->done_blocks) < p->blocks) pthread_cond_wait(&p->finished, &p->lock);
+  while (atomic_load(&p->done_blocks) < blocks) pthread_cond_wait(&p->finished, &p->lock);
   pthread_mutex_unlock(&p->lock);
   pthread_mutex_unlock(&p->busy);
 }

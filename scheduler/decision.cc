@@ -174,6 +174,9 @@ void apply_reorder(ScheduleState& st, const Decision& d) {
     invalid(d, "the order must list every loop once");
   std::vector<int> leaves;
   for (int64_t p : d.args) leaves.push_back(s.leaves[static_cast<size_t>(p)]);
+  for (size_t i = 0; i + 1 < leaves.size(); ++i)
+    if (s.iters[static_cast<size_t>(leaves[i])].kind == ir::LoopKind::Vectorized)
+      invalid(d, "a vectorized loop must stay innermost");
   s.leaves = leaves;
   s.transformed = true;
 }
@@ -264,9 +267,34 @@ const KindInfo& info(DecisionKind k) { return kKinds[static_cast<size_t>(k)]; }
 
 std::string_view decision_kind_name(DecisionKind k) { return info(k).name; }
 
+namespace {
+
+// What a decision on one stage may break for the others: a stage computed inside a loop has
+// its region inferred from every reader there, the consumer and stages attached beside it.
+// The consumer's loops are frozen, but a reader attached beside it may still be split,
+// fused or reordered; its change must leave the region affine and of the recorded size.
+void check_attached_regions(const ScheduleState& st, const Decision& d) {
+  for (size_t p = 0; p < st.stages.size(); ++p) {
+    const StageState& ps = st.stages[p];
+    if (ps.attach != Attach::At) continue;
+    const Region r = infer_region(st, static_cast<int>(p), ps.at_stage, ps.at_iter);
+    if (r.min.empty())
+      invalid(d, "stage " + std::to_string(p) +
+                     " is computed beside this stage, whose loops would no longer give it an "
+                     "affine region");
+    for (size_t j = 0; j < r.extent.size(); ++j)
+      if (r.extent[j] != ps.iters[j].extent)
+        invalid(d, "stage " + std::to_string(p) +
+                       " is computed beside this stage, whose loops would change its region");
+  }
+}
+
+}  // namespace
+
 void apply_decision(ScheduleState& st, const Decision& d) {
   ScheduleState next = st;
   info(d.kind).apply(next, d);
+  check_attached_regions(next, d);
   st = std::move(next);
 }
 

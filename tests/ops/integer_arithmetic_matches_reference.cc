@@ -51,5 +51,32 @@ outputs: [p, y, lt]
 )");
 }
 
+// The one overflowing quotient, min / -1, wraps in generated code as in the reference; it
+// used to trap (SIGFPE). The dividend is computed from an input so that it is not folded.
+TEST(IntegerArithmetic, MinDividedByMinusOneWraps) {
+  expect_matches_reference(R"(
+tlmc: 1
+name: div_overflow
+inputs:
+  x32: {shape: [3], dtype: int32}
+  x64: {shape: [3], dtype: int64}
+weights:
+  min32: {shape: [3], dtype: int32, data: [-2147483648, -2147483648, 7]}
+  min64: {shape: [3], dtype: int64, data: [-9223372036854775808, -9223372036854775808, 7]}
+  zero32: {shape: [], dtype: int32, data: [0]}
+  zero64: {shape: [], dtype: int64, data: [0]}
+  by32: {shape: [3], dtype: int32, data: [-1, 1, -1]}
+  by64: {shape: [3], dtype: int64, data: [-1, 1, -1]}
+nodes:
+  - {op: Mul, inputs: [x32, zero32], outputs: [z32]}
+  - {op: Sub, inputs: [min32, z32], outputs: [a32]}
+  - {op: Div, inputs: [a32, by32], outputs: [q32]}
+  - {op: Mul, inputs: [x64, zero64], outputs: [z64]}
+  - {op: Sub, inputs: [min64, z64], outputs: [a64]}
+  - {op: Div, inputs: [a64, by64], outputs: [q64]}
+outputs: [q32, q64]
+)");
+}
+
 }  // namespace
 }  // namespace tlmc::test

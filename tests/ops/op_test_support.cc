@@ -51,7 +51,7 @@ driver::CompiledModel compile_unfolded(const ir::Graph& g, const ir::Target& tar
                             lowered.output_tensors.end());
     subgraphs.push_back(std::move(sg));
   }
-  m.plan = codegen::plan_model(g, partition, subgraphs, std::move(kernels));
+  m.plan = codegen::plan_model(g, partition.storage_of, subgraphs, std::move(kernels));
   m.files = codegen::emit_c(m.plan, codegen::CodegenOptions{target, 0});
   return m;
 }

@@ -14,6 +14,10 @@ TLMC_HELPER int64_t tlmc_floordiv(int64_t a, int64_t b) {
   return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
 }
 TLMC_HELPER int64_t tlmc_floormod(int64_t a, int64_t b) { return a - tlmc_floordiv(a, b) * b; }
+/* Integer Div never traps: by zero it gives 0, and min / -1 wraps (as the reference does). */
+TLMC_HELPER int64_t tlmc_divi(int64_t a, int64_t b) {
+  return b == 0 ? 0 : b == -1 ? (int64_t)(0 - (uint64_t)a) : a / b;
+}
 TLMC_HELPER int64_t tlmc_mini(int64_t a, int64_t b) { return a < b ? a : b; }
 TLMC_HELPER int64_t tlmc_maxi(int64_t a, int64_t b) { return a > b ? a : b; }
 /* NaN-propagating, as ONNX's Max/Relu: a NaN in `a` stays. */
