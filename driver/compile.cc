@@ -20,6 +20,7 @@
 #include "scheduler/default_schedule.h"
 #include "scheduler/lower_schedule.h"
 #include "scheduler/partition.h"
+#include "scheduler/tuning_db.h"
 #include "toolchain/cc.h"
 
 namespace tlmc::driver {
@@ -56,6 +57,30 @@ class PassTimer {
   const char* name_;
   std::chrono::steady_clock::time_point t0_;
 };
+
+// The schedule of one kernel: its best tuning record for this target when there is one that
+// still applies (records of an older tlmc may not), else the -O0 schedule.
+std::vector<scheduler::Decision> choose_schedule(const CompileOptions& o,
+                                                 const scheduler::TuningDb& db,
+                                                 const ir::TeProgram& program,
+                                                 const std::string& key, int* from_records) {
+  if (std::optional<scheduler::TuningRecord> best = db.best(key, o.target.descriptor())) {
+    std::optional<std::vector<scheduler::Decision>> recorded =
+        scheduler::parse_schedule_record(best->schedule);
+    try {
+      if (recorded) {
+        scheduler::apply_schedule(program, *recorded);
+        ++*from_records;
+        return *recorded;
+      }
+    } catch (const scheduler::InvalidDecision& e) {
+      if (o.log_stream)
+        *o.log_stream << "tlmc: note: the tuning record of workload " << key << " does not apply ("
+                      << e.what() << "); using the -O0 schedule\n";
+    }
+  }
+  return scheduler::default_schedule(program, o.target);
+}
 
 }  // namespace
 
@@ -104,6 +129,8 @@ CompiledModel compile_model(const CompileOptions& o) {
   std::vector<codegen::KernelInfo> kernels;
   std::vector<codegen::CompiledSubgraph> subgraphs;
   std::map<std::string, int> kernel_of_key;
+  const scheduler::TuningDb db = scheduler::TuningDb::open(o.tuning_db, false);
+  int from_records = 0;
   {
     PassTimer t(o, "lower and schedule");
     for (const std::vector<int>& nodes : partition.subgraphs) {
@@ -117,7 +144,7 @@ CompiledModel compile_model(const CompileOptions& o) {
         k = static_cast<int>(kernels.size());
         kernel_of_key[key] = k;
         const std::vector<scheduler::Decision> schedule =
-            scheduler::default_schedule(lowered.program, o.target);
+            choose_schedule(o, db, lowered.program, key, &from_records);
         const scheduler::ScheduleState state = scheduler::apply_schedule(lowered.program, schedule);
         ir::LoopProgram loops =
             scheduler::lower_schedule(state, m.graph.name + "_k" + std::to_string(k));
@@ -135,6 +162,9 @@ CompiledModel compile_model(const CompileOptions& o) {
       subgraphs.push_back(std::move(sg));
     }
   }
+  if (o.log_stream && !o.tuning_db.empty())
+    *o.log_stream << "tlmc: " << from_records << " of " << kernels.size()
+                  << " kernels scheduled from tuning records (" << o.tuning_db << ")\n";
   {
     PassTimer t(o, "plan and generate C");
     m.plan = codegen::plan_model(graph, partition.storage_of, subgraphs, std::move(kernels));

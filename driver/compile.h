@@ -20,8 +20,11 @@ struct CompileOptions {
   // ONNX models: shapes for graph inputs with symbolic dimensions (--input-shape).
   std::map<std::string, ir::Shape> input_shapes;
   ir::Target target;
-  int opt_level = 0;               // -O0 .. -O3
-  int threads = 0;                 // default thread count baked into the library; 0: all cores
+  int opt_level = 0;  // -O0 .. -O3
+  int threads = 0;    // default thread count baked into the library; 0: all cores
+  // Tuning records to use (--tuning-db); empty: none. The best record of a kernel's workload
+  // on this target is its schedule, at every optimisation level.
+  std::string tuning_db;
   std::vector<std::string> dumps;  // "graph", "te", "loops": printed to dump_stream
   std::ostream* dump_stream = nullptr;
   std::ostream* log_stream = nullptr;  // -v: pass timings; nullptr: quiet

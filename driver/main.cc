@@ -6,7 +6,9 @@
 
 #include "driver/check.h"
 #include "driver/compile.h"
+#include "driver/db_command.h"
 #include "ir/op_schema.h"
+#include "scheduler/tuning_db.h"
 
 namespace po = boost::program_options;
 using namespace tlmc;
@@ -54,10 +56,18 @@ void parse_input_shape(const std::string& spec, driver::CompileOptions& options)
 }
 
 int run(int argc, char** argv) {
+  if (argc >= 2 && std::string(argv[1]) == "db") {
+    try {
+      return driver::run_db_command(std::vector<std::string>(argv + 2, argv + argc));
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(e.what());
+    }
+  }
   po::options_description visible(
       "Usage: tlmc MODEL [options]\n"
       "       tlmc --check MODEL [options]\n"
-      "       tlmc import MODEL.onnx -o MODEL.yaml [--input-shape ...]\n\n"
+      "       tlmc import MODEL.onnx -o MODEL.yaml [--input-shape ...]\n"
+      "       tlmc db list|export|import|prune|check [...]   (tlmc db --help)\n\n"
       "Compiles MODEL (a .yaml graph or an .onnx file) into a C kernel library.\n\nOptions");
   po::options_description_easy_init option = visible.add_options();
   option("output,o", po::value<std::string>(),
@@ -72,7 +82,8 @@ int run(int argc, char** argv) {
          "-O0 .. -O3: how hard to look for fast schedules (for now every level uses the "
          "-O0 schedules)");
   option("tuning-db", po::value<std::string>(),
-         "tuning records to read and extend (accepted, not yet used: no records exist yet)");
+         "tuning records to use (default: $TLMC_TUNING_DB, else ~/.cache/tlmc/tuning.db); "
+         "nothing records new ones yet");
   option("input-shape", po::value<std::vector<std::string>>()->composing(),
          "NAME=1x3x224x224: the shape of an ONNX input with symbolic dimensions (repeatable)");
   option("threads", po::value<int>()->default_value(0),
@@ -84,6 +95,7 @@ int run(int argc, char** argv) {
   option("depfile,MF", po::value<std::string>(), "write a Makefile dependency line for the output");
   option("verbose,v", "print the time of each compiler pass");
   option("version", "print the version");
+  option("print-target", "print the hardware descriptor of --target (and --threads), then exit");
   option("help,h", "print this help");
   po::options_description hidden;
   hidden.add_options()("model", po::value<std::vector<std::string>>());
@@ -104,6 +116,14 @@ int run(int argc, char** argv) {
   }
   if (vm.count("version")) {
     std::cout << "tlmc " << kVersion << "\n";
+    return kOk;
+  }
+  if (vm.count("print-target")) {
+    const std::string name = vm["target"].as<std::string>();
+    std::optional<ir::Target> t = ir::parse_target(name);
+    if (!t) throw UsageError("unknown target '" + name + "' (known: " + ir::target_names() + ")");
+    if (vm["threads"].as<int>() > 0) t->cores = vm["threads"].as<int>();
+    std::cout << t->descriptor() << "\n";
     return kOk;
   }
   if (!vm.count("model")) throw UsageError("no model given");
@@ -132,6 +152,10 @@ int run(int argc, char** argv) {
       parse_input_shape(spec, options);
   options.threads = vm["threads"].as<int>();
   if (options.threads < 0) throw UsageError("--threads takes a count >= 0");
+  // Schedules are tuned for, and records keyed by, the threads the code will run with.
+  if (options.threads > 0) options.target.cores = options.threads;
+  options.tuning_db = vm.count("tuning-db") ? vm["tuning-db"].as<std::string>()
+                                            : scheduler::default_tuning_db_path();
   if (vm["jobs"].as<int>() < 1) throw UsageError("-j takes a count >= 1");
   if (vm.count("dump")) {
     options.dumps = split_commas(vm["dump"].as<std::string>());

@@ -1,9 +1,84 @@
 #include "ir/target.h"
 
+#include <cpuid.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstring>
+#include <fstream>
+#include <sstream>
 #include <thread>
 
 namespace tlmc::ir {
 namespace {
+
+// The first line of a sysfs file; empty when it cannot be read.
+std::string read_line(const std::string& path) {
+  std::ifstream in(path);
+  std::string line;
+  std::getline(in, line);
+  return line;
+}
+
+// "48K", "2048K", "32M" as sysfs writes cache sizes; 0 when unreadable.
+int64_t parse_size(const std::string& s) {
+  if (s.empty() || !std::isdigit(static_cast<unsigned char>(s[0]))) return 0;
+  size_t used = 0;
+  const int64_t v = std::stoll(s, &used);
+  if (used < s.size() && s[used] == 'K') return v * 1024;
+  if (used < s.size() && s[used] == 'M') return v * 1024 * 1024;
+  return v;
+}
+
+// The host's caches, from sysfs (cpu0's view), else from sysconf; defaults stay otherwise.
+void detect_caches(Target& t) {
+  int64_t l1 = 0, l2 = 0, l3 = 0;
+  for (int i = 0; i < 8; ++i) {
+    const std::string dir = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(i) + "/";
+    const std::string level = read_line(dir + "level"), type = read_line(dir + "type");
+    if (level.empty()) break;
+    const int64_t size = parse_size(read_line(dir + "size"));
+    if (level == "1" && type == "Data") l1 = size;
+    if (level == "2") l2 = size;
+    if (level == "3") l3 = size;
+  }
+  if (l1 == 0) l1 = sysconf(_SC_LEVEL1_DCACHE_SIZE);
+  if (l2 == 0) l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
+  if (l3 == 0) l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
+  if (l1 > 0) t.l1_bytes = static_cast<int>(l1);
+  if (l2 > 0) t.l2_bytes = static_cast<int>(l2);
+  t.l3_bytes = l3 > 0 ? l3 : 0;
+}
+
+// "intel-6-143" / "amd-25-17": vendor, family and model as cpuid reports them.
+std::string detect_cpu() {
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  if (!__get_cpuid(0, &a, &b, &c, &d)) return "unknown";
+  char vendor[13] = {};
+  std::memcpy(vendor, &b, 4);
+  std::memcpy(vendor + 4, &d, 4);
+  std::memcpy(vendor + 8, &c, 4);
+  const std::string v = vendor;
+  std::string name = v == "GenuineIntel" ? "intel" : v == "AuthenticAMD" ? "amd" : "x86";
+  if (!__get_cpuid(1, &a, &b, &c, &d)) return name;
+  unsigned family = (a >> 8) & 0xf, model = (a >> 4) & 0xf;
+  if (family == 0xf) family += (a >> 20) & 0xff;
+  if (family == 0x6 || family >= 0xf) model += ((a >> 16) & 0xf) << 4;
+  return name + "-" + std::to_string(family) + "-" + std::to_string(model);
+}
+
+Isa host_isa() {
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
+      __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq"))
+    return Isa::Avx512;
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return Isa::Avx2;
+  return Isa::Generic;
+}
+
+// Can code for `isa` run on a host whose best ISA is `host`?
+bool executes(Isa host, Isa isa) { return static_cast<int>(isa) <= static_cast<int>(host); }
 
 Target make(const std::string& name, Isa isa) {
   Target t;
@@ -11,7 +86,23 @@ Target make(const std::string& name, Isa isa) {
   t.isa = isa;
   t.vector_bytes = isa == Isa::Avx512 ? 64 : isa == Isa::Avx2 ? 32 : 16;
   t.cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  if (!executes(host_isa(), isa)) return t;
+  t.runs_here = true;
+  detect_caches(t);
+  t.cpu = detect_cpu();
   return t;
+}
+
+std::string_view isa_name(Isa isa) {
+  switch (isa) {
+    case Isa::Generic:
+      return "generic";
+    case Isa::Avx2:
+      return "avx2";
+    case Isa::Avx512:
+      return "avx512";
+  }
+  return "";
 }
 
 }  // namespace
@@ -28,16 +119,20 @@ std::string Target::cc_flags() const {
   return "";
 }
 
+std::string Target::descriptor() const {
+  std::ostringstream os;
+  os << "hw1 isa=" << isa_name(isa) << " vec=" << vector_bytes << " cores=" << cores
+     << " l1d=" << l1_bytes / 1024 << "K l2=" << l2_bytes / 1024 << "K l3=" << l3_bytes / 1024
+     << "K cpu=" << cpu;
+  return os.str();
+}
+
 Target host_target() {
-#if defined(__x86_64__)
-  __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
-      __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq"))
-    return make("x86-64-avx512", Isa::Avx512);
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
-    return make("x86-64-avx2", Isa::Avx2);
-#endif
-  return make("x86-64", Isa::Generic);
+  const Isa isa = host_isa();
+  return make(isa == Isa::Avx512 ? "x86-64-avx512"
+              : isa == Isa::Avx2 ? "x86-64-avx2"
+                                 : "x86-64",
+              isa);
 }
 
 std::optional<Target> parse_target(const std::string& name) {

@@ -1,5 +1,6 @@
-// The hardware descriptor that sketch rules, the code generator and (later) the language
-// model read: instruction set, vector width, cores and caches.
+// The hardware descriptor that sketch rules, the code generator, the tuning records and (later)
+// the language model read: instruction set, vector width, cores and caches, detected on the
+// host or named by --target, with a stable text form that keys every tuning record.
 #pragma once
 
 #include <optional>
@@ -10,21 +11,30 @@ namespace tlmc::ir {
 enum class Isa { Generic, Avx2, Avx512 };
 
 struct Target {
-  std::string name;        // as given on the command line: "x86-64-avx512", ...
-  Isa isa = Isa::Generic;  // Generic: plain C, no explicit SIMD
-  int vector_bytes = 16;   // SIMD register width the code generator targets
-  int cores = 1;           // cores the default thread count uses
-  int l1_bytes = 32 * 1024;
-  int l2_bytes = 1024 * 1024;
+  std::string name;             // as given on the command line: "x86-64-avx512", ...
+  Isa isa = Isa::Generic;       // Generic: plain C, no explicit SIMD
+  int vector_bytes = 16;        // SIMD register width the code generator targets
+  int cores = 1;                // threads the generated code runs with by default, and is tuned for
+  int l1_bytes = 32 * 1024;     // L1 data cache of one core
+  int l2_bytes = 1024 * 1024;   // L2 cache of one core
+  int64_t l3_bytes = 0;         // last-level cache, shared; 0 when there is none
+  std::string cpu = "generic";  // "vendor-family-model" from cpuid; "generic" if not measured
+  bool runs_here = false;       // the host executes this target's code: candidates can be measured
 
   int vector_lanes(size_t element_bytes) const {
     return vector_bytes / static_cast<int>(element_bytes);
   }
   // Flags for the system C compiler: "-march=..." and friends.
   std::string cc_flags() const;
+  // The stable text form, part of every tuning record's key, so that a record measured on
+  // one machine is never used for another ISA, core count, cache hierarchy or processor:
+  // "hw1 isa=avx512 vec=64 cores=2 l1d=48K l2=2048K l3=16384K cpu=intel-6-143".
+  std::string descriptor() const;
 };
 
-// "host", "x86-64", "x86-64-avx2", "x86-64-avx512"; nullopt for an unknown name.
+// "host", "x86-64", "x86-64-avx2", "x86-64-avx512"; nullopt for an unknown name. A named ISA
+// the host can execute takes the host's cores, caches and cpu (its code is measured here);
+// otherwise they are fixed defaults and runs_here is false.
 std::optional<Target> parse_target(const std::string& name);
 // The machine tlmc runs on, detected (never assumed).
 Target host_target();

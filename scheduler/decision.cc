@@ -346,4 +346,17 @@ std::optional<std::vector<Decision>> parse_schedule(const std::string& text) {
   return out;
 }
 
+namespace {
+constexpr std::string_view kRecordHeader = "tlmc-schedule 1\n";
+}  // namespace
+
+std::string schedule_record_text(const std::vector<Decision>& schedule) {
+  return std::string(kRecordHeader) + schedule_str(schedule);
+}
+
+std::optional<std::vector<Decision>> parse_schedule_record(const std::string& text) {
+  if (text.compare(0, kRecordHeader.size(), kRecordHeader) != 0) return std::nullopt;
+  return parse_schedule(text.substr(kRecordHeader.size()));
+}
+
 }  // namespace tlmc::scheduler

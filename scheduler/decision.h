@@ -55,6 +55,11 @@ std::string schedule_str(const std::vector<Decision>& schedule);  // one per lin
 // The inverse of schedule_str; nullopt on malformed text.
 std::optional<std::vector<Decision>> parse_schedule(const std::string& text);
 
+// The schedule as a tuning record stores it: a first line naming the text format and its
+// version ("tlmc-schedule 1"), then schedule_str. nullopt for another format or version.
+std::string schedule_record_text(const std::vector<Decision>& schedule);
+std::optional<std::vector<Decision>> parse_schedule_record(const std::string& text);
+
 std::string_view decision_kind_name(DecisionKind k);
 
 // Largest local buffer, in bytes, a ComputeAt may create (it lives on the stack).

@@ -8,6 +8,7 @@ packages=(
   libyaml-cpp-dev libboost-program-options-dev           # frontend, driver
   libonnx-dev libprotobuf-dev protobuf-compiler          # ONNX import
   python3-onnx python3-torch python3-torchvision        # model-zoo and ONNX conformance tests
+  libsqlite3-dev                                         # the tuning database
   libgtest-dev                                           # tests
   libdnnl-dev                                            # bench/: the oneDNN peer
   libopenblas0-pthread                                   # bench/: PyTorch's BLAS (else the slow reference one)

@@ -1,0 +1,130 @@
+#include "driver/db_command.h"
+
+#include <boost/program_options.hpp>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <stdexcept>
+
+#include "ir/diagnostic.h"
+#include "scheduler/tuning_db.h"
+#include "scheduler/tuning_records_json.h"
+
+namespace tlmc::driver {
+namespace {
+
+namespace po = boost::program_options;
+using scheduler::TuningDb;
+
+constexpr const char* kUsage =
+    "Usage: tlmc db list   [--tuning-db FILE]\n"
+    "       tlmc db export [--tuning-db FILE] [-o FILE]\n"
+    "       tlmc db import FILE... [--tuning-db FILE]\n"
+    "       tlmc db prune  [--keep N] [--tuning-db FILE]\n"
+    "       tlmc db check  [--tuning-db FILE]\n\n"
+    "Reads and keeps the tuning database (default: $TLMC_TUNING_DB, else\n"
+    "$XDG_CACHE_HOME/tlmc/tuning.db, else ~/.cache/tlmc/tuning.db).\n"
+    "  list    each workload and target: records, failures, best time\n"
+    "  export  every record as JSON lines (stdout, or -o FILE)\n"
+    "  import  adds the records of files written by export\n"
+    "  prune   keeps the N fastest successful records per workload and target (default 1)\n"
+    "  check   SQLite's integrity check of the file\n";
+
+void list(const TuningDb& db) {
+  const std::vector<scheduler::TuningSummary> rows = db.summary();
+  int64_t records = 0;
+  for (const auto& r : rows) records += r.records;
+  std::cout << "tuning database " << db.path() << ": " << records << " records of " << rows.size()
+            << " workload-target pairs\n";
+  std::string target;
+  for (const auto& r : rows) {
+    if (r.target != target) {
+      target = r.target;
+      std::cout << "target " << target << "\n";
+      std::printf("  %-16s %8s %7s %12s\n", "workload", "records", "failed", "best ms");
+    }
+    const std::string best = r.best_seconds > 0 ? std::to_string(r.best_seconds * 1e3) : "-";
+    std::printf("  %-16s %8lld %7lld %12s\n", r.workload_key.c_str(),
+                static_cast<long long>(r.records), static_cast<long long>(r.failed), best.c_str());
+  }
+}
+
+}  // namespace
+
+int run_db_command(const std::vector<std::string>& args) {
+  po::options_description opts;
+  opts.add_options()("tuning-db", po::value<std::string>())("output,o", po::value<std::string>())(
+      "keep", po::value<int64_t>()->default_value(1))("help,h", "")(
+      "words", po::value<std::vector<std::string>>());
+  po::positional_options_description pos;
+  pos.add("words", -1);
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(args).options(opts).positional(pos).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    throw std::invalid_argument(e.what());
+  }
+  const std::vector<std::string> words =
+      vm.count("words") ? vm["words"].as<std::vector<std::string>>() : std::vector<std::string>{};
+  if (vm.count("help") || words.empty()) {
+    std::cout << kUsage;
+    return words.empty() && !vm.count("help") ? 2 : 0;
+  }
+  const std::string& verb = words[0];
+  const std::string path = vm.count("tuning-db") ? vm["tuning-db"].as<std::string>()
+                                                 : scheduler::default_tuning_db_path();
+  if (verb != "import" && words.size() > 1)
+    throw std::invalid_argument("tlmc db " + verb + " takes no file arguments");
+  if (verb == "list") {
+    list(TuningDb::open(path, false));
+    return 0;
+  }
+  if (verb == "export") {
+    const std::vector<scheduler::TuningRecord> records = TuningDb::open(path, false).all();
+    if (!vm.count("output")) {
+      scheduler::export_records(std::cout, records);
+      return 0;
+    }
+    const std::string out = vm["output"].as<std::string>();
+    const std::string tmp = out + ".tmp";
+    {
+      std::ofstream f(tmp);
+      scheduler::export_records(f, records);
+      if (!f.flush()) throw Diagnostic({out}, "cannot write the exported records");
+    }
+    if (std::rename(tmp.c_str(), out.c_str()) != 0)
+      throw Diagnostic({out}, "cannot write the exported records");
+    return 0;
+  }
+  if (verb == "import") {
+    if (words.size() < 2) throw std::invalid_argument("tlmc db import needs a records file");
+    // Every file is read and checked before anything is written: all or nothing.
+    std::vector<scheduler::TuningRecord> records;
+    for (size_t i = 1; i < words.size(); ++i) {
+      std::ifstream f(words[i]);
+      if (!f) throw Diagnostic({words[i]}, "cannot read the records file");
+      std::vector<scheduler::TuningRecord> r = scheduler::import_records(f, words[i]);
+      records.insert(records.end(), r.begin(), r.end());
+    }
+    TuningDb::open(path, true).add(records);
+    std::cout << "imported " << records.size() << " records into " << path << "\n";
+    return 0;
+  }
+  if (verb == "prune") {
+    const int64_t keep = vm["keep"].as<int64_t>();
+    if (keep < 1) throw std::invalid_argument("--keep takes a count >= 1");
+    const int64_t removed = TuningDb::open(path, false).prune(keep);
+    std::cout << "removed " << removed << " records from " << path << "\n";
+    return 0;
+  }
+  if (verb == "check") {
+    const std::string result = TuningDb::open(path, false).integrity_check();
+    std::cout << path << ": " << result << "\n";
+    return result == "ok" ? 0 : 1;
+  }
+  throw std::invalid_argument("unknown db command '" + verb +
+                              "' (known: list, export, import, prune, check)");
+}
+
+}  // namespace tlmc::driver

@@ -1,0 +1,86 @@
+// The tuning database: measured schedules, one SQLite file (WAL) keyed by workload key and
+// hardware descriptor. Shared safely by the tlmc processes of a parallel build; a process
+// killed at any moment leaves it intact (SQLite's transactions). Errors opening or writing
+// it are user-facing Diagnostics naming the file.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tlmc::scheduler {
+
+enum class MeasureStatus {
+  Ok,            // checked against the reference, then timed
+  WrongResult,   // ran, and its outputs differ from the reference
+  Crashed,       // the run died (a signal, or a non-zero exit)
+  TimedOut,      // the run passed its time limit
+  CompileError,  // the C compiler rejected it (a compiler bug, recorded all the same)
+};
+std::string_view measure_status_name(MeasureStatus s);
+std::optional<MeasureStatus> parse_measure_status(std::string_view name);
+
+struct TuningRecord {
+  std::string workload_key;  // ir::workload_key of the subgraph
+  std::string target;        // ir::Target::descriptor() of the machine it was measured on
+  std::string schedule;      // the schedule's text
+  MeasureStatus status = MeasureStatus::Ok;
+  double seconds = 0;       // median run time; Ok only
+  std::string reason;       // why, when not Ok
+  std::string measured_at;  // UTC, ISO 8601: "2026-11-23T15:04:05Z"
+  std::string workload;     // the subgraph's canonical text, for readers and training
+  bool operator==(const TuningRecord& o) const;
+};
+
+// Per workload and target: how many records, how many failed, the best time.
+struct TuningSummary {
+  std::string workload_key, target;
+  int64_t records = 0, failed = 0;
+  double best_seconds = 0;  // 0 when none succeeded
+};
+
+class TuningDb {
+ public:
+  // Opens (creating it and its folder when `create`) the database at `path`. Without
+  // `create`, a missing file is an empty database that is never written. Throws Diagnostic
+  // when the file is not a tlmc tuning database, or is of a newer format.
+  static TuningDb open(const std::string& path, bool create);
+  ~TuningDb();
+  TuningDb(TuningDb&&) noexcept;
+  TuningDb& operator=(TuningDb&&) noexcept;
+
+  const std::string& path() const;
+  // The fastest successful record (ties: the smaller schedule text); nullopt when none.
+  std::optional<TuningRecord> best(const std::string& workload_key,
+                                   const std::string& target) const;
+  // Every record of one workload on one target, fastest successful first, then failures.
+  std::vector<TuningRecord> records(const std::string& workload_key,
+                                    const std::string& target) const;
+  std::vector<TuningRecord> all() const;  // ordered by workload, target, then as records()
+  std::vector<TuningSummary> summary() const;
+  // Adds records in one transaction. A schedule already recorded for the workload and
+  // target keeps one row: a success beats a failure, the faster of two successes wins, a
+  // newer failure replaces an older one.
+  void add(const std::vector<TuningRecord>& records);
+  // Keeps, per workload and target, the `keep` fastest successes; returns rows removed.
+  int64_t prune(int64_t keep);
+  // SQLite's integrity check: "ok", or what it found.
+  std::string integrity_check() const;
+
+  struct Impl;  // the SQLite connection; defined in tuning_db.cc
+
+ private:
+  explicit TuningDb(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// The default database: $TLMC_TUNING_DB, else $XDG_CACHE_HOME/tlmc/tuning.db, else
+// $HOME/.cache/tlmc/tuning.db.
+std::string default_tuning_db_path();
+
+// The current time as TuningRecord::measured_at wants it.
+std::string utc_now();
+
+}  // namespace tlmc::scheduler

@@ -1,0 +1,161 @@
+// The tuning database on a real SQLite file: which record wins, how records are ordered,
+// pruning, the format and version checks, and the JSON lines export and import.
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+
+#include <functional>
+#include <sstream>
+
+#include "ir/diagnostic.h"
+#include "scheduler/tuning_db.h"
+#include "scheduler/tuning_records_json.h"
+#include "support/test_support.h"
+
+namespace tlmc::scheduler {
+namespace {
+
+using test::TempDir;
+
+TuningRecord ok(const std::string& key, const std::string& schedule, double seconds) {
+  return TuningRecord{key, "hw1 isa=avx2", schedule,    MeasureStatus::Ok, seconds,
+                      "",  utc_now(),      "stage text"};
+}
+
+TuningRecord failed(const std::string& key, const std::string& schedule, MeasureStatus s,
+                    const std::string& why) {
+  return TuningRecord{key, "hw1 isa=avx2", schedule, s, 0, why, utc_now(), "stage text"};
+}
+
+// Runs SQL on the file directly, as another program (or a newer tlmc) would.
+void sql(const std::string& path, const std::string& statement) {
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  EXPECT_EQ(sqlite3_exec(db, statement.c_str(), nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(db);
+}
+
+std::string message_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Diagnostic& d) {
+    return d.format();
+  }
+  return "";
+}
+
+TEST(TuningDb, TheFastestSuccessWinsAndFailuresNeverDo) {
+  TempDir dir;
+  TuningDb db = TuningDb::open(dir.file("sub/t.db"), true);
+  db.add({ok("k1", "a", 3e-3), ok("k1", "b", 1e-3),
+          failed("k1", "c", MeasureStatus::Crashed, "SIGSEGV"), ok("k2", "a", 5e-3),
+          ok("k1", "d", 1e-3)});
+  std::optional<TuningRecord> best = db.best("k1", "hw1 isa=avx2");
+  ASSERT_TRUE(best);
+  EXPECT_EQ(best->schedule, "b") << "ties go to the smaller schedule text";
+  EXPECT_FALSE(db.best("k1", "hw1 isa=avx512")) << "another target never shares records";
+  EXPECT_FALSE(db.best("k3", "hw1 isa=avx2"));
+  std::vector<TuningRecord> all = db.records("k1", "hw1 isa=avx2");
+  ASSERT_EQ(all.size(), 4u);
+  EXPECT_EQ(all[0].schedule, "b");
+  EXPECT_EQ(all[1].schedule, "d");
+  EXPECT_EQ(all[2].schedule, "a");
+  EXPECT_EQ(all[3].schedule, "c");
+  EXPECT_EQ(all[3].status, MeasureStatus::Crashed);
+  EXPECT_EQ(all[3].reason, "SIGSEGV");
+}
+
+TEST(TuningDb, ASchedulesRowKeepsItsBestMeasurement) {
+  TempDir dir;
+  TuningDb db = TuningDb::open(dir.file("t.db"), true);
+  db.add({ok("k", "a", 2e-3)});
+  db.add({ok("k", "a", 3e-3)});  // slower: ignored
+  EXPECT_EQ(db.best("k", "hw1 isa=avx2")->seconds, 2e-3);
+  db.add({failed("k", "a", MeasureStatus::TimedOut, "1 s")});  // a failure never replaces a success
+  EXPECT_EQ(db.best("k", "hw1 isa=avx2")->seconds, 2e-3);
+  db.add({ok("k", "a", 1e-3)});
+  EXPECT_EQ(db.best("k", "hw1 isa=avx2")->seconds, 1e-3);
+  db.add({failed("k", "x", MeasureStatus::WrongResult, "first"),
+          failed("k", "x", MeasureStatus::Crashed, "second")});
+  std::vector<TuningRecord> all = db.records("k", "hw1 isa=avx2");
+  ASSERT_EQ(all.size(), 2u);
+  EXPECT_EQ(all[1].reason, "second") << "a newer failure replaces an older one";
+  db.add({ok("k", "x", 5e-4)});
+  EXPECT_EQ(db.best("k", "hw1 isa=avx2")->schedule, "x") << "a success replaces a failure";
+}
+
+TEST(TuningDb, PruneKeepsTheFastestSuccessesPerWorkloadAndTarget) {
+  TempDir dir;
+  TuningDb db = TuningDb::open(dir.file("t.db"), true);
+  db.add({ok("k1", "a", 3e-3), ok("k1", "b", 1e-3), ok("k1", "c", 2e-3),
+          failed("k1", "d", MeasureStatus::Crashed, ""), ok("k2", "a", 1e-3)});
+  EXPECT_EQ(db.prune(2), 2);
+  std::vector<TuningRecord> all = db.all();
+  ASSERT_EQ(all.size(), 3u);
+  EXPECT_EQ(all[0].schedule, "b");
+  EXPECT_EQ(all[1].schedule, "c");
+  EXPECT_EQ(all[2].workload_key, "k2");
+  EXPECT_EQ(db.integrity_check(), "ok");
+}
+
+TEST(TuningDb, AMissingFileReadWithoutCreateIsEmptyAndNotCreated) {
+  TempDir dir;
+  TuningDb db = TuningDb::open(dir.file("none.db"), false);
+  EXPECT_FALSE(db.best("k", "t"));
+  EXPECT_TRUE(db.all().empty());
+  EXPECT_EQ(test::count_entries(dir.path()), 0);
+}
+
+TEST(TuningDb, OtherFilesAndOtherVersionsAreRefused) {
+  TempDir dir;
+  test::write_file(dir.file("text.db"), "this is not a database, just some text to read\n");
+  EXPECT_EQ(message_of([&] { TuningDb::open(dir.file("text.db"), false); }),
+            dir.file("text.db") + ": error: not a tlmc tuning database (not an SQLite file)");
+  { TuningDb db = TuningDb::open(dir.file("new.db"), true); }
+  // Written by a newer tlmc: the version stored in the file is read back and refused.
+  TuningDb::open(dir.file("new.db"), true);
+  sql(dir.file("new.db"), "UPDATE meta SET value = '9' WHERE key = 'version'");
+  EXPECT_EQ(message_of([&] { TuningDb::open(dir.file("new.db"), false); }),
+            dir.file("new.db") +
+                ": error: tuning database of version 9, this tlmc reads version 1: use the tlmc "
+                "that wrote it, or another --tuning-db");
+  sql(dir.file("new.db"), "UPDATE meta SET value = 'x' WHERE key = 'format'");
+  EXPECT_EQ(message_of([&] { TuningDb::open(dir.file("new.db"), false); }),
+            dir.file("new.db") + ": error: not a tlmc tuning database (its format is 'x')");
+}
+
+TEST(TuningRecordsJson, ExportAndImportRoundTripExactly) {
+  std::vector<TuningRecord> records = {
+      ok("k1", "tlmc-schedule 1\nsplit 1 [0, 4]\n", 1.0 / 3.0),
+      failed("k2", "s \"quoted\" \\ back\ttab", MeasureStatus::CompileError, "é ü \x01 ctl"),
+  };
+  std::ostringstream out;
+  export_records(out, records);
+  EXPECT_EQ(out.str().substr(0, out.str().find('\n')),
+            R"({"format": "tlmc-tuning-records", "version": 1})");
+  std::istringstream in(out.str());
+  EXPECT_EQ(import_records(in, "r.jsonl"), records);
+}
+
+TEST(TuningRecordsJson, MalformedLinesAreReportedAtTheirPosition) {
+  const std::string header = R"({"format": "tlmc-tuning-records", "version": 1})"
+                             "\n";
+  auto error = [](const std::string& text) {
+    std::istringstream in(text);
+    return message_of([&] { import_records(in, "r.jsonl"); });
+  };
+  EXPECT_EQ(error(""), "r.jsonl: error: empty file: no tuning-records header");
+  EXPECT_EQ(error(R"({"format": "tlmc-tuning-records", "version": 2})"),
+            "r.jsonl:1:48: error: tuning records of version 2; this tlmc reads version 1");
+  EXPECT_EQ(error(R"({"workload_key": "k"})"),
+            "r.jsonl:1:22: error: not a tlmc tuning-records file: the first line must be "
+            "{\"format\": \"tlmc-tuning-records\", \"version\": 1}");
+  EXPECT_EQ(error(header + R"({"workload_key": "k", )"),
+            "r.jsonl:2:23: error: expected a quoted field name");
+  EXPECT_EQ(error(header + R"({"workload_key": "k"})"),
+            "r.jsonl:2:22: error: missing field 'target'");
+  EXPECT_EQ(error(header + R"({"workload_key": 5})"),
+            "r.jsonl:2:20: error: field 'workload_key' must be a string");
+}
+
+}  // namespace
+}  // namespace tlmc::scheduler
