@@ -20,6 +20,8 @@
 #include "scheduler/default_schedule.h"
 #include "scheduler/lower_schedule.h"
 #include "scheduler/partition.h"
+#include "scheduler/sketch.h"
+#include "scheduler/sketch_rules.h"
 #include "scheduler/tuning_db.h"
 #include "toolchain/cc.h"
 
@@ -64,6 +66,10 @@ std::vector<scheduler::Decision> choose_schedule(const CompileOptions& o,
                                                  const scheduler::TuningDb& db,
                                                  const ir::TeProgram& program,
                                                  const std::string& key, int* from_records) {
+  if (o.random_schedule_seed >= 0)
+    return scheduler::random_schedule(
+        program, o.target,
+        static_cast<uint64_t>(o.random_schedule_seed) ^ std::stoull(key, nullptr, 16));
   if (std::optional<scheduler::TuningRecord> best = db.best(key, o.target.descriptor())) {
     std::optional<std::vector<scheduler::Decision>> recorded =
         scheduler::parse_schedule_record(best->schedule);
@@ -150,6 +156,12 @@ CompiledModel compile_model(const CompileOptions& o) {
             scheduler::lower_schedule(state, m.graph.name + "_k" + std::to_string(k));
         if (dump && wants(o, "te"))
           *dump << "# kernel " << k << " (workload " << key << ")\n" << ir::te_str(lowered.program);
+        if (dump && wants(o, "sketch")) {
+          const scheduler::Sketch sketch = scheduler::generate_sketch(lowered.program, o.target);
+          *dump << "# kernel " << k << " sketch " << sketch.name() << "\n";
+          for (const scheduler::Space& s : sketch.spaces())
+            *dump << scheduler::space_kind_name(s.kind) << " " << s.stage << " " << s.axis << "\n";
+        }
         if (dump && wants(o, "loops"))
           *dump << "# kernel " << k << " schedule:\n"
                 << scheduler::schedule_str(schedule) << ir::loop_str(loops);

@@ -25,6 +25,9 @@ struct CompileOptions {
   // Tuning records to use (--tuning-db); empty: none. The best record of a kernel's workload
   // on this target is its schedule, at every optimisation level.
   std::string tuning_db;
+  // >= 0: every kernel's schedule is drawn at random from its spaces, with this seed mixed
+  // with the kernel's workload key (tests of the spaces; tuning records are not read).
+  int64_t random_schedule_seed = -1;
   std::vector<std::string> dumps;  // "graph", "te", "loops": printed to dump_stream
   std::ostream* dump_stream = nullptr;
   std::ostream* log_stream = nullptr;  // -v: pass timings; nullptr: quiet

@@ -90,7 +90,9 @@ int run(int argc, char** argv) {
          "worker threads the generated code uses (0: all cores)");
   option("jobs,j", po::value<int>()->default_value(1),
          "parallel jobs of the compiler itself (accepted, not yet used: it runs one job)");
-  option("dump", po::value<std::string>(), "print IR levels to stdout: graph,te,loops");
+  option("dump", po::value<std::string>(),
+         "print IR levels to stdout: graph,te,sketch,loops (sketch: each kernel's decision "
+         "spaces)");
   option("check", "compile, run on random inputs and compare with the reference interpreter");
   option("depfile,MF", po::value<std::string>(), "write a Makefile dependency line for the output");
   option("verbose,v", "print the time of each compiler pass");
@@ -99,6 +101,8 @@ int run(int argc, char** argv) {
   option("help,h", "print this help");
   po::options_description hidden;
   hidden.add_options()("model", po::value<std::vector<std::string>>());
+  // Draws every kernel's schedule at random from its spaces: for testing the spaces.
+  hidden.add_options()("random-schedule-seed", po::value<int64_t>());
   po::options_description all;
   all.add(visible).add(hidden);
   po::positional_options_description pos;
@@ -160,11 +164,16 @@ int run(int argc, char** argv) {
   if (vm.count("dump")) {
     options.dumps = split_commas(vm["dump"].as<std::string>());
     for (const std::string& d : options.dumps)
-      if (d != "graph" && d != "te" && d != "loops")
-        throw UsageError("--dump takes graph, te or loops, not '" + d + "'");
+      if (d != "graph" && d != "te" && d != "loops" && d != "sketch")
+        throw UsageError("--dump takes graph, te, sketch or loops, not '" + d + "'");
     options.dump_stream = &std::cout;
   }
   if (vm.count("verbose")) options.log_stream = &std::cerr;
+  if (vm.count("random-schedule-seed")) {
+    options.random_schedule_seed = vm["random-schedule-seed"].as<int64_t>();
+    if (options.random_schedule_seed < 0)
+      throw UsageError("--random-schedule-seed takes a seed >= 0");
+  }
 
   if (import) {
     if (!vm.count("output")) throw UsageError("tlmc import needs -o MODEL.yaml");

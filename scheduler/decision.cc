@@ -169,8 +169,8 @@ void apply_reorder(ScheduleState& st, const Decision& d) {
   require_changeable(s, d);
   if (d.args.size() != s.leaves.size()) invalid(d, "the order must list every loop once");
   std::set<int64_t> seen(d.args.begin(), d.args.end());
-  if (seen.size() != d.args.size() || *seen.begin() != 0 ||
-      *seen.rbegin() != static_cast<int64_t>(d.args.size()) - 1)
+  if (seen.size() != d.args.size() || (!seen.empty() && *seen.begin() != 0) ||
+      (!seen.empty() && *seen.rbegin() != static_cast<int64_t>(d.args.size()) - 1))
     invalid(d, "the order must list every loop once");
   std::vector<int> leaves;
   for (int64_t p : d.args) leaves.push_back(s.leaves[static_cast<size_t>(p)]);

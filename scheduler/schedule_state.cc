@@ -54,6 +54,7 @@ Expr iter_value(const StageState& s, int id) {
     return v;
   }
   // A fused parent: its digit of the fused child, parents outer to inner.
+  if (it.extent == 1) return ir::make_int(0);
   Expr fused = iter_value(s, rel.children.at(0));
   int64_t stride = 1;
   for (size_t i = rel.parents.size(); i-- > 0;) {
@@ -154,6 +155,9 @@ Region infer_region(const ScheduleState& st, int producer, int consumer, int at_
           failed = true;
           return;
         }
+        // A read covering the whole dimension is the whole dimension, however its first
+        // index is written (a digit of a fused loop of one iteration, say).
+        if (i.extent >= shape[d]) i = Interval{ir::make_int(0), shape[d], true};
         Interval& acc = dims[d];
         if (!acc.min) {
           acc = i;

@@ -32,6 +32,17 @@ TEST_P(Example, CompilesChecksLinksAndRuns) {
   }
 }
 
+// Every schedule the spaces can produce is correct: schedules drawn at random from each
+// kernel's spaces, for every example, through the real command's --check.
+TEST_P(Example, RandomSchedulesFromTheSpacesCheck) {
+  const std::string model = std::string(TLMC_SOURCE_DIR) + "/examples/" + GetParam() + ".yaml";
+  for (int seed = 0; seed < 4; ++seed) {
+    CommandResult check = run_command(std::string(TLMC_EXE) + " " + model +
+                                      " --check --random-schedule-seed " + std::to_string(seed));
+    EXPECT_EQ(check.exit_code, 0) << "seed " << seed << ": " << check.out;
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Bundled, Example,
                          ::testing::Values("mlp", "resnet_block", "transformer_layer"));
 

@@ -11,6 +11,7 @@
 #include "scheduler/default_schedule.h"
 #include "scheduler/lower_schedule.h"
 #include "scheduler/partition.h"
+#include "scheduler/sketch.h"
 #include "support/test_support.h"
 
 namespace tlmc::test {
@@ -23,15 +24,22 @@ std::vector<ir::Target> targets() {
   return out;
 }
 
+// Schedules drawn at random from the spaces, per model and target, beside the default one.
+constexpr int64_t kRandomSchedules = 3;
+
 void expect_passes(const driver::CompiledModel& m, const ir::Target& t) {
   driver::CheckResult r = driver::check_model(m, t);
   std::ostringstream report;
   driver::print_check(report, r);
+  if (!r.passed)
+    for (const codegen::KernelInfo& k : m.plan.kernels)
+      report << "kernel " << k.loops.name << " schedule:\n" << k.schedule;
   EXPECT_TRUE(r.passed) << report.str();
 }
 
 // driver::compile_model's steps after folding: partition, lower, schedule, plan, emit.
-driver::CompiledModel compile_unfolded(const ir::Graph& g, const ir::Target& target) {
+// seed < 0: the default schedules; else schedules drawn at random from the spaces.
+driver::CompiledModel compile_unfolded(const ir::Graph& g, const ir::Target& target, int64_t seed) {
   driver::CompiledModel m;
   m.graph = g;
   const scheduler::Partition partition = scheduler::partition_graph(g);
@@ -40,7 +48,9 @@ driver::CompiledModel compile_unfolded(const ir::Graph& g, const ir::Target& tar
   for (const std::vector<int>& nodes : partition.subgraphs) {
     ir::LoweredSubgraph lowered = ir::lower_subgraph(g, nodes);
     const std::vector<scheduler::Decision> schedule =
-        scheduler::default_schedule(lowered.program, target);
+        seed < 0 ? scheduler::default_schedule(lowered.program, target)
+                 : scheduler::random_schedule(lowered.program, target,
+                                              static_cast<uint64_t>(seed) + kernels.size());
     const std::string name = g.name + "_k" + std::to_string(kernels.size());
     kernels.push_back(codegen::KernelInfo{
         scheduler::lower_schedule(scheduler::apply_schedule(lowered.program, schedule), name),
@@ -68,13 +78,22 @@ void expect_matches_reference(const std::string& yaml) {
     o.model_path = path;
     o.target = t;
     expect_passes(driver::compile_model(o), t);
+    for (int64_t seed = 0; seed < kRandomSchedules; ++seed) {
+      SCOPED_TRACE("schedules drawn at random, seed " + std::to_string(seed));
+      o.random_schedule_seed = seed;
+      expect_passes(driver::compile_model(o), t);
+    }
   }
 }
 
 void expect_unfolded_matches_reference(const ir::Graph& g) {
   for (const ir::Target& t : targets()) {
     SCOPED_TRACE("target " + t.name);
-    expect_passes(compile_unfolded(g, t), t);
+    expect_passes(compile_unfolded(g, t, -1), t);
+    for (int64_t seed = 0; seed < kRandomSchedules; ++seed) {
+      SCOPED_TRACE("schedules drawn at random, seed " + std::to_string(seed));
+      expect_passes(compile_unfolded(g, t, seed), t);
+    }
   }
 }
 

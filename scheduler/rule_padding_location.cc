@@ -1,0 +1,73 @@
+// Where a padding stage read by a reduction is computed: at the root (the whole padded
+// tensor in scratch memory), inlined (a bounds test at every tap of the window), or inside
+// the tile loop of the stage its reduction is computed in (just the window the tile reads).
+// Then its own loops: fused and parallel at the root, innermost vectorised and unrolled.
+#include "scheduler/sketch_analysis.h"
+#include "scheduler/sketch_rules.h"
+#include "scheduler/sketch_steps.h"
+
+namespace tlmc::scheduler {
+namespace {
+
+std::vector<int> unclaimed_paddings(const SketchBuild& b) {
+  std::vector<int> out;
+  for (size_t s = 0; s < b.base.state.stages.size(); ++s)
+    if (!b.claimed[s] && b.base.state.stages[s].attach == Attach::Root &&
+        is_padding_of_reduction(b.base.state, static_cast<int>(s)))
+      out.push_back(static_cast<int>(s));
+  return out;
+}
+
+class PaddingLocationRule : public SketchRule {
+ public:
+  std::string_view name() const override { return "pad_at"; }
+  bool applies(const SketchBuild& b) const override { return !unclaimed_paddings(b).empty(); }
+  void apply(SketchBuild& b) const override {
+    for (int pad : unclaimed_paddings(b)) {
+      b.claimed[static_cast<size_t>(pad)] = true;
+      const int tensor = b.base.state.te.stages[static_cast<size_t>(pad)].output;
+      const size_t rank = b.base.state.te.stages[static_cast<size_t>(pad)].axes.size();
+      b.add_space(
+          Space{SpaceKind::ComputeAt, b.role(pad), "-"},
+          [](const SketchRun&) {
+            return std::vector<int64_t>{0, 1, 2};
+          },
+          [pad, tensor](SketchRun& r, int64_t v) {
+            if (v == 1) r.emit(Decision{DecisionKind::Inline, pad, -1, {}});
+            if (v != 2) return;
+            // Beside its reader, inside the loop that reader is computed in.
+            const std::vector<int> readers = r.state.consumers(tensor);
+            if (readers.empty()) throw InvalidDecision("the padding has no reader");
+            const StageState& reader = r.state.stages[static_cast<size_t>(readers[0])];
+            if (reader.attach != Attach::At)
+              throw InvalidDecision("the padding's reader is computed at the root");
+            const StageState& host = r.state.stages[static_cast<size_t>(reader.at_stage)];
+            int64_t pos = -1;
+            for (size_t i = 0; i < host.leaves.size(); ++i)
+              if (host.leaves[i] == reader.at_iter) pos = static_cast<int64_t>(i);
+            r.emit(Decision{DecisionKind::ComputeAt, pad, reader.at_stage, {pos}});
+          });
+      b.add_space(
+          Space{SpaceKind::Parallel, b.role(pad), "-"},
+          [rank](const SketchRun&) {
+            return rank >= 2 ? std::vector<int64_t>{0, 1} : std::vector<int64_t>{0};
+          },
+          [pad, rank](SketchRun& r, int64_t v) {
+            if (!v) return;
+            if (rank > 2)
+              r.emit(Decision{DecisionKind::Fuse, pad, -1, {0, static_cast<int64_t>(rank) - 1}});
+            r.emit(Decision{DecisionKind::Parallel, pad, -1, {0}});
+          });
+      add_vectorize_space(b, pad);
+      add_unroll_space(b, pad);
+    }
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<SketchRule> make_padding_location_rule() {
+  return std::make_unique<PaddingLocationRule>();
+}
+
+}  // namespace tlmc::scheduler

@@ -1,0 +1,81 @@
+// Tiling of a stage with nothing computed inside it (element-wise and injective stages, a
+// reduction no consumer can compute per tile): each axis splits into an outer loop and an
+// inner tile; outer loops fused and run in parallel, then any reduction loops, then the
+// tile, whose innermost loop is vectorised and unrolled.
+#include "scheduler/sketch_rules.h"
+#include "scheduler/sketch_steps.h"
+
+namespace tlmc::scheduler {
+namespace {
+
+std::vector<int> unclaimed_roots(const SketchBuild& b) {
+  std::vector<int> out;
+  for (size_t s = 0; s < b.base.state.stages.size(); ++s)
+    if (!b.claimed[s] && b.base.state.stages[s].attach == Attach::Root)
+      out.push_back(static_cast<int>(s));
+  return out;
+}
+
+void tile(SketchBuild& b, int stage) {
+  b.claimed[static_cast<size_t>(stage)] = true;
+  const ScheduleState& st = b.base.state;
+  const ir::Stage ts = st.te.stages[static_cast<size_t>(stage)];
+  const StageState& ss = st.stages[static_cast<size_t>(stage)];
+  const std::string role = b.role(stage);
+  std::vector<std::string> outer, reduce, inner;
+  for (size_t a = 0; a < ts.axes.size(); ++a) {
+    const Iter& it = ss.iters[a];
+    if (it.extent <= 1) {
+      outer.push_back(it.name);
+      continue;
+    }
+    outer.push_back(it.name + ".0");
+    inner.push_back(it.name + ".1");
+    const std::string name = it.name;
+    const int64_t extent = it.extent;
+    b.add_space(
+        Space{SpaceKind::Tile, role, ts.axes[a].name + ".1"},
+        [extent](const SketchRun&) { return divisors(extent, extent); },
+        [stage, name](SketchRun& r, int64_t t) {
+          r.emit(Decision{DecisionKind::Split, stage, -1, {r.position(stage, name), t}});
+        });
+  }
+  for (size_t k = 0; k < ts.reduce_axes.size(); ++k)
+    reduce.push_back(ss.iters[ts.axes.size() + k].name);
+  b.add_fixed([stage, outer, reduce, inner](SketchRun& r) {
+    std::vector<std::string> order = outer;
+    order.insert(order.end(), reduce.begin(), reduce.end());
+    order.insert(order.end(), inner.begin(), inner.end());
+    std::vector<int64_t> pos;
+    for (const std::string& n : order) pos.push_back(r.position(stage, n));
+    r.emit(Decision{DecisionKind::Reorder, stage, -1, pos});
+    if (outer.size() >= 2)
+      r.emit(Decision{DecisionKind::Fuse, stage, -1, {0, static_cast<int64_t>(outer.size())}});
+  });
+  const bool has_outer = !outer.empty();
+  b.add_space(
+      Space{SpaceKind::Parallel, role, "-"},
+      [has_outer](const SketchRun&) {
+        return has_outer ? std::vector<int64_t>{0, 1} : std::vector<int64_t>{0};
+      },
+      [stage](SketchRun& r, int64_t v) {
+        if (v) r.emit(Decision{DecisionKind::Parallel, stage, -1, {0}});
+      });
+  add_vectorize_space(b, stage);
+  add_unroll_space(b, stage);
+}
+
+class TileAloneRule : public SketchRule {
+ public:
+  std::string_view name() const override { return "tile"; }
+  bool applies(const SketchBuild& b) const override { return !unclaimed_roots(b).empty(); }
+  void apply(SketchBuild& b) const override {
+    for (int s : unclaimed_roots(b)) tile(b, s);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<SketchRule> make_tile_alone_rule() { return std::make_unique<TileAloneRule>(); }
+
+}  // namespace tlmc::scheduler

@@ -1,0 +1,240 @@
+// Multi-level tiling with the consumer fused (Ansor's "SSRSRS" on CPU). A root stage that
+// reads reductions (an anchor's epilogue, or the copy-out of a cache stage) is tiled in three
+// levels per axis: outer loops (fused, run in parallel), a middle level (a cache block) and
+// an inner tile. Each reduction is computed per tile, at the outer or the middle level, into
+// a local buffer; its own loops tile again: reduction outer levels, spatial middle, reduction
+// inner, spatial inner (the register tile, vectorised and unrolled). Axes the reductions
+// do not read along stay whole inside the tile, so a row reduction is not recomputed.
+#include <map>
+
+#include "scheduler/sketch_analysis.h"
+#include "scheduler/sketch_rules.h"
+#include "scheduler/sketch_steps.h"
+
+namespace tlmc::scheduler {
+namespace {
+
+// Vectors along the innermost axis of a register tile, at most.
+constexpr int64_t kMaxTileVectors = 8;
+// Iterations of the other register-tile loops, at most.
+constexpr int64_t kMaxTileRows = 64;
+
+enum class AxisUse { Unit, Whole, Split };
+
+std::string iter_name(const ScheduleState& st, int stage, size_t iter) {
+  return st.stages[static_cast<size_t>(stage)].iters[iter].name;
+}
+
+// Positions of named loops, for a reorder.
+std::vector<int64_t> positions(const SketchRun& r, int stage,
+                               const std::vector<std::string>& names) {
+  std::vector<int64_t> out;
+  for (const std::string& n : names) out.push_back(r.position(stage, n));
+  return out;
+}
+
+bool has_root_with_producers(const SketchBuild& b, int* root) {
+  const ScheduleState& st = b.base.state;
+  for (int s = static_cast<int>(st.stages.size()) - 1; s >= 0; --s) {
+    const ir::Stage& ts = st.te.stages[static_cast<size_t>(s)];
+    if (b.claimed[static_cast<size_t>(s)] ||
+        st.stages[static_cast<size_t>(s)].attach != Attach::Root || !ir::is_pointwise(ts) ||
+        attachable_producers(st, s).empty())
+      continue;
+    // Some axis must be split or of extent 1, so that there is a loop to compute them in.
+    std::set<size_t> indexed;
+    for (int p : attachable_producers(st, s)) {
+      std::set<size_t> u = axes_indexing(ts, st.te.stages[static_cast<size_t>(p)].output);
+      indexed.insert(u.begin(), u.end());
+    }
+    for (size_t a = 0; a < ts.axes.size(); ++a)
+      if (ts.axes[a].extent <= 1 || indexed.count(a)) {
+        *root = s;
+        return true;
+      }
+  }
+  return false;
+}
+
+// The steps of one attached reduction's own loops.
+void tile_producer(SketchBuild& b, int a) {
+  const ir::Stage& ta = b.base.state.te.stages[static_cast<size_t>(a)];
+  const std::string role = b.role(a);
+  const int lanes = b.target.vector_lanes(ir::dtype_size(b.base.state.te.tensor(ta.output).dtype));
+  const size_t n_spatial = ta.axes.size(), n_reduce = ta.reduce_axes.size();
+  // Spatial axes: the region's extent splits into (middle, inner); known once attached.
+  for (size_t j = 0; j < n_spatial; ++j) {
+    const int64_t cap = j + 1 == n_spatial ? kMaxTileVectors * lanes : kMaxTileRows;
+    b.add_space(
+        Space{SpaceKind::Tile, role, ta.axes[j].name + ".1"},
+        [a, j, cap](const SketchRun& r) {
+          return divisors(r.state.stages[static_cast<size_t>(a)].iters[j].extent, cap);
+        },
+        [a, j](SketchRun& r, int64_t inner) {
+          const Iter it = r.state.stages[static_cast<size_t>(a)].iters[j];
+          if (it.extent > 1)
+            r.emit(Decision{DecisionKind::Split, a, -1, {r.position(a, it.name), inner}});
+        });
+  }
+  for (size_t k = 0; k < n_reduce; ++k) {
+    const int64_t extent = ta.reduce_axes[k].extent;
+    b.add_space(
+        Space{SpaceKind::Tile, role, ta.reduce_axes[k].name + ".1"},
+        [extent](const SketchRun&) { return divisors(extent, extent); },
+        [a, k, n_spatial](SketchRun& r, int64_t inner) {
+          const Iter it = r.state.stages[static_cast<size_t>(a)].iters[n_spatial + k];
+          if (it.extent > 1)
+            r.emit(Decision{DecisionKind::Split, a, -1, {r.position(a, it.name), inner}});
+        });
+  }
+  // unit spatial loops, reduction outer, spatial middle, reduction inner, spatial inner
+  b.add_fixed([a, n_spatial, n_reduce](SketchRun& r) {
+    const StageState& s = r.state.stages[static_cast<size_t>(a)];
+    std::vector<std::string> unit, r0, s2, r1, s3;
+    for (size_t j = 0; j < n_spatial + n_reduce; ++j) {
+      const Iter& it = s.iters[j];
+      const bool reduce = j >= n_spatial;
+      if (it.extent <= 1) {
+        (reduce ? r0 : unit).push_back(it.name);
+        continue;
+      }
+      (reduce ? r0 : s2).push_back(it.name + ".0");
+      (reduce ? r1 : s3).push_back(it.name + ".1");
+    }
+    std::vector<std::string> order = unit;
+    for (auto* g : {&r0, &s2, &r1, &s3}) order.insert(order.end(), g->begin(), g->end());
+    r.emit(Decision{DecisionKind::Reorder, a, -1, positions(r, a, order)});
+  });
+  add_vectorize_space(b, a);
+  add_unroll_space(b, a);
+}
+
+class TileWithProducersRule : public SketchRule {
+ public:
+  std::string_view name() const override { return "tile_fused"; }
+  bool applies(const SketchBuild& b) const override {
+    int root;
+    return has_root_with_producers(b, &root);
+  }
+  void apply(SketchBuild& b) const override {
+    int root;
+    while (has_root_with_producers(b, &root)) tile(b, root);
+  }
+
+ private:
+  static void tile(SketchBuild& b, int root) {
+    const ScheduleState& st = b.base.state;
+    const ir::Stage ts = st.te.stages[static_cast<size_t>(root)];
+    const std::vector<int> producers = attachable_producers(st, root);
+    b.claimed[static_cast<size_t>(root)] = true;
+    for (int p : producers) b.claimed[static_cast<size_t>(p)] = true;
+    std::set<size_t> indexed;
+    int64_t element_bytes = 1;
+    for (int p : producers) {
+      const int out = st.te.stages[static_cast<size_t>(p)].output;
+      std::set<size_t> u = axes_indexing(ts, out);
+      indexed.insert(u.begin(), u.end());
+      element_bytes = std::max<int64_t>(
+          element_bytes, static_cast<int64_t>(ir::dtype_size(st.te.tensor(out).dtype)));
+    }
+    const std::string role = b.role(root);
+    const size_t rank = ts.axes.size();
+    std::vector<AxisUse> use(rank);
+    for (size_t a = 0; a < rank; ++a)
+      use[a] = ts.axes[a].extent <= 1 ? AxisUse::Unit
+               : indexed.count(a)     ? AxisUse::Split
+                                      : AxisUse::Whole;
+    // Inner tiles first: their product bounds the local buffers of the reductions.
+    std::map<size_t, size_t> inner_space;  // axis -> index of its inner tile's space
+    for (size_t a = 0; a < rank; ++a) {
+      if (use[a] != AxisUse::Split) continue;
+      const int64_t extent = ts.axes[a].extent;
+      const std::map<size_t, size_t> before = inner_space;
+      inner_space[a] = b.add_space(
+          Space{SpaceKind::Tile, role, ts.axes[a].name + ".2"},
+          [extent, before, element_bytes](const SketchRun& r) {
+            int64_t tile = 1;
+            for (const auto& [axis, space] : before) tile *= r.values[space];
+            return divisors(extent, kMaxLocalBytes / element_bytes / tile);
+          },
+          [](SketchRun&, int64_t) {});
+    }
+    for (size_t a = 0; a < rank; ++a) {
+      if (use[a] != AxisUse::Split) continue;
+      const int64_t extent = ts.axes[a].extent;
+      const size_t inner = inner_space[a];
+      const std::string name = iter_name(st, root, a);
+      b.add_space(
+          Space{SpaceKind::Tile, role, ts.axes[a].name + ".1"},
+          [extent, inner](const SketchRun& r) {
+            return divisors(extent / r.values[inner], extent);
+          },
+          [root, inner, name](SketchRun& r, int64_t middle) {
+            r.emit(Decision{
+                DecisionKind::Split, root, -1, {r.position(root, name), middle, r.values[inner]}});
+          });
+    }
+    // outer loops (unit axes, then the outer level), middle level, inner tile
+    std::vector<std::string> outer, middle, inner;
+    for (size_t a = 0; a < rank; ++a) {
+      const std::string name = iter_name(st, root, a);
+      if (use[a] == AxisUse::Unit) outer.push_back(name);
+    }
+    for (size_t a = 0; a < rank; ++a) {
+      const std::string name = iter_name(st, root, a);
+      if (use[a] == AxisUse::Split) {
+        outer.push_back(name + ".0");
+        middle.push_back(name + ".1");
+        inner.push_back(name + ".2");
+      } else if (use[a] == AxisUse::Whole) {
+        inner.push_back(name);
+      }
+    }
+    b.add_fixed([root, outer, middle, inner](SketchRun& r) {
+      std::vector<std::string> order = outer;
+      order.insert(order.end(), middle.begin(), middle.end());
+      order.insert(order.end(), inner.begin(), inner.end());
+      r.emit(Decision{DecisionKind::Reorder, root, -1, positions(r, root, order)});
+      if (outer.size() >= 2)
+        r.emit(Decision{DecisionKind::Fuse, root, -1, {0, static_cast<int64_t>(outer.size())}});
+    });
+    const bool has_outer = !outer.empty();
+    b.add_space(
+        Space{SpaceKind::Parallel, role, "-"},
+        [has_outer](const SketchRun&) {
+          return has_outer ? std::vector<int64_t>{0, 1} : std::vector<int64_t>{0};
+        },
+        [root](SketchRun& r, int64_t v) {
+          if (v) r.emit(Decision{DecisionKind::Parallel, root, -1, {0}});
+        });
+    // Readers first: a reduction attaches once every stage reading it is in place.
+    const int64_t levels = static_cast<int64_t>(middle.empty() ? 1 : 2);
+    const std::string last_middle = middle.empty() ? "" : middle.back();
+    for (auto p = producers.rbegin(); p != producers.rend(); ++p) {
+      const int producer = *p;
+      b.add_space(
+          Space{SpaceKind::ComputeAt, b.role(producer), "-"},
+          [has_outer, levels](const SketchRun&) {
+            std::vector<int64_t> at;
+            if (has_outer) at.push_back(2);
+            if (levels == 2) at.push_back(3);
+            return at;
+          },
+          [producer, root, last_middle](SketchRun& r, int64_t v) {
+            const int64_t pos = v == 2 ? 0 : r.position(root, last_middle);
+            r.emit(Decision{DecisionKind::ComputeAt, producer, root, {pos}});
+          });
+    }
+    for (int p : producers) tile_producer(b, p);
+    add_vectorize_space(b, root);
+    add_unroll_space(b, root);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<SketchRule> make_tile_with_producers_rule() {
+  return std::make_unique<TileWithProducersRule>();
+}
+
+}  // namespace tlmc::scheduler

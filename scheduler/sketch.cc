@@ -1,0 +1,171 @@
+#include "scheduler/sketch.h"
+
+#include <array>
+#include <sstream>
+
+#include "ir/diagnostic.h"
+#include "scheduler/sketch_rules.h"
+
+namespace tlmc::scheduler {
+namespace {
+
+constexpr std::array<std::pair<SpaceKind, std::string_view>, 5> kKindNames = {{
+    {SpaceKind::Tile, "tile"},
+    {SpaceKind::ComputeAt, "compute_at"},
+    {SpaceKind::Parallel, "parallel"},
+    {SpaceKind::Vectorize, "vectorize"},
+    {SpaceKind::Unroll, "unroll"},
+}};
+
+constexpr std::string_view kTextHeader = "tlmc-schedule 2";
+
+// Runs a step with `value` on a copy of `run`; nullopt when a decision does not apply.
+std::optional<SketchRun> try_step(const SketchRun& run, const SketchStep& step, int64_t value) {
+  SketchRun next = run;
+  try {
+    step.emit(next, value);
+  } catch (const InvalidDecision&) {
+    return std::nullopt;
+  }
+  if (step.space) next.values.push_back(value);
+  return next;
+}
+
+}  // namespace
+
+std::string_view space_kind_name(SpaceKind k) {
+  for (const auto& [kind, name] : kKindNames)
+    if (kind == k) return name;
+  return "";
+}
+
+std::optional<SpaceKind> parse_space_kind(std::string_view name) {
+  for (const auto& [kind, n] : kKindNames)
+    if (n == name) return kind;
+  return std::nullopt;
+}
+
+void SketchRun::emit(Decision d) {
+  apply_decision(state, d);
+  decisions.push_back(std::move(d));
+}
+
+int64_t SketchRun::position(int stage, const std::string& iter) const {
+  const StageState& s = state.stages.at(static_cast<size_t>(stage));
+  for (size_t i = 0; i < s.leaves.size(); ++i)
+    if (s.iters[static_cast<size_t>(s.leaves[i])].name == iter) return static_cast<int64_t>(i);
+  throw InvalidDecision("stage " + std::to_string(stage) + " has no loop " + iter);
+}
+
+std::vector<Space> Sketch::spaces() const {
+  std::vector<Space> out;
+  for (const SketchStep& s : steps_)
+    if (s.space) out.push_back(*s.space);
+  return out;
+}
+
+std::vector<Decision> Sketch::decisions(const std::vector<int64_t>& values) const {
+  SketchCursor c(*this);
+  for (int64_t v : values) {
+    if (c.done()) throw InvalidDecision("more values than the sketch has spaces");
+    c.choose(v);
+  }
+  if (!c.done()) throw InvalidDecision("fewer values than the sketch has spaces");
+  return c.run().decisions;
+}
+
+SketchCursor::SketchCursor(const Sketch& sketch) : sketch_(sketch), run_(sketch.base()) {
+  advance();
+}
+
+bool SketchCursor::done() const { return next_ >= sketch_.steps().size(); }
+
+const Space& SketchCursor::space() const {
+  TLMC_ASSERT(!done(), "no space left in sketch " << sketch_.name());
+  return *sketch_.steps()[next_].space;
+}
+
+void SketchCursor::choose(int64_t value) {
+  TLMC_ASSERT(!done(), "no space left in sketch " << sketch_.name());
+  bool listed = false;
+  for (int64_t v : valid_) listed = listed || v == value;
+  const Space& s = space();
+  if (!listed)
+    throw InvalidDecision(std::string(space_kind_name(s.kind)) + " " + s.stage + " " + s.axis +
+                          ": " + std::to_string(value) + " is not a valid value here");
+  std::optional<SketchRun> next = try_step(run_, sketch_.steps()[next_], value);
+  TLMC_ASSERT(next, "a listed value failed to apply");
+  run_ = std::move(*next);
+  ++next_;
+  advance();
+}
+
+void SketchCursor::advance() {
+  valid_.clear();
+  const std::vector<SketchStep>& steps = sketch_.steps();
+  for (; next_ < steps.size() && !steps[next_].space; ++next_) {
+    std::optional<SketchRun> next = try_step(run_, steps[next_], 0);
+    // A fixed step fails only if a listed value led here: the check below prevents that.
+    TLMC_ASSERT(next, "fixed step " << next_ << " of sketch " << sketch_.name() << " failed");
+    run_ = std::move(*next);
+  }
+  if (done()) return;
+  // A value is valid when its own step and the fixed steps after it apply.
+  for (int64_t v : steps[next_].candidates(run_)) {
+    std::optional<SketchRun> r = try_step(run_, steps[next_], v);
+    for (size_t k = next_ + 1; r && k < steps.size() && !steps[k].space; ++k)
+      r = try_step(*r, steps[k], 0);
+    if (r) valid_.push_back(v);
+  }
+  TLMC_ASSERT(!valid_.empty(),
+              "space " << next_ << " of sketch " << sketch_.name() << " has no valid value");
+}
+
+std::vector<int64_t> random_values(const Sketch& sketch, std::mt19937_64& rng) {
+  SketchCursor c(sketch);
+  while (!c.done()) {
+    const std::vector<int64_t>& valid = c.valid_values();
+    c.choose(valid[std::uniform_int_distribution<size_t>(0, valid.size() - 1)(rng)]);
+  }
+  return c.run().values;
+}
+
+std::vector<Decision> random_schedule(const ir::TeProgram& program, const ir::Target& target,
+                                      uint64_t seed) {
+  const Sketch sketch = generate_sketch(program, target);
+  std::mt19937_64 rng(seed);
+  return sketch.decisions(random_values(sketch, rng));
+}
+
+std::string space_schedule_text(const Sketch& sketch, const std::vector<int64_t>& values) {
+  std::ostringstream os;
+  os << kTextHeader << "\nsketch " << sketch.name() << "\n";
+  const std::vector<Space> spaces = sketch.spaces();
+  TLMC_ASSERT(spaces.size() == values.size(), "one value per space");
+  for (size_t i = 0; i < spaces.size(); ++i)
+    os << space_kind_name(spaces[i].kind) << " " << spaces[i].stage << " " << spaces[i].axis << " "
+       << values[i] << "\n";
+  return os.str();
+}
+
+std::optional<std::vector<int64_t>> parse_space_schedule(const Sketch& sketch,
+                                                         const std::string& text) {
+  std::istringstream in(text);
+  std::string line;
+  if (!std::getline(in, line) || line != kTextHeader) return std::nullopt;
+  if (!std::getline(in, line) || line != "sketch " + sketch.name()) return std::nullopt;
+  std::vector<int64_t> values;
+  for (const Space& s : sketch.spaces()) {
+    if (!std::getline(in, line)) return std::nullopt;
+    std::istringstream words(line);
+    std::string kind, stage, axis, rest;
+    int64_t v = 0;
+    if (!(words >> kind >> stage >> axis >> v) || (words >> rest)) return std::nullopt;
+    if (kind != space_kind_name(s.kind) || stage != s.stage || axis != s.axis) return std::nullopt;
+    values.push_back(v);
+  }
+  if (std::getline(in, line) && !line.empty()) return std::nullopt;
+  return values;
+}
+
+}  // namespace tlmc::scheduler

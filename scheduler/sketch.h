@@ -1,0 +1,119 @@
+// Sketches and their decision spaces (design.md: "a schedule is a sequence of decisions, each
+// a choice from a finite space that the sketch rules derive from the subgraph and the
+// target"). A sketch is an ordered list of steps: fixed steps emit decisions of their own;
+// a space step lists the values it may take given the values chosen before it, and emits the
+// decisions of the value chosen. Random sampling, search and the language model all walk a
+// sketch with a SketchCursor: every value the cursor lists applies, so a schedule built only
+// from listed values never fails.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "ir/target.h"
+#include "ir/te.h"
+#include "scheduler/decision.h"
+
+namespace tlmc::scheduler {
+
+enum class SpaceKind {
+  Tile,       // the extent of one split level of an axis (a divisor of what is left of it)
+  ComputeAt,  // where a stage is computed: 0 at the root, 1 inlined, 2 + L inside loop level L
+  Parallel,   // 1: the outer tile loops are fused and run in parallel; 0: serial
+  Vectorize,  // 1: the innermost loop runs over SIMD lanes; 0: scalar
+  Unroll,     // the largest product of iteration counts unrolled (auto-unroll max step)
+};
+std::string_view space_kind_name(SpaceKind k);
+std::optional<SpaceKind> parse_space_kind(std::string_view name);
+
+// One decision space, named by stable roles: "tile conv ow.2", "unroll conv -".
+struct Space {
+  SpaceKind kind;
+  std::string stage;  // the stage's role name
+  std::string axis;   // the axis and level ("oh.1"); "-" where the space has none
+  bool operator==(const Space& o) const {
+    return kind == o.kind && stage == o.stage && axis == o.axis;
+  }
+};
+
+// The state a sketch's steps build: the schedule state and the decisions so far.
+struct SketchRun {
+  ScheduleState state;
+  std::vector<Decision> decisions;
+  std::vector<int64_t> values;  // of the space steps passed so far
+  // Applies a decision (InvalidDecision when it does not fit) and keeps it.
+  void emit(Decision d);
+  // Position of the loop named `iter` among the leaves of `stage`; InvalidDecision if absent.
+  int64_t position(int stage, const std::string& iter) const;
+};
+
+struct SketchStep {
+  std::optional<Space> space;  // absent: a fixed step, emit(run, 0)
+  // The values the space may take given the run so far (applicability is then checked by
+  // emitting each); unused for fixed steps.
+  std::function<std::vector<int64_t>(const SketchRun&)> candidates;
+  std::function<void(SketchRun&, int64_t)> emit;
+  // The value the -O0-style default policy takes (one of the listed values).
+  std::function<int64_t(const SketchRun&, const std::vector<int64_t>& valid)> fallback;
+};
+
+class Sketch {
+ public:
+  Sketch(std::string name, SketchRun base) : name_(std::move(name)), base_(std::move(base)) {}
+  const std::string& name() const { return name_; }
+  const SketchRun& base() const { return base_; }
+  void add(SketchStep step) { steps_.push_back(std::move(step)); }
+  const std::vector<SketchStep>& steps() const { return steps_; }
+  std::vector<Space> spaces() const;
+  // The decisions of a full assignment (one value per space, in order); InvalidDecision
+  // when a value is not one the space lists.
+  std::vector<Decision> decisions(const std::vector<int64_t>& values) const;
+
+ private:
+  std::string name_;
+  SketchRun base_;  // the program with the sketch's structural decisions (inline, cache)
+  std::vector<SketchStep> steps_;
+};
+
+// Walks a sketch space by space: the question both sampling and masked decoding ask.
+class SketchCursor {
+ public:
+  explicit SketchCursor(const Sketch& sketch);
+  bool done() const;
+  const Space& space() const;  // the next space; not done()
+  // The values of the next space that apply given the values chosen so far; never empty.
+  const std::vector<int64_t>& valid_values() const { return valid_; }
+  // Chooses a value (one of valid_values(); InvalidDecision otherwise) and moves on.
+  void choose(int64_t value);
+  const SketchRun& run() const { return run_; }
+
+ private:
+  void advance();  // runs fixed steps up to the next space, and lists its valid values
+  const Sketch& sketch_;
+  size_t next_ = 0;  // index of the next step
+  SketchRun run_;
+  std::vector<int64_t> valid_;
+};
+
+// One value per space, each drawn uniformly from the values valid at that point.
+std::vector<int64_t> random_values(const Sketch& sketch, std::mt19937_64& rng);
+
+// Text form (the tensor sentence of a schedule; round-trips exactly):
+//   tlmc-schedule 2
+//   sketch tiled
+//   tile out i0.1 4
+//   ...
+std::string space_schedule_text(const Sketch& sketch, const std::vector<int64_t>& values);
+// The inverse, checked against `sketch` (its name, each space in order); nullopt otherwise.
+std::optional<std::vector<int64_t>> parse_space_schedule(const Sketch& sketch,
+                                                         const std::string& text);
+
+// A schedule of `program` drawn at random from its sketch's spaces (`seed` picks which).
+std::vector<Decision> random_schedule(const ir::TeProgram& program, const ir::Target& target,
+                                      uint64_t seed);
+
+}  // namespace tlmc::scheduler

@@ -1,0 +1,73 @@
+#include "scheduler/sketch_rules.h"
+
+#include <map>
+
+namespace tlmc::scheduler {
+
+std::string SketchBuild::role(int stage) const {
+  // The operator's part the stage computes, from the name lowering gave it ("x.conv",
+  // "y.max", "s0.pad"); the subgraph's outputs are "out"; a cache stage is its reduction.
+  auto base_role = [&](int s) {
+    const ir::Stage& ts = base.state.te.stages[static_cast<size_t>(s)];
+    if (base.state.te.is_output(ts.output)) return std::string("out");
+    std::string name = ts.name;
+    if (name.size() > 6 && name.compare(name.size() - 6, 6, ".local") == 0)
+      name.resize(name.size() - 6);
+    const size_t dot = name.rfind('.');
+    if (dot != std::string::npos && dot + 1 < name.size()) return name.substr(dot + 1);
+    return std::string(ir::is_pointwise(ts) ? "ew" : "reduce");
+  };
+  const std::string mine = base_role(stage);
+  int same_before = 0;
+  for (int s = 0; s < stage; ++s) same_before += base_role(s) == mine;
+  return same_before ? mine + std::to_string(same_before + 1) : mine;
+}
+
+void SketchBuild::add_fixed(std::function<void(SketchRun&)> emit) {
+  SketchStep step;
+  step.emit = [emit = std::move(emit)](SketchRun& r, int64_t) { emit(r); };
+  steps.push_back(std::move(step));
+}
+
+size_t SketchBuild::add_space(Space space,
+                              std::function<std::vector<int64_t>(const SketchRun&)> candidates,
+                              std::function<void(SketchRun&, int64_t)> emit) {
+  SketchStep step;
+  step.space = std::move(space);
+  step.candidates = std::move(candidates);
+  step.emit = std::move(emit);
+  steps.push_back(std::move(step));
+  return spaces++;
+}
+
+std::vector<std::unique_ptr<SketchRule>> cpu_sketch_rules() {
+  std::vector<std::unique_ptr<SketchRule>> rules;
+  // Structural first: inlining decides which stages exist as loops, and a reduction that
+  // writes an output gets its cache stage before any rule tiles the stage copying it out.
+  rules.push_back(make_inline_rule());
+  rules.push_back(make_cache_write_rule());
+  // Root stages that compute reductions per tile, after the cache stages (their copy-out
+  // stage is such a root); before padding, whose location is among the tile's loops.
+  rules.push_back(make_tile_with_producers_rule());
+  rules.push_back(make_padding_location_rule());
+  // Every stage still at the root and unclaimed: tiled alone, last.
+  rules.push_back(make_tile_alone_rule());
+  return rules;
+}
+
+Sketch generate_sketch(const ir::TeProgram& program, const ir::Target& target) {
+  SketchBuild b{target, SketchRun{ScheduleState(program), {}, {}}, {}, {}, 0, {}};
+  for (const std::unique_ptr<SketchRule>& rule : cpu_sketch_rules()) {
+    b.claimed.resize(b.base.state.stages.size(), false);
+    if (!rule->applies(b)) continue;
+    rule->apply(b);
+    b.applied.emplace_back(rule->name());
+  }
+  std::string name;
+  for (const std::string& n : b.applied) name += (name.empty() ? "" : "+") + n;
+  Sketch sketch(name.empty() ? "none" : name, std::move(b.base));
+  for (SketchStep& s : b.steps) sketch.add(std::move(s));
+  return sketch;
+}
+
+}  // namespace tlmc::scheduler

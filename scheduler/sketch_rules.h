@@ -1,0 +1,54 @@
+// Sketch rules (STYLE.md §5): each derives part of a subgraph's sketch, structural decisions
+// (inline, cache stages) or space steps (tiles, compute locations, annotations), behind one
+// interface; cpu_sketch_rules() declares their order. generate_sketch runs them.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ir/target.h"
+#include "scheduler/sketch.h"
+
+namespace tlmc::scheduler {
+
+// What the rules share while a sketch is built.
+struct SketchBuild {
+  const ir::Target& target;
+  SketchRun base;  // the structural decisions so far; final once a rule adds steps
+  std::vector<SketchStep> steps;
+  std::vector<std::string> applied;  // names of the rules that applied, in order
+  size_t spaces = 0;                 // space steps added so far: the index of the next one
+  std::vector<bool> claimed;         // per stage: a rule has given it steps
+  // The role name of a stage in spaces (stable across workloads: "conv", "pad", "out").
+  std::string role(int stage) const;
+  void add_fixed(std::function<void(SketchRun&)> emit);
+  // Adds a space step; returns its index among the sketch's spaces (its value's index in
+  // SketchRun::values).
+  size_t add_space(Space space, std::function<std::vector<int64_t>(const SketchRun&)> candidates,
+                   std::function<void(SketchRun&, int64_t)> emit);
+};
+
+class SketchRule {
+ public:
+  virtual ~SketchRule() = default;
+  virtual std::string_view name() const = 0;
+  virtual bool applies(const SketchBuild& b) const = 0;
+  virtual void apply(SketchBuild& b) const = 0;
+};
+
+// The rules, one per file.
+std::unique_ptr<SketchRule> make_inline_rule();               // rule_inline.cc
+std::unique_ptr<SketchRule> make_cache_write_rule();          // rule_cache_write.cc
+std::unique_ptr<SketchRule> make_tile_with_producers_rule();  // rule_tile_with_producers.cc
+std::unique_ptr<SketchRule> make_padding_location_rule();     // rule_padding_location.cc
+std::unique_ptr<SketchRule> make_tile_alone_rule();           // rule_tile_alone.cc
+
+// The CPU rules in the order they run.
+std::vector<std::unique_ptr<SketchRule>> cpu_sketch_rules();
+
+// The sketch of a subgraph on a target.
+Sketch generate_sketch(const ir::TeProgram& program, const ir::Target& target);
+
+}  // namespace tlmc::scheduler

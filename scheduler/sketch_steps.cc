@@ -1,0 +1,60 @@
+#include "scheduler/sketch_steps.h"
+
+namespace tlmc::scheduler {
+namespace {
+
+// The longest loop the code generator writes out copy by copy (codegen/emit_kernel.cc).
+constexpr int64_t kLongestUnrolled = 32;
+
+}  // namespace
+
+std::vector<int64_t> divisors(int64_t n, int64_t cap) {
+  if (n < 1) return {1};  // an empty axis: left whole
+  std::vector<int64_t> out;
+  for (int64_t d = 1; d <= n && d <= cap; ++d)
+    if (n % d == 0) out.push_back(d);
+  return out;
+}
+
+const std::vector<int64_t>& unroll_steps() {
+  static const std::vector<int64_t> steps = {0, 16, 64, 512};
+  return steps;
+}
+
+void add_vectorize_space(SketchBuild& b, int stage) {
+  b.add_space(
+      Space{SpaceKind::Vectorize, b.role(stage), "-"},
+      [](const SketchRun&) {
+        return std::vector<int64_t>{0, 1};
+      },
+      [stage](SketchRun& r, int64_t v) {
+        if (v == 0) return;
+        const size_t n = r.state.stages[static_cast<size_t>(stage)].leaves.size();
+        r.emit(Decision{DecisionKind::Vectorize, stage, -1, {static_cast<int64_t>(n) - 1}});
+      });
+}
+
+void add_unroll_space(SketchBuild& b, int stage) {
+  const int lanes = b.target.vector_lanes(ir::dtype_size(
+      b.base.state.te.tensor(b.base.state.te.stages[static_cast<size_t>(stage)].output).dtype));
+  b.add_space(
+      Space{SpaceKind::Unroll, b.role(stage), "-"}, [](const SketchRun&) { return unroll_steps(); },
+      [stage, lanes](SketchRun& r, int64_t max_step) {
+        int64_t product = 1;
+        for (size_t i = r.state.stages[static_cast<size_t>(stage)].leaves.size(); i-- > 0;) {
+          const Iter it = r.state.leaf(stage, i);  // a copy: emit() replaces the state
+          if (it.kind == ir::LoopKind::Vectorized) {
+            product *= (it.extent + lanes - 1) / lanes;
+            continue;
+          }
+          if (it.reduce || it.kind != ir::LoopKind::Serial || it.extent > kLongestUnrolled ||
+              product * it.extent > max_step)
+            return;
+          if (it.extent > 1)
+            r.emit(Decision{DecisionKind::Unroll, stage, -1, {static_cast<int64_t>(i)}});
+          product *= it.extent;
+        }
+      });
+}
+
+}  // namespace tlmc::scheduler

@@ -1,0 +1,25 @@
+// Steps more than one sketch rule adds: the divisors an extent splits into, and the
+// vectorize and unroll spaces of a stage's innermost loops.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "scheduler/sketch_rules.h"
+
+namespace tlmc::scheduler {
+
+// Divisors of n, ascending, up to `cap`; {1} for an empty extent.
+std::vector<int64_t> divisors(int64_t n, int64_t cap);
+// The auto-unroll steps a space offers (Ansor's max step).
+const std::vector<int64_t>& unroll_steps();
+
+// "vectorize STAGE -": 1 runs the stage's innermost loop over SIMD lanes.
+void add_vectorize_space(SketchBuild& b, int stage);
+// "unroll STAGE -": unrolls the stage's innermost loops, inner to outer, while the product of
+// their iteration counts (a vectorized loop counting its vectors) is at most the value; it
+// stops at a reduction loop, or at a loop longer than the code generator writes out.
+void add_unroll_space(SketchBuild& b, int stage);
+
+}  // namespace tlmc::scheduler
