@@ -18,12 +18,6 @@ const EmbeddedFile kRuntimeFiles[] = {
 #include "runtime_sources.inc"
 };
 
-std::string runtime_file(const std::string& name) {
-  for (const EmbeddedFile& f : kRuntimeFiles)
-    if (name == f.name) return f.contents;
-  TLMC_ASSERT(false, "runtime file " << name << " is not embedded");
-}
-
 // A C string literal of arbitrary text.
 std::string c_string(const std::string& s) {
   std::string out = "\"";
@@ -103,6 +97,12 @@ std::string storage_expr(const Storage& s, const std::string& name) {
 }
 
 }  // namespace
+
+std::string runtime_file(const std::string& name) {
+  for (const EmbeddedFile& f : kRuntimeFiles)
+    if (name == f.name) return f.contents;
+  TLMC_ASSERT(false, "runtime file " << name << " is not embedded");
+}
 
 GeneratedFile emit_header(const ModelPlan& plan) {
   const std::string& n = plan.name;

@@ -24,5 +24,7 @@ struct CodegenOptions {
 std::vector<GeneratedFile> emit_c(const ModelPlan& plan, const CodegenOptions& options);
 // Only the header (--emit=header).
 GeneratedFile emit_header(const ModelPlan& plan);
+// The runtime's sources as embedded: "tlmc_runtime.h" or "tlmc_runtime.c".
+std::string runtime_file(const std::string& name);
 
 }  // namespace tlmc::codegen

@@ -174,3 +174,10 @@ int TLMC_RT(num_threads)(void) {
   tlmc_pool* p = &TLMC_RT(pool);
   return TLMC_RT(threads_wanted)(p);
 }
+
+void TLMC_RT(shutdown)(void) {
+  tlmc_pool* p = &TLMC_RT(pool);
+  pthread_mutex_lock(&p->busy);
+  TLMC_RT(stop_workers)(p);
+  pthread_mutex_unlock(&p->busy);
+}

@@ -27,4 +27,8 @@ void TLMC_RT(parallel_for)(int64_t n, TLMC_RT(task_fn) fn, void* ctx);
 void TLMC_RT(set_num_threads)(int n);
 int TLMC_RT(num_threads)(void);
 
+/* Stops and joins the pool's threads (the next parallel loop starts them again): call it
+ * before unloading the code, or before fork(). Waits for a loop in progress to finish. */
+void TLMC_RT(shutdown)(void);
+
 #endif

@@ -1,6 +1,6 @@
 # Fails when a C or C++ source of the project is not formatted as .clang-format says.
 # Run by ctest (label lint): cmake -DCLANG_FORMAT=... -DSOURCE_DIR=... -P check_format.cmake
-set(folders bench codegen driver examples frontend ir reference runtime scheduler tests toolchain)
+set(folders bench codegen driver examples frontend ir reference runtime scheduler tests toolchain tune)
 set(files "")
 foreach(folder ${folders})
   file(GLOB_RECURSE found "${SOURCE_DIR}/${folder}/*.cc" "${SOURCE_DIR}/${folder}/*.h" "${SOURCE_DIR}/${folder}/*.c")

@@ -1,6 +1,6 @@
 # Fails when clang-tidy (.clang-tidy at the root) finds a problem in the compiler's sources.
 # Run by ctest (label lint): cmake -DCLANG_TIDY=... -DSOURCE_DIR=... -DBUILD_DIR=... -P check_tidy.cmake
-set(folders codegen driver frontend ir reference scheduler toolchain)
+set(folders codegen driver frontend ir reference scheduler toolchain tune)
 set(files "")
 foreach(folder ${folders})
   file(GLOB found "${SOURCE_DIR}/${folder}/*.cc")

@@ -1,0 +1,106 @@
+// Measurement through the real pieces: C compiled in process by Clang, loaded and run in a
+// forked worker, checked against the reference interpreter, timed. A candidate that crashes,
+// hangs or computes a wrong answer is a failed measurement with its reason, and the next
+// candidate is measured in a new worker.
+#include <gtest/gtest.h>
+
+#include "frontend/yaml_reader.h"
+#include "ir/lower.h"
+#include "scheduler/default_schedule.h"
+#include "scheduler/partition.h"
+#include "scheduler/sketch.h"
+#include "tune/measurer.h"
+
+namespace tlmc::tune {
+namespace {
+
+using scheduler::MeasureStatus;
+
+MeasureTask matmul_task() {
+  const ir::Graph g = frontend::read_yaml_text(R"(
+tlmc: 1
+name: mm
+inputs:
+  a: {shape: [24, 40]}
+weights:
+  b: {shape: [40, 48], init: {uniform: [-1, 1]}, seed: 3}
+nodes:
+  - {op: MatMul, inputs: [a, b], outputs: [c]}
+  - {op: Relu, inputs: [c], outputs: [y]}
+outputs: [y]
+)",
+                                               "mm.yaml");
+  const scheduler::Partition p = scheduler::partition_graph(g);
+  return make_measure_task(g, p.subgraphs.at(0), ir::lower_subgraph(g, p.subgraphs.at(0)), 7);
+}
+
+// A measurement unit written by hand around `body` (params: a, b, then y).
+std::string unit(const std::string& body) {
+  return "#include <string.h>\nvoid tlmc_measure_run(void* const* p, char* s) { (void)s; " + body +
+         " }\nvoid tlmc_measure_threads(int n) { (void)n; }\nvoid tlmc_measure_shutdown(void) {}\n";
+}
+
+MeasureOptions quick() {
+  MeasureOptions o;
+  o.min_seconds = 0.001;
+  o.repeats = 3;
+  o.timeout_seconds = 2;
+  return o;
+}
+
+TEST(Measurement, TheTaskHoldsReferenceOutputs) {
+  const MeasureTask task = matmul_task();
+  ASSERT_EQ(task.inputs.size(), 2u);
+  ASSERT_EQ(task.expected.size(), 1u);
+  EXPECT_EQ(task.expected[0].type.numel(), 24 * 48);
+  EXPECT_EQ(task.flops, 2.0 * 24 * 40 * 48 + 24 * 48);
+}
+
+TEST(Measurement, CrashesHangsAndWrongAnswersAreRecordedAndTheSearchGoesOn) {
+  const MeasureTask task = matmul_task();
+  const ir::Target target = ir::host_target();
+  Measurer m(task, target, quick());
+
+  MeasureResult ok = m.measure(scheduler::default_schedule(task.program, target));
+  EXPECT_EQ(ok.status, MeasureStatus::Ok) << ok.reason;
+  EXPECT_GT(ok.seconds, 0);
+  EXPECT_GT(ok.compile_seconds, 0);
+
+  MeasureResult crash = m.measure_source(unit("*(volatile int*)0 = 1;"), 0);
+  EXPECT_EQ(crash.status, MeasureStatus::Crashed);
+  EXPECT_EQ(crash.reason, "the candidate's run killed by signal 11 (Segmentation fault)");
+
+  MeasureResult hang = m.measure_source(unit("volatile int x = 1; while (x) {}"), 0);
+  EXPECT_EQ(hang.status, MeasureStatus::TimedOut);
+  EXPECT_EQ(hang.reason, "still running after 2.000000 s");
+
+  MeasureResult wrong = m.measure_source(unit("memset(p[2], 0, 24 * 48 * 4);"), 0);
+  EXPECT_EQ(wrong.status, MeasureStatus::WrongResult);
+  EXPECT_EQ(wrong.reason.rfind("output 0 element ", 0), 0u) << wrong.reason;
+
+  MeasureResult unwritten = m.measure_source(unit(""), 0);
+  EXPECT_EQ(unwritten.status, MeasureStatus::WrongResult) << "outputs left unwritten must fail";
+
+  MeasureResult bad = m.measure_source("this is not C", 0);
+  EXPECT_EQ(bad.status, MeasureStatus::CompileError);
+  EXPECT_NE(bad.reason.find("error"), std::string::npos) << bad.reason;
+
+  // The worker was started again after the crash and after the hang, and measures on.
+  MeasureResult after = m.measure(scheduler::random_schedule(task.program, target, 5));
+  EXPECT_EQ(after.status, MeasureStatus::Ok) << after.reason;
+  EXPECT_EQ(m.workers_started(), 3);
+}
+
+TEST(Measurement, RandomSchedulesMeasureCorrect) {
+  const MeasureTask task = matmul_task();
+  const ir::Target target = ir::host_target();
+  Measurer m(task, target, quick());
+  for (uint64_t seed = 0; seed < 12; ++seed) {
+    MeasureResult r = m.measure(scheduler::random_schedule(task.program, target, seed));
+    EXPECT_EQ(r.status, MeasureStatus::Ok) << "seed " << seed << ": " << r.reason;
+  }
+  EXPECT_EQ(m.workers_started(), 1) << "one worker serves many candidates";
+}
+
+}  // namespace
+}  // namespace tlmc::tune

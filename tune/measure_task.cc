@@ -1,0 +1,116 @@
+#include "tune/measure_task.h"
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <random>
+
+#include "ir/diagnostic.h"
+#include "reference/kernels.h"
+
+namespace tlmc::tune {
+namespace {
+
+// The exclusive bound of random integers for tensor t: the smallest extent it indexes as
+// the indices of a Gather, else 4.
+int64_t integer_bound(const ir::Graph& g, const std::vector<int>& nodes, int t) {
+  int64_t bound = 4;
+  bool first = true;
+  for (int id : nodes) {
+    const ir::Node& n = g.nodes[static_cast<size_t>(id)];
+    if (n.op != "Gather" || n.inputs.size() < 2 || n.inputs[1] != t) continue;
+    int64_t axis = n.attr_int("axis");
+    const ir::Shape& s = g.type(n.inputs[0]).shape;
+    if (axis < 0) axis += static_cast<int64_t>(s.size());
+    const int64_t extent = s.at(static_cast<size_t>(axis));
+    bound = first ? extent : std::min(bound, extent);
+    first = false;
+  }
+  return std::max<int64_t>(bound, 1);
+}
+
+reference::HostTensor random_tensor(const ir::TensorType& type, int64_t int_bound,
+                                    std::mt19937_64& rng) {
+  reference::HostTensor h = reference::HostTensor::zeros(type);
+  const int64_t n = type.numel();
+  if (type.dtype == ir::DType::Float32) {
+    std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+    for (int64_t i = 0; i < n; ++i) h.f32()[i] = u(rng);
+    return h;
+  }
+  const int64_t hi = type.dtype == ir::DType::Bool ? 1 : int_bound - 1;
+  std::uniform_int_distribution<int64_t> u(0, hi);
+  reference::with_element_type(type.dtype, [&](auto zero) {
+    using T = decltype(zero);
+    for (int64_t i = 0; i < n; ++i) h.as<T>()[i] = static_cast<T>(u(rng));
+  });
+  return h;
+}
+
+}  // namespace
+
+double program_flops(const ir::TeProgram& p) {
+  double total = 0;
+  for (const ir::Stage& s : p.stages) {
+    double points = 1;
+    for (const ir::Axis& a : s.axes) points *= static_cast<double>(a.extent);
+    for (const ir::Axis& a : s.reduce_axes) points *= static_cast<double>(a.extent);
+    total += points * (ir::is_pointwise(s) ? 1 : 2);
+  }
+  return total;
+}
+
+MeasureTask make_measure_task(const ir::Graph& g, const std::vector<int>& nodes,
+                              const ir::LoweredSubgraph& lowered, uint64_t seed) {
+  MeasureTask task;
+  task.workload_key = ir::workload_key(lowered.program);
+  task.program = lowered.program;
+  task.flops = program_flops(lowered.program);
+  std::mt19937_64 rng(seed);
+  std::map<int, reference::HostTensor> values;
+  for (int t : lowered.input_tensors) {
+    const ir::Tensor& tensor = g.tensor(t);
+    reference::HostTensor h;
+    if (tensor.kind == ir::TensorKind::Weight) {
+      h.type = tensor.type;
+      h.bytes = *tensor.data;
+    } else {
+      h = random_tensor(tensor.type, integer_bound(g, nodes, t), rng);
+    }
+    values[t] = h;
+    task.inputs.push_back(std::move(h));
+  }
+  for (int id : nodes) {
+    const ir::Node& n = g.nodes[static_cast<size_t>(id)];
+    std::vector<reference::HostTensor> weights;  // inputs that are no kernel parameter
+    weights.reserve(n.inputs.size());
+    reference::KernelInputs in;
+    for (int t : n.inputs) {
+      if (t < 0) {
+        in.push_back(nullptr);
+        continue;
+      }
+      auto found = values.find(t);
+      if (found != values.end()) {
+        in.push_back(&found->second);
+        continue;
+      }
+      const ir::Tensor& tensor = g.tensor(t);
+      TLMC_ASSERT(tensor.kind == ir::TensorKind::Weight,
+                  "subgraph input " << tensor.name << " is neither a parameter nor a weight");
+      weights.push_back(reference::HostTensor{tensor.type, *tensor.data});
+      in.push_back(&weights.back());
+    }
+    std::vector<reference::HostTensor> out = reference::run_kernel(g, n, in);
+    for (size_t i = 0; i < n.outputs.size(); ++i)
+      if (n.outputs[i] >= 0) values[n.outputs[i]] = std::move(out[i]);
+  }
+  for (int t : lowered.output_tensors) {
+    auto found = values.find(t);
+    TLMC_ASSERT(found != values.end(), "subgraph output " << g.tensor(t).name << " not computed");
+    task.expected.push_back(found->second);
+  }
+  return task;
+}
+
+}  // namespace tlmc::tune

@@ -1,0 +1,264 @@
+#include "tune/measurer.h"
+
+#include <poll.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+
+#include "codegen/emit_measurement.h"
+#include "ir/diagnostic.h"
+#include "reference/kernels.h"
+#include "scheduler/lower_schedule.h"
+#include "toolchain/clang_in_process.h"
+#include "toolchain/loaded_object.h"
+
+namespace tlmc::tune {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using scheduler::MeasureStatus;
+
+// An element passes when |got - want| <= kAtol + kRtol * |want| (as tlmc --check).
+constexpr double kAtol = 1e-4;
+constexpr double kRtol = 1e-3;
+
+struct Request {
+  uint64_t object_bytes;
+  int64_t scratch_bytes;
+};
+
+struct Reply {
+  int32_t status;  // MeasureStatus
+  double seconds;
+  char reason[480];
+};
+
+bool write_all(int fd, const void* data, size_t n) {
+  const char* p = static_cast<const char*>(data);
+  while (n > 0) {
+    const ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
+    if (w <= 0) return false;
+    p += w;
+    n -= static_cast<size_t>(w);
+  }
+  return true;
+}
+
+bool read_all(int fd, void* data, size_t n) {
+  char* p = static_cast<char*>(data);
+  while (n > 0) {
+    const ssize_t r = read(fd, p, n);
+    if (r <= 0) return false;
+    p += r;
+    n -= static_cast<size_t>(r);
+  }
+  return true;
+}
+
+Reply reply(MeasureStatus status, double seconds, const std::string& reason) {
+  Reply r{};
+  r.status = static_cast<int32_t>(status);
+  r.seconds = seconds;
+  std::snprintf(r.reason, sizeof r.reason, "%s", reason.c_str());
+  return r;
+}
+
+double element(const reference::HostTensor& t, int64_t i) {
+  double v = 0;
+  reference::with_element_type(t.type.dtype, [&](auto zero) {
+    using T = decltype(zero);
+    v = static_cast<double>(t.as<T>()[i]);
+  });
+  return v;
+}
+
+// The first element that differs from the reference, described; empty when all agree.
+std::string first_mismatch(const std::vector<reference::HostTensor>& got,
+                           const std::vector<reference::HostTensor>& want) {
+  for (size_t o = 0; o < want.size(); ++o) {
+    const int64_t n = want[o].type.numel();
+    for (int64_t i = 0; i < n; ++i) {
+      const double g = element(got[o], i), w = element(want[o], i);
+      const bool same = (std::isnan(g) && std::isnan(w)) || g == w ||
+                        std::fabs(g - w) <= kAtol + kRtol * std::fabs(w);
+      if (!same)
+        return "output " + std::to_string(o) + " element " + std::to_string(i) + ": got " +
+               std::to_string(g) + ", want " + std::to_string(w);
+    }
+  }
+  return "";
+}
+
+// One candidate, inside the worker.
+Reply run_candidate(const MeasureTask& task, const MeasureOptions& options, int threads,
+                    const std::string& object, int64_t scratch_bytes) {
+  std::string error;
+  std::unique_ptr<toolchain::LoadedObject> loaded = toolchain::LoadedObject::load(object, &error);
+  if (!loaded) return reply(MeasureStatus::CompileError, 0, "cannot load the object: " + error);
+  using RunFn = void (*)(void* const*, char*);
+  auto run = reinterpret_cast<RunFn>(loaded->symbol("tlmc_measure_run", &error));
+  auto set_threads =
+      reinterpret_cast<void (*)(int)>(loaded->symbol("tlmc_measure_threads", &error));
+  auto shutdown = reinterpret_cast<void (*)()>(loaded->symbol("tlmc_measure_shutdown", &error));
+  if (!run || !set_threads || !shutdown)
+    return reply(MeasureStatus::CompileError, 0, "the object lacks a measurement entry: " + error);
+  set_threads(threads);
+  // Fresh copies: a candidate writing into its inputs cannot spoil the next one's. Outputs
+  // start as all-ones bytes (NaN for floats), so an element never written is caught.
+  std::vector<reference::HostTensor> inputs = task.inputs, outputs = task.expected;
+  for (reference::HostTensor& o : outputs) std::fill(o.bytes.begin(), o.bytes.end(), 0xff);
+  std::vector<void*> params;
+  for (reference::HostTensor& t : inputs) params.push_back(t.bytes.data());
+  for (reference::HostTensor& t : outputs) params.push_back(t.bytes.data());
+  const size_t scratch_size =
+      static_cast<size_t>((std::max<int64_t>(scratch_bytes, 64) + 63) / 64 * 64);
+  std::unique_ptr<char, decltype(&std::free)> scratch(
+      static_cast<char*>(std::aligned_alloc(64, scratch_size)), &std::free);
+
+  run(params.data(), scratch.get());
+  const std::string mismatch = first_mismatch(outputs, task.expected);
+  if (!mismatch.empty()) {
+    shutdown();
+    return reply(MeasureStatus::WrongResult, 0, mismatch);
+  }
+  // Warm: caches and the pool's threads. Then repeats of n runs lasting min_seconds each.
+  auto seconds_of = [&](int64_t n) {
+    const Clock::time_point t0 = Clock::now();
+    for (int64_t i = 0; i < n; ++i) run(params.data(), scratch.get());
+    return std::chrono::duration<double>(Clock::now() - t0).count() / static_cast<double>(n);
+  };
+  const double once = std::max(seconds_of(1), 1e-9);
+  const int64_t n =
+      std::max<int64_t>(1, static_cast<int64_t>(std::ceil(options.min_seconds / once)));
+  std::vector<double> times;
+  for (int r = 0; r < std::max(1, options.repeats); ++r) times.push_back(seconds_of(n));
+  std::nth_element(times.begin(), times.begin() + static_cast<long>(times.size() / 2), times.end());
+  shutdown();
+  return reply(MeasureStatus::Ok, times[times.size() / 2], "");
+}
+
+[[noreturn]] void worker_main(int fd, const MeasureTask& task, const MeasureOptions& options,
+                              int threads) {
+  for (;;) {
+    Request req{};
+    if (!read_all(fd, &req, sizeof req)) _exit(0);
+    std::string object(req.object_bytes, '\0');
+    if (!read_all(fd, object.data(), object.size())) _exit(0);
+    const Reply r = run_candidate(task, options, threads, object, req.scratch_bytes);
+    if (!write_all(fd, &r, sizeof r)) _exit(0);
+  }
+}
+
+std::string how_it_ended(int status) {
+  if (WIFSIGNALED(status))
+    return "killed by signal " + std::to_string(WTERMSIG(status)) + " (" +
+           strsignal(WTERMSIG(status)) + ")";
+  if (WIFEXITED(status)) return "exited with status " + std::to_string(WEXITSTATUS(status));
+  return "stopped";
+}
+
+}  // namespace
+
+Measurer::Measurer(const MeasureTask& task, const ir::Target& target, MeasureOptions options)
+    : task_(task), target_(target), options_(options) {
+  if (options_.threads <= 0) options_.threads = target_.cores;
+}
+
+Measurer::~Measurer() { stop_worker(); }
+
+void Measurer::start_worker() {
+  int fds[2];
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0)
+    throw InternalError("cannot create the measurement worker's socket");
+  const pid_t pid = fork();
+  if (pid < 0) throw InternalError("cannot start the measurement worker (fork failed)");
+  if (pid == 0) {
+    close(fds[0]);
+    worker_main(fds[1], task_, options_, options_.threads);
+  }
+  close(fds[1]);
+  worker_ = pid;
+  socket_ = fds[0];
+  ++workers_started_;
+}
+
+void Measurer::stop_worker() {
+  if (worker_ <= 0) return;
+  close(socket_);  // the worker reads end-of-file and exits
+  int status = 0;
+  if (waitpid(worker_, &status, WNOHANG) == 0) {
+    kill(worker_, SIGKILL);
+    waitpid(worker_, &status, 0);
+  }
+  worker_ = -1;
+  socket_ = -1;
+}
+
+MeasureResult Measurer::run_in_worker(const std::string& object, int64_t scratch_bytes) {
+  if (worker_ <= 0) start_worker();
+  const Request req{object.size(), scratch_bytes};
+  MeasureResult out;
+  if (!write_all(socket_, &req, sizeof req) || !write_all(socket_, object.data(), object.size())) {
+    stop_worker();
+    out.status = MeasureStatus::Crashed;
+    out.reason = "the measurement worker stopped before the candidate was sent";
+    return out;
+  }
+  pollfd p{socket_, POLLIN, 0};
+  const int ready = poll(&p, 1, static_cast<int>(options_.timeout_seconds * 1000));
+  Reply r{};
+  if (ready == 0) {
+    kill(worker_, SIGKILL);
+    stop_worker();
+    out.status = MeasureStatus::TimedOut;
+    out.reason = "still running after " + std::to_string(options_.timeout_seconds) + " s";
+    return out;
+  }
+  if (!read_all(socket_, &r, sizeof r)) {
+    int status = 0;
+    waitpid(worker_, &status, 0);
+    worker_ = -1;
+    close(socket_);
+    socket_ = -1;
+    out.status = MeasureStatus::Crashed;
+    out.reason = "the candidate's run " + how_it_ended(status);
+    return out;
+  }
+  out.status = static_cast<MeasureStatus>(r.status);
+  out.seconds = r.seconds;
+  out.reason = r.reason;
+  return out;
+}
+
+MeasureResult Measurer::measure_source(const std::string& c_source, int64_t scratch_bytes) {
+  const Clock::time_point t0 = Clock::now();
+  const toolchain::InProcessObject obj =
+      toolchain::compile_c_in_process(c_source, toolchain::generated_code_flags(target_));
+  const double compile_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  if (!obj.ok) {
+    MeasureResult out;
+    out.status = MeasureStatus::CompileError;
+    out.reason = obj.diagnostics.substr(0, 400);
+    out.compile_seconds = compile_seconds;
+    return out;
+  }
+  MeasureResult out = run_in_worker(obj.object, scratch_bytes);
+  out.compile_seconds = compile_seconds;
+  return out;
+}
+
+MeasureResult Measurer::measure(const std::vector<scheduler::Decision>& schedule) {
+  const ir::LoopProgram loops =
+      scheduler::lower_schedule(scheduler::apply_schedule(task_.program, schedule), "candidate");
+  return measure_source(codegen::emit_measurement_source(loops, target_), loops.scratch_bytes);
+}
+
+}  // namespace tlmc::tune

@@ -1,0 +1,63 @@
+// Measures candidate schedules of one task: each is generated as C, compiled in this process
+// (toolchain/clang_in_process.h), then loaded and run in a worker process forked from tlmc
+// that lives for many candidates. The worker checks a candidate's outputs against the
+// reference before timing it; a candidate that crashes, hangs past its limit or computes a
+// wrong answer is a failed measurement with its reason, never a failure of the compiler:
+// the worker is started again for the next one.
+#pragma once
+
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+#include "ir/target.h"
+#include "scheduler/decision.h"
+#include "scheduler/tuning_db.h"
+#include "tune/measure_task.h"
+
+namespace tlmc::tune {
+
+struct MeasureOptions {
+  int threads = 0;              // threads of the parallel loops; 0: the target's cores
+  double min_seconds = 0.005;   // each timed repeat runs the kernel at least this long
+  int repeats = 5;              // timed repeats; the time is their median
+  double timeout_seconds = 10;  // one candidate's check and timing, compilation excluded
+};
+
+struct MeasureResult {
+  scheduler::MeasureStatus status = scheduler::MeasureStatus::Ok;
+  double seconds = 0;  // one run, median over the repeats; Ok only
+  std::string reason;  // why, when not Ok
+  double compile_seconds = 0;
+};
+
+class Measurer {
+ public:
+  Measurer(const MeasureTask& task, const ir::Target& target, MeasureOptions options);
+  ~Measurer();  // stops the worker
+  Measurer(const Measurer&) = delete;
+  Measurer& operator=(const Measurer&) = delete;
+
+  // Generates, compiles, checks and times one candidate schedule of the task's program.
+  MeasureResult measure(const std::vector<scheduler::Decision>& schedule);
+  // The same for a measurement unit written by hand (codegen/emit_measurement.h): tests
+  // inject crashing, hanging and wrong candidates through it.
+  MeasureResult measure_source(const std::string& c_source, int64_t scratch_bytes);
+  // Workers started so far (1 until a candidate kills one).
+  int workers_started() const { return workers_started_; }
+
+ private:
+  MeasureResult run_in_worker(const std::string& object, int64_t scratch_bytes);
+  void start_worker();
+  void stop_worker();
+
+  const MeasureTask& task_;
+  ir::Target target_;
+  MeasureOptions options_;
+  pid_t worker_ = -1;
+  int socket_ = -1;  // the parent's end of the socket pair
+  int workers_started_ = 0;
+};
+
+}  // namespace tlmc::tune
