@@ -7,6 +7,7 @@
 #include <iterator>
 #include <map>
 #include <ostream>
+#include <sstream>
 
 #include "driver/output_files.h"
 #include "frontend/fold_constants.h"
@@ -24,6 +25,7 @@
 #include "scheduler/sketch_rules.h"
 #include "scheduler/tuning_db.h"
 #include "toolchain/cc.h"
+#include "tune/tuner.h"
 
 namespace tlmc::driver {
 
@@ -60,6 +62,14 @@ class PassTimer {
   std::chrono::steady_clock::time_point t0_;
 };
 
+// A distinct subgraph: lowered once, compiled into one kernel that all its occurrences call.
+struct Distinct {
+  std::string key;
+  std::vector<int> nodes;  // of its first occurrence
+  ir::LoweredSubgraph lowered;
+  int occurrences = 0;
+};
+
 // The schedule of one kernel: its best tuning record for this target when there is one that
 // still applies (records of an older tlmc may not), else the -O0 schedule.
 std::vector<scheduler::Decision> choose_schedule(const CompileOptions& o,
@@ -70,22 +80,56 @@ std::vector<scheduler::Decision> choose_schedule(const CompileOptions& o,
     return scheduler::random_schedule(
         program, o.target,
         static_cast<uint64_t>(o.random_schedule_seed) ^ std::stoull(key, nullptr, 16));
-  if (std::optional<scheduler::TuningRecord> best = db.best(key, o.target.descriptor())) {
-    std::optional<std::vector<scheduler::Decision>> recorded =
-        scheduler::parse_schedule_record(best->schedule);
-    try {
-      if (recorded) {
-        scheduler::apply_schedule(program, *recorded);
-        ++*from_records;
-        return *recorded;
-      }
-    } catch (const scheduler::InvalidDecision& e) {
-      if (o.log_stream)
-        *o.log_stream << "tlmc: note: the tuning record of workload " << key << " does not apply ("
-                      << e.what() << "); using the -O0 schedule\n";
+  const std::optional<scheduler::TuningRecord> best = db.best(key, o.target.descriptor());
+  if (!best) return scheduler::default_schedule(program, o.target);
+  std::string why = "not a schedule this tlmc reads";
+  try {
+    if (std::optional<std::vector<scheduler::Decision>> recorded =
+            scheduler::parse_schedule_record(best->schedule)) {
+      scheduler::apply_schedule(program, *recorded);
+      ++*from_records;
+      return *recorded;
     }
+    if (std::optional<std::vector<scheduler::Decision>> point =
+            scheduler::schedule_from_record(best->schedule, program, o.target)) {
+      ++*from_records;
+      return *point;
+    }
+  } catch (const scheduler::InvalidDecision& e) {
+    why = e.what();
   }
+  if (o.log_stream)
+    *o.log_stream << "tlmc: note: the tuning record of workload " << key << " does not apply ("
+                  << why << "); using the -O0 schedule\n";
   return scheduler::default_schedule(program, o.target);
+}
+
+// Default -O3 budget: measurements per distinct subgraph.
+constexpr int64_t kDefaultTrialsPerSubgraph = 64;
+
+// -O3: every distinct subgraph is a task measured on this machine; the records land in the
+// tuning database, where choose_schedule finds the best.
+void tune(const CompileOptions& o, const ir::Graph& graph, const std::vector<Distinct>& distinct) {
+  if (!o.target.runs_here)
+    throw Diagnostic({},
+                     "-O3 measures schedules on this machine, which cannot run code for "
+                     "target " +
+                         o.target.name + "; use -O0, or tune on such a machine");
+  if (o.tuning_db.empty()) throw Diagnostic({}, "-O3 needs a tuning database (--tuning-db)");
+  scheduler::TuningDb db = scheduler::TuningDb::open(o.tuning_db, true);
+  std::vector<tune::TuneTask> tasks;
+  for (const Distinct& d : distinct)
+    tasks.push_back(
+        tune::TuneTask{tune::make_measure_task(graph, d.nodes, d.lowered, 1), d.occurrences});
+  tune::TuneOptions options;
+  options.trials =
+      o.trials > 0 ? o.trials : kDefaultTrialsPerSubgraph * static_cast<int64_t>(tasks.size());
+  options.measure.threads = o.target.cores;
+  std::ostringstream quiet;
+  std::ostream& progress = o.progress_stream ? *o.progress_stream : quiet;
+  const std::vector<tune::TaskReport> reports =
+      tune::tune_tasks(tasks, o.target, db, options, progress, o.progress_live);
+  tune::print_tune_report(progress, reports);
 }
 
 }  // namespace
@@ -132,46 +176,54 @@ CompiledModel compile_model(const CompileOptions& o) {
   }
 
   // Each distinct subgraph (by workload key) is lowered, scheduled and compiled once.
-  std::vector<codegen::KernelInfo> kernels;
+  std::vector<Distinct> distinct;
   std::vector<codegen::CompiledSubgraph> subgraphs;
-  std::map<std::string, int> kernel_of_key;
-  const scheduler::TuningDb db = scheduler::TuningDb::open(o.tuning_db, false);
-  int from_records = 0;
   {
-    PassTimer t(o, "lower and schedule");
+    PassTimer t(o, "lower");
+    std::map<std::string, int> kernel_of_key;
     for (const std::vector<int>& nodes : partition.subgraphs) {
       ir::LoweredSubgraph lowered = ir::lower_subgraph(graph, nodes, layouts);
       const std::string key = ir::workload_key(lowered.program);
-      auto found = kernel_of_key.find(key);
-      int k;
-      if (found != kernel_of_key.end()) {
-        k = found->second;
-      } else {
-        k = static_cast<int>(kernels.size());
-        kernel_of_key[key] = k;
-        const std::vector<scheduler::Decision> schedule =
-            choose_schedule(o, db, lowered.program, key, &from_records);
-        const scheduler::ScheduleState state = scheduler::apply_schedule(lowered.program, schedule);
-        ir::LoopProgram loops =
-            scheduler::lower_schedule(state, m.graph.name + "_k" + std::to_string(k));
-        if (dump && wants(o, "te"))
-          *dump << "# kernel " << k << " (workload " << key << ")\n" << ir::te_str(lowered.program);
-        if (dump && wants(o, "sketch")) {
-          const scheduler::Sketch sketch = scheduler::generate_sketch(lowered.program, o.target);
-          *dump << "# kernel " << k << " sketch " << sketch.name() << "\n";
-          for (const scheduler::Space& s : sketch.spaces())
-            *dump << scheduler::space_kind_name(s.kind) << " " << s.stage << " " << s.axis << "\n";
-        }
-        if (dump && wants(o, "loops"))
-          *dump << "# kernel " << k << " schedule:\n"
-                << scheduler::schedule_str(schedule) << ir::loop_str(loops);
-        kernels.push_back(
-            codegen::KernelInfo{std::move(loops), key, scheduler::schedule_str(schedule)});
-      }
-      codegen::CompiledSubgraph sg{nodes, k, lowered.input_tensors};
+      auto [found, added] = kernel_of_key.emplace(key, static_cast<int>(distinct.size()));
+      if (added) distinct.push_back(Distinct{key, nodes, lowered, 0});
+      ++distinct[static_cast<size_t>(found->second)].occurrences;
+      codegen::CompiledSubgraph sg{nodes, found->second, lowered.input_tensors};
       sg.param_tensors.insert(sg.param_tensors.end(), lowered.output_tensors.begin(),
                               lowered.output_tensors.end());
       subgraphs.push_back(std::move(sg));
+    }
+  }
+  // -O3: measure on this machine and record, before the schedules are chosen from records.
+  if (o.opt_level >= 3 && o.random_schedule_seed < 0) {
+    PassTimer t(o, "tune");
+    tune(o, graph, distinct);
+  }
+  std::vector<codegen::KernelInfo> kernels;
+  const scheduler::TuningDb db = scheduler::TuningDb::open(o.tuning_db, false);
+  int from_records = 0;
+  {
+    PassTimer t(o, "schedule");
+    for (size_t k = 0; k < distinct.size(); ++k) {
+      const Distinct& d = distinct[k];
+      const ir::TeProgram& program = d.lowered.program;
+      const std::vector<scheduler::Decision> schedule =
+          choose_schedule(o, db, program, d.key, &from_records);
+      const scheduler::ScheduleState state = scheduler::apply_schedule(program, schedule);
+      ir::LoopProgram loops =
+          scheduler::lower_schedule(state, m.graph.name + "_k" + std::to_string(k));
+      if (dump && wants(o, "te"))
+        *dump << "# kernel " << k << " (workload " << d.key << ")\n" << ir::te_str(program);
+      if (dump && wants(o, "sketch")) {
+        const scheduler::Sketch sketch = scheduler::generate_sketch(program, o.target);
+        *dump << "# kernel " << k << " sketch " << sketch.name() << "\n";
+        for (const scheduler::Space& s : sketch.spaces())
+          *dump << scheduler::space_kind_name(s.kind) << " " << s.stage << " " << s.axis << "\n";
+      }
+      if (dump && wants(o, "loops"))
+        *dump << "# kernel " << k << " schedule:\n"
+              << scheduler::schedule_str(schedule) << ir::loop_str(loops);
+      kernels.push_back(
+          codegen::KernelInfo{std::move(loops), d.key, scheduler::schedule_str(schedule)});
     }
   }
   if (o.log_stream && !o.tuning_db.empty())

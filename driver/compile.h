@@ -20,8 +20,11 @@ struct CompileOptions {
   // ONNX models: shapes for graph inputs with symbolic dimensions (--input-shape).
   std::map<std::string, ir::Shape> input_shapes;
   ir::Target target;
-  int opt_level = 0;  // -O0 .. -O3
-  int threads = 0;    // default thread count baked into the library; 0: all cores
+  int opt_level = 0;   // -O0 .. -O3
+  int64_t trials = 0;  // -O3: measurements in all (--trials); 0: 64 per distinct subgraph
+  std::ostream* progress_stream = nullptr;  // -O3: tuning progress and report; nullptr: quiet
+  bool progress_live = false;               // progress_stream is a terminal
+  int threads = 0;  // default thread count baked into the library; 0: all cores
   // Tuning records to use (--tuning-db); empty: none. The best record of a kernel's workload
   // on this target is its schedule, at every optimisation level.
   std::string tuning_db;

@@ -1,4 +1,6 @@
 // The `tlmc` command (spec/driver.md): options, then the pipeline of driver/compile.h.
+#include <unistd.h>
+
 #include <boost/program_options.hpp>
 #include <fstream>
 #include <iostream>
@@ -79,8 +81,10 @@ int run(int argc, char** argv) {
   option("target", po::value<std::string>()->default_value("host"),
          "host | x86-64 | x86-64-avx2 | x86-64-avx512");
   option("opt,O", po::value<int>()->default_value(0),
-         "-O0 .. -O3: how hard to look for fast schedules (for now every level uses the "
-         "-O0 schedules)");
+         "-O0 .. -O3: how hard to look for fast schedules (-O0: fixed; -O3: search, measured "
+         "here and recorded; -O1, -O2: -O0 until the language model exists)");
+  option("trials", po::value<int64_t>()->default_value(0),
+         "-O3: measurements in all, spread over the subgraphs (0: 64 per distinct subgraph)");
   option("tuning-db", po::value<std::string>(),
          "tuning records to use (default: $TLMC_TUNING_DB, else ~/.cache/tlmc/tuning.db); "
          "nothing records new ones yet");
@@ -148,9 +152,13 @@ int run(int argc, char** argv) {
   options.target = *target;
   options.opt_level = vm["opt"].as<int>();
   if (options.opt_level < 0 || options.opt_level > 3) throw UsageError("-O takes 0, 1, 2 or 3");
-  if (options.opt_level > 0)
+  if (options.opt_level == 1 || options.opt_level == 2)
     std::cerr << "tlmc: note: -O" << options.opt_level
-              << " uses the -O0 schedules until schedule search exists\n";
+              << " uses the -O0 schedules (or tuning records) until the language model exists\n";
+  options.trials = vm["trials"].as<int64_t>();
+  if (options.trials < 0) throw UsageError("--trials takes a count >= 0");
+  options.progress_stream = &std::cerr;
+  options.progress_live = isatty(STDERR_FILENO) != 0;
   if (vm.count("input-shape"))
     for (const std::string& spec : vm["input-shape"].as<std::vector<std::string>>())
       parse_input_shape(spec, options);

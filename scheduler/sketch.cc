@@ -121,6 +121,22 @@ void SketchCursor::advance() {
               "space " << next_ << " of sketch " << sketch_.name() << " has no valid value");
 }
 
+std::optional<std::vector<Decision>> schedule_from_record(const std::string& text,
+                                                          const ir::TeProgram& program,
+                                                          const ir::Target& target) {
+  try {
+    if (std::optional<std::vector<Decision>> list = parse_schedule_record(text)) {
+      apply_schedule(program, *list);
+      return list;
+    }
+    const Sketch sketch = generate_sketch(program, target);
+    if (std::optional<std::vector<int64_t>> values = parse_space_schedule(sketch, text))
+      return sketch.decisions(*values);
+  } catch (const InvalidDecision&) {
+  }
+  return std::nullopt;
+}
+
 std::vector<int64_t> random_values(const Sketch& sketch, std::mt19937_64& rng) {
   SketchCursor c(sketch);
   while (!c.done()) {

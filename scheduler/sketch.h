@@ -112,6 +112,13 @@ std::string space_schedule_text(const Sketch& sketch, const std::vector<int64_t>
 std::optional<std::vector<int64_t>> parse_space_schedule(const Sketch& sketch,
                                                          const std::string& text);
 
+// The decisions of a tuning record's schedule text for `program`: a decision list
+// ("tlmc-schedule 1") or a point of the program's sketch ("tlmc-schedule 2"). nullopt when
+// it is of neither form, or does not apply to the program (a record of another tlmc).
+std::optional<std::vector<Decision>> schedule_from_record(const std::string& text,
+                                                          const ir::TeProgram& program,
+                                                          const ir::Target& target);
+
 // A schedule of `program` drawn at random from its sketch's spaces (`seed` picks which).
 std::vector<Decision> random_schedule(const ir::TeProgram& program, const ir::Target& target,
                                       uint64_t seed);

@@ -1,0 +1,89 @@
+// -O3 through the real command: it measures candidates on this machine, records every one
+// in the tuning database, reports what it found, and a second run (or a run after a kill)
+// goes on from the records instead of measuring again, giving the same bytes.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <thread>
+
+#include "scheduler/tuning_db.h"
+#include "support/test_support.h"
+
+namespace tlmc::test {
+namespace {
+
+std::string tlmc(const std::string& args) { return std::string(TLMC_EXE) + " " + args; }
+
+const char* const kModel = R"(tlmc: 1
+name: small
+inputs:
+  a: {shape: [16, 32]}
+weights:
+  w: {shape: [32, 48], init: {uniform: [-1, 1]}, seed: 2}
+nodes:
+  - {op: MatMul, inputs: [a, w], outputs: [c]}
+  - {op: Relu, inputs: [c], outputs: [r]}
+  - {op: Softmax, inputs: [r], outputs: [y]}
+outputs: [y]
+)";
+
+size_t records_in(const std::string& db) {
+  return scheduler::TuningDb::open(db, false).all().size();
+}
+
+TEST(TuneO3, MeasuresRecordsReportsAndResumes) {
+  TempDir dir;
+  write_file(dir.file("small.yaml"), kModel);
+  const std::string db = " --tuning-db " + dir.file("t.db");
+  const std::string args = dir.file("small.yaml") + " -O3 --trials 8" + db;
+  CommandResult first = run_command(tlmc(args + " -o " + dir.file("a")));
+  ASSERT_EQ(first.exit_code, 0) << first.out;
+  EXPECT_NE(first.out.find("tlmc: tuned 2 subgraphs with 8 trials"), std::string::npos)
+      << first.out;
+  EXPECT_NE(first.out.find("speedup over -O0"), std::string::npos) << first.out;
+  EXPECT_EQ(records_in(dir.file("t.db")), 10u) << "8 candidates and 2 baselines";
+
+  CommandResult again = run_command(tlmc(args + " -o " + dir.file("b")));
+  ASSERT_EQ(again.exit_code, 0) << again.out;
+  EXPECT_EQ(records_in(dir.file("t.db")), 10u) << "nothing measured again";
+  EXPECT_TRUE(read_file(dir.file("a/small.c")) == read_file(dir.file("b/small.c")));
+
+  // Every level reads the records; the chosen schedules check against the reference.
+  CommandResult check = run_command(tlmc(dir.file("small.yaml") + " --check" + db));
+  EXPECT_EQ(check.exit_code, 0) << check.out;
+
+  CommandResult more =
+      run_command(tlmc(dir.file("small.yaml") + " -O3 --trials 16" + db + " -o " + dir.file("c")));
+  ASSERT_EQ(more.exit_code, 0) << more.out;
+  EXPECT_EQ(records_in(dir.file("t.db")), 18u) << "only the 8 new trials are measured";
+}
+
+TEST(TuneO3, AKilledRunLeavesTheRecordsIntactAndTheNextOneFinishes) {
+  TempDir dir;
+  write_file(dir.file("small.yaml"), kModel);
+  const std::string db = " --tuning-db " + dir.file("t.db");
+  const std::string args =
+      dir.file("small.yaml") + " -O3 --trials 60" + db + " -o " + dir.file("o");
+  const pid_t pid = fork();
+  if (pid == 0) {
+    execl("/bin/sh", "sh", "-c", ("exec " + tlmc(args) + " >/dev/null 2>&1").c_str(), nullptr);
+    _exit(127);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+  ASSERT_EQ(kill(pid, SIGKILL), 0);
+  waitpid(pid, nullptr, 0);
+  CommandResult check = run_command(tlmc("db check" + db));
+  EXPECT_EQ(check.out, dir.file("t.db") + ": ok\n");
+  const size_t before = records_in(dir.file("t.db"));
+  EXPECT_GT(before, 0u) << "nothing was recorded before the kill";
+  EXPECT_LT(before, 62u) << "the run finished before it was killed";
+  CommandResult resumed = run_command(tlmc(args));
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.out;
+  EXPECT_EQ(records_in(dir.file("t.db")), 62u);
+}
+
+}  // namespace
+}  // namespace tlmc::test
