@@ -125,6 +125,7 @@ void tune(const CompileOptions& o, const ir::Graph& graph, const std::vector<Dis
   options.trials =
       o.trials > 0 ? o.trials : kDefaultTrialsPerSubgraph * static_cast<int64_t>(tasks.size());
   options.measure.threads = o.target.cores;
+  options.jobs = o.jobs;
   std::ostringstream quiet;
   std::ostream& progress = o.progress_stream ? *o.progress_stream : quiet;
   const std::vector<tune::TaskReport> reports =

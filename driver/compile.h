@@ -24,6 +24,7 @@ struct CompileOptions {
   int64_t trials = 0;  // -O3: measurements in all (--trials); 0: 64 per distinct subgraph
   std::ostream* progress_stream = nullptr;  // -O3: tuning progress and report; nullptr: quiet
   bool progress_live = false;               // progress_stream is a terminal
+  int jobs = 1;                             // -j: threads of the compiler's own work
   int threads = 0;  // default thread count baked into the library; 0: all cores
   // Tuning records to use (--tuning-db); empty: none. The best record of a kernel's workload
   // on this target is its schedule, at every optimisation level.

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <iostream>
 #include <sstream>
+#include <thread>
 
 #include "driver/check.h"
 #include "driver/compile.h"
@@ -92,8 +93,9 @@ int run(int argc, char** argv) {
          "NAME=1x3x224x224: the shape of an ONNX input with symbolic dimensions (repeatable)");
   option("threads", po::value<int>()->default_value(0),
          "worker threads the generated code uses (0: all cores)");
-  option("jobs,j", po::value<int>()->default_value(1),
-         "parallel jobs of the compiler itself (accepted, not yet used: it runs one job)");
+  option("jobs,j", po::value<int>()->default_value(0),
+         "threads of the compiler's own work, such as compiling -O3's candidates (0: one per "
+         "core)");
   option("dump", po::value<std::string>(),
          "print IR levels to stdout: graph,te,sketch,loops (sketch: each kernel's decision "
          "spaces)");
@@ -168,7 +170,10 @@ int run(int argc, char** argv) {
   if (options.threads > 0) options.target.cores = options.threads;
   options.tuning_db = vm.count("tuning-db") ? vm["tuning-db"].as<std::string>()
                                             : scheduler::default_tuning_db_path();
-  if (vm["jobs"].as<int>() < 1) throw UsageError("-j takes a count >= 1");
+  if (vm["jobs"].as<int>() < 0) throw UsageError("-j takes a count >= 0");
+  options.jobs = vm["jobs"].as<int>() > 0
+                     ? vm["jobs"].as<int>()
+                     : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   if (vm.count("dump")) {
     options.dumps = split_commas(vm["dump"].as<std::string>());
     for (const std::string& d : options.dumps)

@@ -7,11 +7,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <thread>
 
 #include "codegen/emit_measurement.h"
 #include "ir/diagnostic.h"
@@ -256,9 +258,52 @@ MeasureResult Measurer::measure_source(const std::string& c_source, int64_t scra
 }
 
 MeasureResult Measurer::measure(const std::vector<scheduler::Decision>& schedule) {
-  const ir::LoopProgram loops =
-      scheduler::lower_schedule(scheduler::apply_schedule(task_.program, schedule), "candidate");
-  return measure_source(codegen::emit_measurement_source(loops, target_), loops.scratch_bytes);
+  return measure_batch({schedule}, 1).front();
+}
+
+std::vector<MeasureResult> Measurer::measure_batch(
+    const std::vector<std::vector<scheduler::Decision>>& schedules, int jobs) {
+  struct Unit {
+    std::string source;
+    int64_t scratch_bytes = 0;
+    toolchain::InProcessObject object;
+    double compile_seconds = 0;
+  };
+  std::vector<Unit> units(schedules.size());
+  for (size_t i = 0; i < schedules.size(); ++i) {
+    const ir::LoopProgram loops = scheduler::lower_schedule(
+        scheduler::apply_schedule(task_.program, schedules[i]), "candidate");
+    units[i].source = codegen::emit_measurement_source(loops, target_);
+    units[i].scratch_bytes = loops.scratch_bytes;
+  }
+  // Compile on `jobs` threads; they are all joined before the worker is forked or runs.
+  std::atomic<size_t> next{0};
+  auto compile = [&] {
+    for (size_t i; (i = next++) < units.size();) {
+      const Clock::time_point t0 = Clock::now();
+      units[i].object = toolchain::compile_c_in_process(units[i].source,
+                                                        toolchain::generated_code_flags(target_));
+      units[i].compile_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+    }
+  };
+  std::vector<std::thread> threads;
+  for (int j = 1; j < std::min<int>(jobs, static_cast<int>(units.size())); ++j)
+    threads.emplace_back(compile);
+  compile();
+  for (std::thread& t : threads) t.join();
+  std::vector<MeasureResult> out;
+  for (const Unit& u : units) {
+    MeasureResult r;
+    if (!u.object.ok) {
+      r.status = MeasureStatus::CompileError;
+      r.reason = u.object.diagnostics.substr(0, 400);
+    } else {
+      r = run_in_worker(u.object.object, u.scratch_bytes);
+    }
+    r.compile_seconds = u.compile_seconds;
+    out.push_back(std::move(r));
+  }
+  return out;
 }
 
 }  // namespace tlmc::tune

@@ -41,6 +41,10 @@ class Measurer {
 
   // Generates, compiles, checks and times one candidate schedule of the task's program.
   MeasureResult measure(const std::vector<scheduler::Decision>& schedule);
+  // The same for a batch: compiled by `jobs` threads at once, then run one at a time (no
+  // compilation runs while a candidate is timed).
+  std::vector<MeasureResult> measure_batch(
+      const std::vector<std::vector<scheduler::Decision>>& schedules, int jobs);
   // The same for a measurement unit written by hand (codegen/emit_measurement.h): tests
   // inject crashing, hanging and wrong candidates through it.
   MeasureResult measure_source(const std::string& c_source, int64_t scratch_bytes);

@@ -70,11 +70,14 @@ TaskReport tune_task(const TuneTask& t, const ir::Target& target, scheduler::Tun
     const size_t n = std::min<size_t>(options.batch, static_cast<size_t>(share - report.trials));
     const std::vector<std::vector<int64_t>> batch = search->propose(n);
     if (batch.empty()) break;  // the space is exhausted
+    std::vector<std::vector<scheduler::Decision>> schedules;
+    for (const std::vector<int64_t>& values : batch) schedules.push_back(sketch.decisions(values));
+    const std::vector<MeasureResult> results = measurer.measure_batch(schedules, options.jobs);
     std::vector<TuningRecord> records;
-    for (const std::vector<int64_t>& values : batch) {
-      const MeasureResult r = measurer.measure(sketch.decisions(values));
-      search->observe(values, r);
-      records.push_back(record_of(task, target, scheduler::space_schedule_text(sketch, values), r));
+    for (size_t i = 0; i < batch.size(); ++i) {
+      search->observe(batch[i], results[i]);
+      records.push_back(
+          record_of(task, target, scheduler::space_schedule_text(sketch, batch[i]), results[i]));
       ++report.trials;
     }
     db.add(records);

@@ -23,6 +23,7 @@ struct TuneTask {
 struct TuneOptions {
   int64_t trials = 0;  // measurements in all, over every task (the baselines excluded)
   size_t batch = 16;   // candidates proposed, then measured and recorded, per round
+  int jobs = 1;        // threads compiling a round's candidates
   uint64_t seed = 1;
   MeasureOptions measure;
 };

@@ -2,7 +2,6 @@
 // exit statuses, diagnostics, and no output left behind on failure.
 #include <gtest/gtest.h>
 
-#include <cctype>
 #include <filesystem>
 
 #include "support/test_support.h"
@@ -104,23 +103,6 @@ TEST_F(CommandLine, HelpAndVersion) {
   CommandResult h = run_command(tlmc("--help"));
   EXPECT_EQ(h.exit_code, 0);
   EXPECT_NE(h.out.find("--emit"), std::string::npos);
-}
-
-// An option that is accepted but not yet acted on says so in --help (it used to read as if
-// it worked).
-TEST_F(CommandLine, HelpSaysWhichOptionsAreNotUsedYet) {
-  CommandResult h = run_command(tlmc("--help"));
-  ASSERT_EQ(h.exit_code, 0);
-  std::string text;  // the help with its line wrapping undone
-  for (char c : h.out)
-    if (!std::isspace(static_cast<unsigned char>(c)) || (!text.empty() && text.back() != ' '))
-      text += std::isspace(static_cast<unsigned char>(c)) ? ' ' : c;
-  for (const char* option : {"--jobs"}) {
-    const size_t at = text.find(option);
-    ASSERT_NE(at, std::string::npos) << option;
-    const size_t end = text.find(" -", at + 3);
-    EXPECT_NE(text.substr(at, end - at).find("not yet used"), std::string::npos) << option;
-  }
 }
 
 TEST_F(CommandLine, HigherLevelsSayTheyFallBack) {
