@@ -1,6 +1,7 @@
 #include "ir/lower.h"
 
 #include <algorithm>
+#include <cctype>
 #include <set>
 #include <utility>
 
@@ -28,6 +29,14 @@ std::vector<Axis> TeBuilder::axes(const Shape& shape, const std::string& prefix)
   return out;
 }
 
+std::vector<Axis> TeBuilder::named_axes(const Shape& shape, const std::vector<std::string>& names) {
+  TLMC_ASSERT(shape.size() == names.size(), "one name per axis");
+  std::vector<Axis> out;
+  for (size_t i = 0; i < shape.size(); ++i)
+    out.push_back(Axis{program_.next_var++, names[i], shape[i]});
+  return out;
+}
+
 Axis TeBuilder::reduce_axis(const std::string& name, int64_t extent) {
   return Axis{program_.next_var++, name, extent};
 }
@@ -44,8 +53,10 @@ int TeBuilder::stage(const std::string& name, DType t, const std::vector<Axis>& 
   Shape shape;
   for (const Axis& a : axes) shape.push_back(a.extent);
   program_.tensors.push_back(TeTensor{name, t, shape, static_cast<int>(program_.stages.size())});
+  std::string op = node_ >= 0 ? graph_.nodes.at(static_cast<size_t>(node_)).op : "";
+  for (char& c : op) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   program_.stages.push_back(
-      Stage{name, id, axes, reduce_axes, reduce, make_cast(t, std::move(body))});
+      Stage{name, id, axes, reduce_axes, reduce, make_cast(t, std::move(body)), op});
   return id;
 }
 

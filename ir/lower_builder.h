@@ -34,6 +34,9 @@ class TeBuilder {
 
   // Fresh axes over a shape ("i0", "i1", ...) and a fresh reduction axis.
   std::vector<Axis> axes(const Shape& shape, const std::string& prefix = "i");
+  // Fresh axes named by their role in the operator ("n", "oc", "oh", "ow"): the names the
+  // schedule's spaces use, so that one name means the same thing across workloads.
+  std::vector<Axis> named_axes(const Shape& shape, const std::vector<std::string>& names);
   Axis reduce_axis(const std::string& name, int64_t extent);
   static std::vector<Expr> vars(const std::vector<Axis>& axes);
 

@@ -61,6 +61,22 @@ int pad_input(TeBuilder& b, int x, const std::vector<Window>& w, double fill,
 
 // The sum of `product` over the reduction axes, plus the optional bias (input 2) per
 // output channel in a stage of its own: Conv and ConvTranspose end alike.
+// The role names of a window's positions, outer to inner: "w"; "h", "w"; "d", "h", "w".
+std::vector<std::string> window_names(const std::string& prefix, size_t rank) {
+  static const char* const kPositions[] = {"d", "h", "w"};
+  std::vector<std::string> out;
+  for (size_t i = 0; i < rank; ++i)
+    out.push_back(rank <= 3 ? prefix + kPositions[3 - rank + i] : prefix + std::to_string(i));
+  return out;
+}
+
+// Axes of a windowed operator's [N, C, positions...] output: n, `channel`, oh, ow...
+std::vector<std::string> windowed_output_names(const std::string& channel, size_t rank) {
+  std::vector<std::string> names = {"n", channel};
+  for (const std::string& p : window_names("o", rank)) names.push_back(p);
+  return names;
+}
+
 void convolution_with_bias(const Node& n, TeBuilder& b, const std::vector<Axis>& axes,
                            const std::vector<Axis>& red, const Expr& product) {
   const TensorType& ot = b.graph().type(out0(n));
@@ -72,7 +88,7 @@ void convolution_with_bias(const Node& n, TeBuilder& b, const std::vector<Axis>&
     b.bind(out0(n), conv);
     return;
   }
-  std::vector<Axis> oa = b.axes(ot.shape);
+  std::vector<Axis> oa = b.named_axes(ot.shape, windowed_output_names("oc", ot.shape.size() - 2));
   std::vector<Expr> oi = TeBuilder::vars(oa);
   b.bind(out0(n),
          b.stage(name, ot.dtype, oa, b.load(conv, oi) + b.load(b.tensor(n.inputs[2]), {oi[1]})));
@@ -91,11 +107,14 @@ void lower_conv_channels_last(const Node& n, TeBuilder& b, int padded,
   Shape cl = {ot.shape[0]};
   for (size_t i = 0; i < rank; ++i) cl.push_back(ot.shape[2 + i]);
   cl.push_back(ot.shape[1]);
-  std::vector<Axis> axes = b.axes(cl);
+  std::vector<std::string> cl_names = {"n"};
+  for (const std::string& p : window_names("o", rank)) cl_names.push_back(p);
+  cl_names.push_back("oc");
+  std::vector<Axis> axes = b.named_axes(cl, cl_names);
   std::vector<Expr> o = TeBuilder::vars(axes);
-  std::vector<Axis> red = {b.reduce_axis("rc", ps[0])};
-  for (size_t i = 0; i < rank; ++i)
-    red.push_back(b.reduce_axis("rk" + std::to_string(i), w[i].kernel));
+  std::vector<Axis> red = {b.reduce_axis("ic", ps[0])};
+  const std::vector<std::string> taps = window_names("k", rank);
+  for (size_t i = 0; i < rank; ++i) red.push_back(b.reduce_axis(taps[i], w[i].kernel));
   std::vector<Expr> r = TeBuilder::vars(red);
   std::vector<Expr> xi = {o[0], r[0]}, wi = {r[0]};
   for (size_t i = 0; i < rank; ++i) {
@@ -130,11 +149,11 @@ void lower_conv(const Node& n, TeBuilder& b) {
     return;
   }
 
-  std::vector<Axis> axes = b.axes(ot.shape);
+  std::vector<Axis> axes = b.named_axes(ot.shape, windowed_output_names("oc", kernel.size()));
   std::vector<Expr> o = TeBuilder::vars(axes);
-  std::vector<Axis> red = {b.reduce_axis("rc", c_per_group)};
-  for (size_t i = 0; i < kernel.size(); ++i)
-    red.push_back(b.reduce_axis("rk" + std::to_string(i), kernel[i]));
+  std::vector<Axis> red = {b.reduce_axis("ic", c_per_group)};
+  const std::vector<std::string> taps = window_names("k", kernel.size());
+  for (size_t i = 0; i < kernel.size(); ++i) red.push_back(b.reduce_axis(taps[i], kernel[i]));
   std::vector<Expr> r = TeBuilder::vars(red);
   Expr channel =
       group == 1
@@ -156,11 +175,11 @@ void lower_conv_transpose(const Node& n, TeBuilder& b) {
   const size_t rank = ws.size() - 2;
   const int64_t group = n.attr_int("group"), c_per_group = ws[0] / group, m_per_group = ws[1];
   const std::vector<Window> w = windows(b.graph(), n);
-  std::vector<Axis> axes = b.axes(ot.shape);
+  std::vector<Axis> axes = b.named_axes(ot.shape, windowed_output_names("oc", rank));
   std::vector<Expr> o = TeBuilder::vars(axes);
-  std::vector<Axis> red = {b.reduce_axis("rc", c_per_group)};
-  for (size_t i = 0; i < rank; ++i)
-    red.push_back(b.reduce_axis("rk" + std::to_string(i), ws[2 + i]));
+  std::vector<Axis> red = {b.reduce_axis("ic", c_per_group)};
+  const std::vector<std::string> taps = window_names("k", rank);
+  for (size_t i = 0; i < rank; ++i) red.push_back(b.reduce_axis(taps[i], ws[2 + i]));
   std::vector<Expr> r = TeBuilder::vars(red);
   Expr channel =
       group == 1
@@ -196,11 +215,11 @@ void lower_pool(const Node& n, TeBuilder& b) {
   for (const Window& win : w) kernel.push_back(win.kernel);
   const double inf = std::numeric_limits<double>::infinity();
   const int padded = pad_input(b, x, w, is_max ? -inf : 0.0, out_name(n, b));
-  std::vector<Axis> axes = b.axes(ot.shape);
+  std::vector<Axis> axes = b.named_axes(ot.shape, windowed_output_names("c", kernel.size()));
   std::vector<Expr> o = TeBuilder::vars(axes);
   std::vector<Axis> red;
-  for (size_t i = 0; i < kernel.size(); ++i)
-    red.push_back(b.reduce_axis("rk" + std::to_string(i), kernel[i]));
+  const std::vector<std::string> taps = window_names("k", kernel.size());
+  for (size_t i = 0; i < kernel.size(); ++i) red.push_back(b.reduce_axis(taps[i], kernel[i]));
   std::vector<Expr> r = TeBuilder::vars(red);
   std::vector<Expr> xi = {o[0], o[1]};
   for (size_t i = 0; i < kernel.size(); ++i)
@@ -259,14 +278,18 @@ void lower_matmul(const Node& n, TeBuilder& b) {
   const Shape as = b.te(a).shape;
   const Shape bs = b.te(bb).shape;
   const int64_t k = as.back();
-  std::vector<Axis> axes = b.axes(ot.shape);
+  // Output dims: batch..., [i if A is not 1-D], [j if B is not 1-D].
+  const size_t out_rank = ot.shape.size();
+  const bool a_vec = as.size() == 1, b_vec = bs.size() == 1;
+  const size_t batch = out_rank - (a_vec ? 0 : 1) - (b_vec ? 0 : 1);
+  std::vector<std::string> names;
+  for (size_t i = 0; i < batch; ++i) names.push_back("b" + std::to_string(i));
+  if (!a_vec) names.push_back("i");
+  if (!b_vec) names.push_back("j");
+  std::vector<Axis> axes = b.named_axes(ot.shape, names);
   std::vector<Expr> o = TeBuilder::vars(axes);
   Axis rk = b.reduce_axis("k", k);
   Expr kv = make_var(rk.var_id, rk.name);
-  // Output dims: batch..., [m if A is not 1-D], [n if B is not 1-D].
-  const size_t out_rank = o.size();
-  const bool a_vec = as.size() == 1, b_vec = bs.size() == 1;
-  const size_t batch = out_rank - (a_vec ? 0 : 1) - (b_vec ? 0 : 1);
   std::vector<Expr> ob(o.begin(), o.begin() + static_cast<long>(batch));
   auto batch_index = [&](const Shape& s, size_t own) {  // own: trailing matrix dims of s
     std::vector<Expr> idx;
@@ -291,7 +314,7 @@ void lower_gemm(const Node& n, TeBuilder& b) {
   const int64_t k = b.te(a).shape[ta ? 0 : 1];
   const double alpha = n.attr_float("alpha"), beta = n.attr_float("beta");
   const bool has_c = n.inputs.size() > 2 && n.inputs[2] >= 0 && beta != 0.0;
-  std::vector<Axis> axes = b.axes(ot.shape);
+  std::vector<Axis> axes = b.named_axes(ot.shape, {"i", "j"});
   std::vector<Expr> o = TeBuilder::vars(axes);
   Axis rk = b.reduce_axis("k", k);
   Expr kv = make_var(rk.var_id, rk.name);

@@ -34,6 +34,7 @@ struct Stage {
   std::vector<Axis> reduce_axes;  // empty when reduce == None
   ReduceKind reduce = ReduceKind::None;
   Expr body;
+  std::string op;  // the operator it lowers, lower case ("conv", "matmul"): for role names
 };
 
 struct TeProgram {

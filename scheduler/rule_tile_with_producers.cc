@@ -33,6 +33,29 @@ std::vector<int64_t> positions(const SketchRun& r, int stage,
   return out;
 }
 
+// Names of the root's axes in spaces: the name of the reduction's axis the root reads
+// along it ("oc" rather than the epilogue's "i1"), else its own.
+std::vector<std::string> axis_roles(const ScheduleState& st, const ir::Stage& root,
+                                    const std::vector<int>& producers) {
+  std::vector<std::string> out;
+  for (const ir::Axis& a : root.axes) out.push_back(a.name);
+  std::vector<bool> named(root.axes.size(), false);
+  for (int p : producers) {
+    const ir::Stage& ps = st.te.stages[static_cast<size_t>(p)];
+    ir::visit_expr(root.body, [&](const ir::ExprNode& n) {
+      if (n.kind != ir::ExprKind::Load || n.var_id != ps.output) return;
+      for (size_t d = 0; d < n.args.size() && d < ps.axes.size(); ++d)
+        for (size_t a = 0; a < root.axes.size(); ++a)
+          if (!named[a] && n.args[d]->kind == ir::ExprKind::Var &&
+              n.args[d]->var_id == root.axes[a].var_id) {
+            out[a] = ps.axes[d].name;
+            named[a] = true;
+          }
+    });
+  }
+  return out;
+}
+
 bool has_root_with_producers(const SketchBuild& b, int* root) {
   const ScheduleState& st = b.base.state;
   for (int s = static_cast<int>(st.stages.size()) - 1; s >= 0; --s) {
@@ -139,6 +162,7 @@ class TileWithProducersRule : public SketchRule {
     }
     const std::string role = b.role(root);
     const size_t rank = ts.axes.size();
+    const std::vector<std::string> axis = axis_roles(st, ts, producers);
     std::vector<AxisUse> use(rank);
     for (size_t a = 0; a < rank; ++a)
       use[a] = ts.axes[a].extent <= 1 ? AxisUse::Unit
@@ -151,7 +175,7 @@ class TileWithProducersRule : public SketchRule {
       const int64_t extent = ts.axes[a].extent;
       const std::map<size_t, size_t> before = inner_space;
       inner_space[a] = b.add_space(
-          Space{SpaceKind::Tile, role, ts.axes[a].name + ".2"},
+          Space{SpaceKind::Tile, role, axis[a] + ".2"},
           [extent, before, element_bytes](const SketchRun& r) {
             int64_t tile = 1;
             for (const auto& [axis, space] : before) tile *= r.values[space];
@@ -165,7 +189,7 @@ class TileWithProducersRule : public SketchRule {
       const size_t inner = inner_space[a];
       const std::string name = iter_name(st, root, a);
       b.add_space(
-          Space{SpaceKind::Tile, role, ts.axes[a].name + ".1"},
+          Space{SpaceKind::Tile, role, axis[a] + ".1"},
           [extent, inner](const SketchRun& r) {
             return divisors(extent / r.values[inner], extent);
           },

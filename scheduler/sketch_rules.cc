@@ -5,8 +5,9 @@
 namespace tlmc::scheduler {
 
 std::string SketchBuild::role(int stage) const {
-  // The operator's part the stage computes, from the name lowering gave it ("x.conv",
-  // "y.max", "s0.pad"); the subgraph's outputs are "out"; a cache stage is its reduction.
+  // The operator's part the stage computes: the suffix lowering gave its name ("x.conv",
+  // "y.max", "s0.pad"), else its operator ("matmul"); the subgraph's outputs are "out"; a
+  // cache stage is named for its reduction.
   auto base_role = [&](int s) {
     const ir::Stage& ts = base.state.te.stages[static_cast<size_t>(s)];
     if (base.state.te.is_output(ts.output)) return std::string("out");
@@ -15,6 +16,7 @@ std::string SketchBuild::role(int stage) const {
       name.resize(name.size() - 6);
     const size_t dot = name.rfind('.');
     if (dot != std::string::npos && dot + 1 < name.size()) return name.substr(dot + 1);
+    if (!ts.op.empty()) return ts.op;
     return std::string(ir::is_pointwise(ts) ? "ew" : "reduce");
   };
   const std::string mine = base_role(stage);
