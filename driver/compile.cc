@@ -106,6 +106,8 @@ std::vector<scheduler::Decision> choose_schedule(const CompileOptions& o,
 
 // Default -O3 budget: measurements per distinct subgraph.
 constexpr int64_t kDefaultTrialsPerSubgraph = 64;
+// A subgraph is left alone after this many trials without a better schedule.
+constexpr int64_t kEarlyStopping = 256;
 
 // -O3: every distinct subgraph is a task measured on this machine; the records land in the
 // tuning database, where choose_schedule finds the best.
@@ -126,6 +128,7 @@ void tune(const CompileOptions& o, const ir::Graph& graph, const std::vector<Dis
       o.trials > 0 ? o.trials : kDefaultTrialsPerSubgraph * static_cast<int64_t>(tasks.size());
   options.measure.threads = o.target.cores;
   options.jobs = o.jobs;
+  options.early_stopping = kEarlyStopping;
   std::ostringstream quiet;
   std::ostream& progress = o.progress_stream ? *o.progress_stream : quiet;
   const std::vector<tune::TaskReport> reports =

@@ -3,8 +3,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <limits>
+#include <memory>
 #include <ostream>
-#include <set>
 
 #include "scheduler/default_schedule.h"
 #include "scheduler/sketch.h"
@@ -17,6 +18,10 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using scheduler::MeasureStatus;
 using scheduler::TuningRecord;
+
+// The task scheduler's weight of the last round's improvement against the optimistic guess
+// that the next trials improve as much as the first ones did on average (Ansor's alpha).
+constexpr double kRecentWeight = 0.2;
 
 TuningRecord record_of(const MeasureTask& task, const ir::Target& target, std::string schedule,
                        const MeasureResult& r) {
@@ -34,69 +39,99 @@ TuningRecord record_of(const MeasureTask& task, const ir::Target& target, std::s
 
 double gflops(double flops, double seconds) { return seconds > 0 ? flops / seconds * 1e-9 : 0; }
 
-// Tunes one task with `share` trials; returns its report.
-TaskReport tune_task(const TuneTask& t, const ir::Target& target, scheduler::TuningDb& db,
-                     const TuneOptions& options, int64_t share, std::ostream& progress, bool live,
-                     const std::string& label) {
-  const MeasureTask& task = t.measure;
-  TaskReport report{task.workload_key, t.occurrences, task.flops, 0, 0, 0};
-  const scheduler::Sketch sketch = scheduler::generate_sketch(task.program, target);
-  std::unique_ptr<SearchStrategy> search = make_random_search(sketch, options.seed);
-  Measurer measurer(task, target, options.measure);
+// One task being tuned: its search, its worker, what it found so far.
+struct TaskState {
+  const TuneTask* task;
+  scheduler::Sketch sketch;
+  std::unique_ptr<SearchStrategy> search;
+  std::unique_ptr<Measurer> measurer;
+  TaskReport report;
+  double best = 0;               // best time so far (the baseline's when nothing is better)
+  double best_before_round = 0;  // best before the last round
+  int64_t trials_before_round = 0;
+  int64_t last_improvement = 0;  // trials when the best last got better
+  bool done = false;             // exhausted its space, or stopped early
+};
 
-  // What earlier runs recorded: the baseline, and points of this sketch already measured.
+// What an extra trial of a task is estimated to save of the model's latency (the
+// gradient of Ansor's task scheduler, without its similarity term): the last round's
+// improvement per trial, mixed with the average improvement per trial so far.
+double gradient(const TaskState& s) {
+  if (s.best <= 0) return 0;
+  const int64_t t = std::max<int64_t>(1, s.report.trials);
+  const double recent = s.report.trials > s.trials_before_round
+                            ? (s.best_before_round - s.best) /
+                                  static_cast<double>(s.report.trials - s.trials_before_round)
+                            : 0;
+  const double optimistic = s.best / static_cast<double>(t);
+  return s.task->occurrences * (kRecentWeight * recent + (1 - kRecentWeight) * optimistic);
+}
+
+void refresh_best(TaskState& s, const scheduler::TuningDb& db, const ir::Target& target) {
+  const std::optional<TuningRecord> best =
+      db.best(s.task->measure.workload_key, target.descriptor());
+  const double b = best ? best->seconds : s.report.default_seconds;
+  if (s.best == 0 || (b > 0 && b < s.best)) {
+    if (s.best != 0) s.last_improvement = s.report.trials;
+    s.best = b;
+  }
+}
+
+// The baseline and what earlier runs recorded.
+void start(TaskState& s, const ir::Target& target, scheduler::TuningDb& db,
+           const TuneOptions& options) {
+  const MeasureTask& task = s.task->measure;
+  s.report = TaskReport{task.workload_key, s.task->occurrences, task.flops, 0, 0, 0};
+  s.search = make_random_search(s.sketch, options.seed);
+  s.measurer = std::make_unique<Measurer>(task, target, options.measure);
   const std::string baseline_text =
       scheduler::schedule_record_text(scheduler::default_schedule(task.program, target));
   for (const TuningRecord& r : db.records(task.workload_key, target.descriptor())) {
     if (r.schedule == baseline_text && r.status == MeasureStatus::Ok)
-      report.default_seconds = r.seconds;
+      s.report.default_seconds = r.seconds;
     std::optional<std::vector<int64_t>> values =
-        scheduler::parse_space_schedule(sketch, r.schedule);
+        scheduler::parse_space_schedule(s.sketch, r.schedule);
     if (!values) continue;
     MeasureResult m;
     m.status = r.status;
     m.seconds = r.seconds;
-    search->observe(*values, m);
-    ++report.trials;
+    s.search->observe(*values, m);
+    ++s.report.trials;
   }
-  if (report.default_seconds == 0) {
-    const MeasureResult base = measurer.measure(scheduler::default_schedule(task.program, target));
+  if (s.report.default_seconds == 0) {
+    const MeasureResult base =
+        s.measurer->measure(scheduler::default_schedule(task.program, target));
     db.add({record_of(task, target, baseline_text, base)});
-    report.default_seconds = base.status == MeasureStatus::Ok ? base.seconds : 0;
+    s.report.default_seconds = base.status == MeasureStatus::Ok ? base.seconds : 0;
   }
-  const Clock::time_point start = Clock::now();
-  const int64_t resumed = report.trials;
-  while (report.trials < share) {
-    const size_t n = std::min<size_t>(options.batch, static_cast<size_t>(share - report.trials));
-    const std::vector<std::vector<int64_t>> batch = search->propose(n);
-    if (batch.empty()) break;  // the space is exhausted
-    std::vector<std::vector<scheduler::Decision>> schedules;
-    for (const std::vector<int64_t>& values : batch) schedules.push_back(sketch.decisions(values));
-    const std::vector<MeasureResult> results = measurer.measure_batch(schedules, options.jobs);
-    std::vector<TuningRecord> records;
-    for (size_t i = 0; i < batch.size(); ++i) {
-      search->observe(batch[i], results[i]);
-      records.push_back(
-          record_of(task, target, scheduler::space_schedule_text(sketch, batch[i]), results[i]));
-      ++report.trials;
-    }
-    db.add(records);
-    if (live) {
-      const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
-      const double per = elapsed / static_cast<double>(report.trials - resumed);
-      const std::optional<TuningRecord> best = db.best(task.workload_key, target.descriptor());
-      char line[200];
-      std::snprintf(line, sizeof line,
-                    "\rtlmc: %s trials %lld/%lld, best %.1f GFLOP/s, %.0f s left  ", label.c_str(),
-                    static_cast<long long>(report.trials), static_cast<long long>(share),
-                    gflops(task.flops, best ? best->seconds : 0),
-                    per * static_cast<double>(share - report.trials));
-      progress << line << std::flush;
-    }
+  refresh_best(s, db, target);
+  s.last_improvement = s.report.trials;
+}
+
+// One round of a task: a batch proposed, measured and recorded.
+void round(TaskState& s, const ir::Target& target, scheduler::TuningDb& db,
+           const TuneOptions& options, int64_t trials) {
+  const std::vector<std::vector<int64_t>> batch = s.search->propose(static_cast<size_t>(trials));
+  if (batch.empty()) {
+    s.done = true;  // the space is exhausted
+    return;
   }
-  const std::optional<TuningRecord> best = db.best(task.workload_key, target.descriptor());
-  report.best_seconds = best ? best->seconds : report.default_seconds;
-  return report;
+  std::vector<std::vector<scheduler::Decision>> schedules;
+  for (const std::vector<int64_t>& values : batch) schedules.push_back(s.sketch.decisions(values));
+  const std::vector<MeasureResult> results = s.measurer->measure_batch(schedules, options.jobs);
+  std::vector<TuningRecord> records;
+  for (size_t i = 0; i < batch.size(); ++i) {
+    s.search->observe(batch[i], results[i]);
+    records.push_back(record_of(s.task->measure, target,
+                                scheduler::space_schedule_text(s.sketch, batch[i]), results[i]));
+  }
+  db.add(records);
+  s.best_before_round = s.best;
+  s.trials_before_round = s.report.trials;
+  s.report.trials += static_cast<int64_t>(batch.size());
+  refresh_best(s, db, target);
+  if (options.early_stopping > 0 && s.report.trials - s.last_improvement >= options.early_stopping)
+    s.done = true;
 }
 
 }  // namespace
@@ -106,20 +141,65 @@ std::vector<TaskReport> tune_tasks(const std::vector<TuneTask>& tasks, const ir:
                                    std::ostream& progress, bool live) {
   std::vector<TaskReport> reports;
   if (tasks.empty()) return reports;
-  // An equal share of the trials per task, for now.
-  const int64_t share = std::max<int64_t>(1, options.trials / static_cast<int64_t>(tasks.size()));
-  const Clock::time_point start = Clock::now();
-  for (size_t i = 0; i < tasks.size(); ++i) {
-    const std::string label =
-        "task " + std::to_string(i + 1) + " of " + std::to_string(tasks.size());
-    reports.push_back(tune_task(tasks[i], target, db, options, share, progress, live, label));
+  const Clock::time_point begin = Clock::now();
+  std::vector<TaskState> states;
+  states.reserve(tasks.size());
+  int64_t spent = 0, measured = 0;
+  for (const TuneTask& t : tasks) {
+    states.push_back(
+        TaskState{&t, scheduler::generate_sketch(t.measure.program, target), {}, {}, {}});
+    start(states.back(), target, db, options);
+    spent += states.back().report.trials;
+  }
+  const int64_t batch = static_cast<int64_t>(std::max<size_t>(1, options.batch));
+  // First a round for every task that has none, then the task whose next trials promise to
+  // shorten the model's latency most, until the budget is spent or every task is done.
+  for (;;) {
+    TaskState* next = nullptr;
+    for (TaskState& s : states)
+      if (!s.done && s.report.trials == 0) next = next ? next : &s;
+    if (!next) {
+      double best_gradient = -1;
+      for (TaskState& s : states)
+        if (!s.done && gradient(s) > best_gradient) {
+          best_gradient = gradient(s);
+          next = &s;
+        }
+    }
+    if (!next || spent >= options.trials) break;
+    // A first round is the task's equal share when the budget is small.
+    const int64_t first =
+        std::max<int64_t>(1, options.trials / static_cast<int64_t>(states.size()));
+    const int64_t n = std::min(
+        {next->report.trials == 0 ? std::min(batch, first) : batch, options.trials - spent});
+    const int64_t before = next->report.trials;
+    round(*next, target, db, options, n);
+    spent += next->report.trials - before;
+    measured += next->report.trials - before;
+    if (live) {
+      const double elapsed = std::chrono::duration<double>(Clock::now() - begin).count();
+      const double per = measured > 0 ? elapsed / static_cast<double>(measured) : 0;
+      char line[200];
+      std::snprintf(line, sizeof line,
+                    "\rtlmc: task %zu of %zu: %lld trials, best %.1f GFLOP/s; %lld of %lld "
+                    "trials, about %.0f s left  ",
+                    static_cast<size_t>(next - states.data()) + 1, states.size(),
+                    static_cast<long long>(next->report.trials),
+                    gflops(next->task->measure.flops, next->best), static_cast<long long>(spent),
+                    static_cast<long long>(options.trials),
+                    per * static_cast<double>(std::max<int64_t>(0, options.trials - spent)));
+      progress << line << std::flush;
+    }
   }
   if (live) progress << "\n";
-  int64_t trials = 0;
-  for (const TaskReport& r : reports) trials += r.trials;
-  const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
-  progress << "tlmc: tuned " << tasks.size() << " subgraphs with " << trials << " trials in "
-           << static_cast<int64_t>(seconds) << " s (records in " << db.path() << ")\n";
+  for (TaskState& s : states) {
+    s.report.best_seconds = s.best;
+    reports.push_back(s.report);
+  }
+  const double seconds = std::chrono::duration<double>(Clock::now() - begin).count();
+  progress << "tlmc: tuned " << tasks.size() << " subgraphs with " << spent << " trials ("
+           << measured << " measured now) in " << static_cast<int64_t>(seconds) << " s; records in "
+           << db.path() << "\n";
   return reports;
 }
 

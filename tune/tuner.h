@@ -1,8 +1,9 @@
 // Tunes the distinct subgraphs (tasks) of a model on this machine: measures each task's
-// -O0 schedule as its baseline, then spends the trial budget over the tasks with a search
-// strategy, recording every measurement in the tuning database as it goes. A task whose
-// records already hold its share of trials is not measured again: a run that was stopped
-// resumes from what it recorded.
+// -O0 schedule as its baseline, then spends the trial budget in rounds, each round on the
+// task whose next trials promise to shorten the model's latency most (occurrences times the
+// expected improvement: Ansor's task scheduler), with a search strategy per task, recording
+// every measurement in the tuning database as it goes. Trials recorded by an earlier run
+// count: a run that was stopped resumes, and a repeated run measures nothing.
 #pragma once
 
 #include <iosfwd>
@@ -21,9 +22,10 @@ struct TuneTask {
 };
 
 struct TuneOptions {
-  int64_t trials = 0;  // measurements in all, over every task (the baselines excluded)
-  size_t batch = 16;   // candidates proposed, then measured and recorded, per round
-  int jobs = 1;        // threads compiling a round's candidates
+  int64_t trials = 0;          // measurements in all, over every task (the baselines excluded)
+  size_t batch = 16;           // candidates proposed, then measured and recorded, per round
+  int jobs = 1;                // threads compiling a round's candidates
+  int64_t early_stopping = 0;  // a task stops after this many trials without improving; 0: never
   uint64_t seed = 1;
   MeasureOptions measure;
 };

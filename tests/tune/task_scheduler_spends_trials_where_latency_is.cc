@@ -1,0 +1,54 @@
+// The task scheduler of -O3 on real measurements: every task gets a first round, then the
+// budget goes where the model's latency is (a subgraph that runs ten times weighs ten
+// times), every measurement is recorded, and a second run with the same budget measures
+// nothing.
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "frontend/yaml_reader.h"
+#include "ir/lower.h"
+#include "scheduler/partition.h"
+#include "support/test_support.h"
+#include "tune/tuner.h"
+
+namespace tlmc::tune {
+namespace {
+
+MeasureTask matmul_task(int n) {
+  const ir::Graph g = frontend::read_yaml_text(
+      "tlmc: 1\nname: mm\ninputs:\n  a: {shape: [24, 40]}\n  b: {shape: [40, " + std::to_string(n) +
+          "]}\nnodes:\n  - {op: MatMul, inputs: [a, b], outputs: [c]}\n" + "outputs: [c]\n",
+      "mm.yaml");
+  const scheduler::Partition p = scheduler::partition_graph(g);
+  return make_measure_task(g, p.subgraphs.at(0), ir::lower_subgraph(g, p.subgraphs.at(0)), 1);
+}
+
+TEST(TaskScheduler, TrialsGoWhereTheLatencyIs) {
+  test::TempDir dir;
+  scheduler::TuningDb db = scheduler::TuningDb::open(dir.file("t.db"), true);
+  const std::vector<TuneTask> tasks = {{matmul_task(48), 10}, {matmul_task(40), 1}};
+  TuneOptions options;
+  options.trials = 48;
+  options.batch = 8;
+  options.measure.min_seconds = 0.001;
+  options.measure.repeats = 3;
+  std::ostringstream progress;
+  const std::vector<TaskReport> r =
+      tune_tasks(tasks, ir::host_target(), db, options, progress, false);
+  ASSERT_EQ(r.size(), 2u);
+  EXPECT_EQ(r[0].trials + r[1].trials, 48);
+  EXPECT_GE(r[1].trials, 8) << "every task gets a first round";
+  EXPECT_GT(r[0].trials, r[1].trials) << "the subgraph run ten times gets more trials";
+  EXPECT_EQ(db.all().size(), 50u) << "48 candidates and 2 baselines, all recorded";
+  for (const TaskReport& t : r) EXPECT_GT(t.best_seconds, 0);
+
+  std::ostringstream again;
+  const std::vector<TaskReport> r2 =
+      tune_tasks(tasks, ir::host_target(), db, options, again, false);
+  EXPECT_NE(again.str().find("with 48 trials (0 measured now)"), std::string::npos) << again.str();
+  EXPECT_EQ(db.all().size(), 50u);
+}
+
+}  // namespace
+}  // namespace tlmc::tune
