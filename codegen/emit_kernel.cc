@@ -398,6 +398,14 @@ class KernelEmitter {
       return;
     }
     if (s->loop_kind == ir::LoopKind::Vectorized && emit_vectorized(os, s, depth)) return;
+    if (s->extent == 1) {
+      // A loop of one iteration (a tile level of size 1) is its body at 0: no loop for the C
+      // compiler to see through before it keeps a tile in registers.
+      os << indent(depth) << "{\n" << indent(depth + 1) << "const int64_t " << v << " = 0;\n";
+      emit(os, s->body[0], depth + 1, in_parallel || s->loop_kind == ir::LoopKind::Parallel);
+      os << indent(depth) << "}\n";
+      return;
+    }
     if (s->loop_kind == ir::LoopKind::Unrolled && s->extent <= kMaxExplicitUnroll) {
       // Written out copy by copy with the variable a constant, so that the indices of a
       // small local tile become constants and the C compiler keeps the tile in registers.

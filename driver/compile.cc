@@ -129,6 +129,7 @@ void tune(const CompileOptions& o, const ir::Graph& graph, const std::vector<Dis
   options.measure.threads = o.target.cores;
   options.jobs = o.jobs;
   options.early_stopping = kEarlyStopping;
+  options.search = o.random_search ? tune::SearchKind::Random : tune::SearchKind::Evolutionary;
   std::ostringstream quiet;
   std::ostream& progress = o.progress_stream ? *o.progress_stream : quiet;
   const std::vector<tune::TaskReport> reports =

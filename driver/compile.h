@@ -20,8 +20,9 @@ struct CompileOptions {
   // ONNX models: shapes for graph inputs with symbolic dimensions (--input-shape).
   std::map<std::string, ir::Shape> input_shapes;
   ir::Target target;
-  int opt_level = 0;   // -O0 .. -O3
-  int64_t trials = 0;  // -O3: measurements in all (--trials); 0: 64 per distinct subgraph
+  int opt_level = 0;           // -O0 .. -O3
+  int64_t trials = 0;          // -O3: measurements in all (--trials); 0: 64 per distinct subgraph
+  bool random_search = false;  // -O3: uniform sampling instead of the evolutionary search
   std::ostream* progress_stream = nullptr;  // -O3: tuning progress and report; nullptr: quiet
   bool progress_live = false;               // progress_stream is a terminal
   int jobs = 1;                             // -j: threads of the compiler's own work

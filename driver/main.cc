@@ -87,8 +87,10 @@ int run(int argc, char** argv) {
   option("trials", po::value<int64_t>()->default_value(0),
          "-O3: measurements in all, spread over the subgraphs (0: 64 per distinct subgraph)");
   option("tuning-db", po::value<std::string>(),
-         "tuning records to use (default: $TLMC_TUNING_DB, else ~/.cache/tlmc/tuning.db); "
-         "nothing records new ones yet");
+         "tuning records to use, and -O3 extends (default: $TLMC_TUNING_DB, else "
+         "~/.cache/tlmc/tuning.db)");
+  option("search", po::value<std::string>()->default_value("evolutionary"),
+         "-O3: evolutionary (guided by a learned cost model) | random (uniform sampling)");
   option("input-shape", po::value<std::vector<std::string>>()->composing(),
          "NAME=1x3x224x224: the shape of an ONNX input with symbolic dimensions (repeatable)");
   option("threads", po::value<int>()->default_value(0),
@@ -159,6 +161,10 @@ int run(int argc, char** argv) {
               << " uses the -O0 schedules (or tuning records) until the language model exists\n";
   options.trials = vm["trials"].as<int64_t>();
   if (options.trials < 0) throw UsageError("--trials takes a count >= 0");
+  const std::string search = vm["search"].as<std::string>();
+  if (search != "evolutionary" && search != "random")
+    throw UsageError("--search takes evolutionary or random, not '" + search + "'");
+  options.random_search = search == "random";
   options.progress_stream = &std::cerr;
   options.progress_live = isatty(STDERR_FILENO) != 0;
   if (vm.count("input-shape"))

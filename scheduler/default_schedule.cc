@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <set>
 
+#include "scheduler/sketch_analysis.h"
+
 namespace tlmc::scheduler {
 namespace {
 
@@ -25,12 +27,6 @@ class Builder {
   std::vector<Decision> out;
 };
 
-int64_t largest_divisor_at_most(int64_t n, int64_t cap) {
-  for (int64_t d = std::min(n, cap); d > 1; --d)
-    if (n % d == 0) return d;
-  return 1;
-}
-
 bool has_select(const Expr& e) {
   bool found = false;
   ir::visit_expr(e,
@@ -52,56 +48,6 @@ void inline_pointwise(Builder& b) {
     b.emit(Decision{DecisionKind::Inline, static_cast<int>(s), -1, {}});
   }
 }
-
-// Axes of `stage` that index some load of `tensor` in its body.
-std::set<size_t> axes_indexing(const ir::Stage& stage, int tensor) {
-  std::set<size_t> used;
-  ir::visit_expr(stage.body, [&](const ir::ExprNode& n) {
-    if (n.kind != ir::ExprKind::Load || n.var_id != tensor) return;
-    for (const Expr& i : n.args)
-      for (size_t a = 0; a < stage.axes.size(); ++a)
-        if (ir::uses_var(i, stage.axes[a].var_id)) used.insert(a);
-  });
-  return used;
-}
-
-// Reductions that can be computed inside the tiles of root stage `root`: not outputs, read
-// only by `root` or by each other.
-std::vector<int> attachable_producers(const ScheduleState& st, int root) {
-  std::vector<int> out;
-  std::set<int> group = {root};
-  for (int s = root - 1; s >= 0; --s) {
-    const ir::Stage& ts = st.te.stages[static_cast<size_t>(s)];
-    if (st.stages[static_cast<size_t>(s)].attach != Attach::Root || ir::is_pointwise(ts) ||
-        st.te.is_output(ts.output))
-      continue;
-    std::vector<int> readers = st.consumers(ts.output);
-    bool ok = !readers.empty();
-    for (int r : readers) ok = ok && group.count(r);
-    if (!ok) continue;
-    group.insert(s);
-    out.push_back(s);
-  }
-  std::reverse(out.begin(), out.end());
-  return out;
-}
-
-// Vector registers the default schedule spends on a reduction's accumulator tile: half of
-// the register file, the rest holding operands.
-int64_t accumulator_registers(const ir::Target& t) {
-  switch (t.isa) {
-    case ir::Isa::Avx512:
-      return 16;
-    case ir::Isa::Avx2:
-      return 8;
-    case ir::Isa::Generic:
-      return 4;
-  }
-  return 4;
-}
-
-// Vectors along the innermost axis of a reduction's tile.
-constexpr int64_t kTileVectors = 4;
 
 // Loops of an attached reduction: the reduction outside the spatial tile when the tile is
 // wide enough to vectorise, so each tap updates a vector of outputs; innermost otherwise.
@@ -134,65 +80,6 @@ void schedule_attached(Builder& b, int s, const ir::Target& target) {
   }
 }
 
-// The axes of a root stage along which a reduction computed per tile is vectorised (the
-// anchor's innermost axis) and reuses its vector operands from registers (the innermost
-// other anchor axis that no vector operand, a load contiguous along the innermost axis, is
-// indexed by: rows of a matrix product, output channels of an NCHW convolution, the row
-// position of a channels-last one). Anchor axes map to root axes through the root's load
-// of the anchor, so an anchor laid out differently from the output is tiled correctly.
-struct TileAxes {
-  size_t vector;
-  size_t reuse;         // == rank: none
-  bool mapped = false;  // found through an anchor whose innermost axis can be vectorised
-};
-
-TileAxes register_tile_axes(const ScheduleState& st, const ir::Stage& root,
-                            const std::vector<int>& producers) {
-  const size_t rank = root.axes.size();
-  TileAxes t{rank - 1, rank >= 2 ? rank - 2 : rank};
-  for (int p : producers) {
-    const ir::Stage& anchor = st.te.stages[static_cast<size_t>(p)];
-    if (anchor.axes.size() != rank) continue;
-    std::vector<int> to_root(rank, -1);
-    bool found = false;
-    ir::visit_expr(root.body, [&](const ir::ExprNode& n) {
-      if (n.kind != ir::ExprKind::Load || n.var_id != anchor.output || n.args.size() != rank)
-        return;
-      found = true;
-      for (size_t j = 0; j < rank; ++j) {
-        // A unit axis is read at index 0 (a broadcast): it keeps its position.
-        if (anchor.axes[j].extent == 1 && ir::is_int_const(n.args[j]))
-          to_root[j] = static_cast<int>(j);
-        for (size_t a = 0; a < rank; ++a)
-          if (n.args[j]->kind == ir::ExprKind::Var && n.args[j]->var_id == root.axes[a].var_id)
-            to_root[j] = static_cast<int>(a);
-      }
-    });
-    if (!found || std::count(to_root.begin(), to_root.end(), -1) > 0 ||
-        anchor.axes.back().extent < 2)
-      continue;
-    const int inner = anchor.axes.back().var_id;
-    std::set<size_t> used;
-    ir::visit_expr(anchor.body, [&](const ir::ExprNode& n) {
-      if (n.kind != ir::ExprKind::Load || n.args.empty() || !ir::uses_var(n.args.back(), inner))
-        return;
-      for (const Expr& i : n.args)
-        for (size_t a = 0; a < rank; ++a)
-          if (ir::uses_var(i, anchor.axes[a].var_id)) used.insert(a);
-    });
-    t.mapped = true;
-    t.vector = static_cast<size_t>(to_root[rank - 1]);
-    t.reuse = rank >= 2 ? static_cast<size_t>(to_root[rank - 2]) : rank;
-    for (size_t a = rank - 1; a-- > 0;)
-      if (!used.count(a) && anchor.axes[a].extent > 1) {
-        t.reuse = static_cast<size_t>(to_root[a]);
-        break;
-      }
-    return t;
-  }
-  return t;
-}
-
 // Tiles a root stage: split each axis into outer and tile loops, outer loops fused and
 // parallel, reductions listed in `producers` computed per tile, innermost loop vectorised.
 void schedule_root(Builder& b, int s, const ir::Target& target) {
@@ -201,43 +88,11 @@ void schedule_root(Builder& b, int s, const ir::Target& target) {
       ir::is_pointwise(ts) ? attachable_producers(b.st, s) : std::vector<int>{};
   const size_t rank = ts.axes.size();
   if (rank == 0) return;
-  // Axes no producer reads along stay whole inside the tile, else the producer would be
-  // recomputed for every tile along them (a softmax row, say).
-  std::set<size_t> indexed;
-  for (int p : producers) {
-    std::set<size_t> u = axes_indexing(ts, b.st.te.stages[static_cast<size_t>(p)].output);
-    indexed.insert(u.begin(), u.end());
-  }
-  // With a reduction per tile, the tile is sized to the accumulator registers: up to
-  // kTileVectors vectors along the vector axis times the reuse axis's tile, choosing the
-  // split that fills the most registers (then the one needing the fewest loads per tap).
-  const int64_t lanes = target.vector_lanes(ir::dtype_size(b.st.te.tensor(ts.output).dtype));
   std::vector<int64_t> tile(rank, 1);
-  if (producers.empty()) {
+  if (producers.empty())
     tile[rank - 1] = largest_divisor_at_most(ts.axes[rank - 1].extent, 256);
-  } else {
-    const TileAxes axes = register_tile_axes(b.st, ts, producers);
-    int64_t best_score = -1, best_loads = 0;
-    // Without an anchor to map (row reductions), the vector tile is kTileVectors wide.
-    for (int64_t v = axes.mapped ? 1 : kTileVectors; v <= kTileVectors; v *= 2) {
-      const int64_t tv = largest_divisor_at_most(ts.axes[axes.vector].extent, v * lanes);
-      const int64_t vectors = (tv + lanes - 1) / lanes;
-      const int64_t tr = axes.reuse < rank
-                             ? largest_divisor_at_most(
-                                   ts.axes[axes.reuse].extent,
-                                   std::max<int64_t>(1, accumulator_registers(target) / vectors))
-                             : 1;
-      const int64_t score = vectors * tr, loads = vectors + tr;
-      if (score > best_score || (score == best_score && loads < best_loads)) {
-        best_score = score;
-        best_loads = loads;
-        tile[axes.vector] = tv;
-        if (axes.reuse < rank) tile[axes.reuse] = tr;
-      }
-    }
-    for (size_t a = 0; a < rank; ++a)
-      if (!indexed.count(a)) tile[a] = ts.axes[a].extent;
-  }
+  else
+    tile = register_tile(b.st, s, producers, target);
   if (!ir::is_pointwise(ts)) std::fill(tile.begin(), tile.end() - 1, 1);  // a root reduction
   // split: each axis becomes (outer, tile) where both exceed 1
   std::vector<int> role;  // per loop: 0 outer, 1 tile

@@ -46,7 +46,8 @@ class PaddingLocationRule : public SketchRule {
             for (size_t i = 0; i < host.leaves.size(); ++i)
               if (host.leaves[i] == reader.at_iter) pos = static_cast<int64_t>(i);
             r.emit(Decision{DecisionKind::ComputeAt, pad, reader.at_stage, {pos}});
-          });
+          },
+          smallest());  // at the root
       b.add_space(
           Space{SpaceKind::Parallel, b.role(pad), "-"},
           [rank](const SketchRun&) {
@@ -57,9 +58,10 @@ class PaddingLocationRule : public SketchRule {
             if (rank > 2)
               r.emit(Decision{DecisionKind::Fuse, pad, -1, {0, static_cast<int64_t>(rank) - 1}});
             r.emit(Decision{DecisionKind::Parallel, pad, -1, {0}});
-          });
-      add_vectorize_space(b, pad);
-      add_unroll_space(b, pad);
+          },
+          largest());
+      add_vectorize_space(b, pad, largest());
+      add_unroll_space(b, pad, smallest());
     }
   }
 };

@@ -8,6 +8,9 @@
 namespace tlmc::scheduler {
 namespace {
 
+// The -O0 policy's tile of the innermost axis, at most.
+constexpr int64_t kDefaultInnerTile = 256;
+
 std::vector<int> unclaimed_roots(const SketchBuild& b) {
   std::vector<int> out;
   for (size_t s = 0; s < b.base.state.stages.size(); ++s)
@@ -38,7 +41,9 @@ void tile(SketchBuild& b, int stage) {
         [extent](const SketchRun&) { return divisors(extent, extent); },
         [stage, name](SketchRun& r, int64_t t) {
           r.emit(Decision{DecisionKind::Split, stage, -1, {r.position(stage, name), t}});
-        });
+        },
+        // -O0: the innermost axis in tiles of up to 256, the others outside
+        a + 1 == ts.axes.size() ? at_most(kDefaultInnerTile) : smallest());
   }
   for (size_t k = 0; k < ts.reduce_axes.size(); ++k)
     reduce.push_back(ss.iters[ts.axes.size() + k].name);
@@ -60,9 +65,10 @@ void tile(SketchBuild& b, int stage) {
       },
       [stage](SketchRun& r, int64_t v) {
         if (v) r.emit(Decision{DecisionKind::Parallel, stage, -1, {0}});
-      });
-  add_vectorize_space(b, stage);
-  add_unroll_space(b, stage);
+      },
+      largest());
+  add_vectorize_space(b, stage, largest());
+  add_unroll_space(b, stage, smallest());
 }
 
 class TileAloneRule : public SketchRule {

@@ -79,6 +79,26 @@ bool has_root_with_producers(const SketchBuild& b, int* root) {
   return false;
 }
 
+// The unroll space's default for a register tile: as many vectors as the accumulators of
+// the -O0 policy, about.
+constexpr int64_t kDefaultUnroll = 16;
+
+// Does the -O0 policy keep an attached reduction's loops as they are (reductions innermost),
+// its innermost spatial extent being too narrow to vectorise? Known once it is attached.
+bool narrow_tile(const SketchRun& r, int a, size_t n_spatial, int lanes) {
+  if (n_spatial == 0) return true;
+  return r.state.stages[static_cast<size_t>(a)].iters[n_spatial - 1].extent <
+         std::max(2, lanes / 2);
+}
+
+// A default that depends on whether the tile is narrow.
+Fallback unless_narrow(int a, size_t n_spatial, int lanes, const Fallback& wide,
+                       const Fallback& narrow) {
+  return [=](const SketchRun& r, const std::vector<int64_t>& valid) {
+    return narrow_tile(r, a, n_spatial, lanes) ? narrow(r, valid) : wide(r, valid);
+  };
+}
+
 // The steps of one attached reduction's own loops.
 void tile_producer(SketchBuild& b, int a) {
   const ir::Stage& ta = b.base.state.te.stages[static_cast<size_t>(a)];
@@ -97,7 +117,9 @@ void tile_producer(SketchBuild& b, int a) {
           const Iter it = r.state.stages[static_cast<size_t>(a)].iters[j];
           if (it.extent > 1)
             r.emit(Decision{DecisionKind::Split, a, -1, {r.position(a, it.name), inner}});
-        });
+        },
+        // -O0: the whole region in the register tile, unless it is too narrow to vectorise
+        unless_narrow(a, n_spatial, lanes, largest(), smallest()));
   }
   for (size_t k = 0; k < n_reduce; ++k) {
     const int64_t extent = ta.reduce_axes[k].extent;
@@ -108,7 +130,9 @@ void tile_producer(SketchBuild& b, int a) {
           const Iter it = r.state.stages[static_cast<size_t>(a)].iters[n_spatial + k];
           if (it.extent > 1)
             r.emit(Decision{DecisionKind::Split, a, -1, {r.position(a, it.name), inner}});
-        });
+        },
+        // -O0: the reduction outside the register tile, inside it when that is narrow
+        unless_narrow(a, n_spatial, lanes, smallest(), largest()));
   }
   // unit spatial loops, reduction outer, spatial middle, reduction inner, spatial inner
   b.add_fixed([a, n_spatial, n_reduce](SketchRun& r) {
@@ -128,8 +152,8 @@ void tile_producer(SketchBuild& b, int a) {
     for (auto* g : {&r0, &s2, &r1, &s3}) order.insert(order.end(), g->begin(), g->end());
     r.emit(Decision{DecisionKind::Reorder, a, -1, positions(r, a, order)});
   });
-  add_vectorize_space(b, a);
-  add_unroll_space(b, a);
+  add_vectorize_space(b, a, unless_narrow(a, n_spatial, lanes, largest(), smallest()));
+  add_unroll_space(b, a, unless_narrow(a, n_spatial, lanes, at_most(kDefaultUnroll), smallest()));
 }
 
 class TileWithProducersRule : public SketchRule {
@@ -168,6 +192,8 @@ class TileWithProducersRule : public SketchRule {
       use[a] = ts.axes[a].extent <= 1 ? AxisUse::Unit
                : indexed.count(a)     ? AxisUse::Split
                                       : AxisUse::Whole;
+    // The -O0 policy's register tile gives the inner tiles' defaults.
+    const std::vector<int64_t> default_tile = register_tile(st, root, producers, b.target);
     // Inner tiles first: their product bounds the local buffers of the reductions.
     std::map<size_t, size_t> inner_space;  // axis -> index of its inner tile's space
     for (size_t a = 0; a < rank; ++a) {
@@ -181,7 +207,7 @@ class TileWithProducersRule : public SketchRule {
             for (const auto& [axis, space] : before) tile *= r.values[space];
             return divisors(extent, kMaxLocalBytes / element_bytes / tile);
           },
-          [](SketchRun&, int64_t) {});
+          [](SketchRun&, int64_t) {}, at_most(default_tile[a]));
     }
     for (size_t a = 0; a < rank; ++a) {
       if (use[a] != AxisUse::Split) continue;
@@ -196,7 +222,8 @@ class TileWithProducersRule : public SketchRule {
           [root, inner, name](SketchRun& r, int64_t middle) {
             r.emit(Decision{
                 DecisionKind::Split, root, -1, {r.position(root, name), middle, r.values[inner]}});
-          });
+          },
+          smallest());
     }
     // outer loops (unit axes, then the outer level), middle level, inner tile
     std::vector<std::string> outer, middle, inner;
@@ -230,7 +257,8 @@ class TileWithProducersRule : public SketchRule {
         },
         [root](SketchRun& r, int64_t v) {
           if (v) r.emit(Decision{DecisionKind::Parallel, root, -1, {0}});
-        });
+        },
+        largest());
     // Readers first: a reduction attaches once every stage reading it is in place.
     const int64_t levels = static_cast<int64_t>(middle.empty() ? 1 : 2);
     const std::string last_middle = middle.empty() ? "" : middle.back();
@@ -247,11 +275,12 @@ class TileWithProducersRule : public SketchRule {
           [producer, root, last_middle](SketchRun& r, int64_t v) {
             const int64_t pos = v == 2 ? 0 : r.position(root, last_middle);
             r.emit(Decision{DecisionKind::ComputeAt, producer, root, {pos}});
-          });
+          },
+          smallest());  // -O0: per outer tile
     }
     for (int p : producers) tile_producer(b, p);
-    add_vectorize_space(b, root);
-    add_unroll_space(b, root);
+    add_vectorize_space(b, root, largest());
+    add_unroll_space(b, root, smallest());
   }
 };
 

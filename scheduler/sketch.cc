@@ -1,5 +1,6 @@
 #include "scheduler/sketch.h"
 
+#include <algorithm>
 #include <array>
 #include <sstream>
 
@@ -135,6 +136,22 @@ std::optional<std::vector<Decision>> schedule_from_record(const std::string& tex
   } catch (const InvalidDecision&) {
   }
   return std::nullopt;
+}
+
+int64_t SketchCursor::default_value() const {
+  const SketchStep& step = sketch_.steps()[next_];
+  TLMC_ASSERT(step.fallback,
+              "space " << next_ << " of sketch " << sketch_.name() << " has no default");
+  const int64_t v = step.fallback(run_, valid_);
+  TLMC_ASSERT(std::find(valid_.begin(), valid_.end(), v) != valid_.end(),
+              "the default " << v << " of space " << next_ << " is not a valid value");
+  return v;
+}
+
+std::vector<int64_t> default_values(const Sketch& sketch) {
+  SketchCursor c(sketch);
+  while (!c.done()) c.choose(c.default_value());
+  return c.run().values;
 }
 
 std::vector<int64_t> random_values(const Sketch& sketch, std::mt19937_64& rng) {

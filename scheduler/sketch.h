@@ -57,7 +57,7 @@ struct SketchStep {
   // emitting each); unused for fixed steps.
   std::function<std::vector<int64_t>(const SketchRun&)> candidates;
   std::function<void(SketchRun&, int64_t)> emit;
-  // The value the -O0-style default policy takes (one of the listed values).
+  // The value the -O0 policy takes, given the values valid here (it returns one of them).
   std::function<int64_t(const SketchRun&, const std::vector<int64_t>& valid)> fallback;
 };
 
@@ -87,6 +87,8 @@ class SketchCursor {
   const Space& space() const;  // the next space; not done()
   // The values of the next space that apply given the values chosen so far; never empty.
   const std::vector<int64_t>& valid_values() const { return valid_; }
+  // The -O0 policy's value for the next space: one of valid_values().
+  int64_t default_value() const;
   // Chooses a value (one of valid_values(); InvalidDecision otherwise) and moves on.
   void choose(int64_t value);
   const SketchRun& run() const { return run_; }
@@ -98,6 +100,10 @@ class SketchCursor {
   SketchRun run_;
   std::vector<int64_t> valid_;
 };
+
+// The sketch's default point: each space takes the -O0 policy's value (the search starts
+// from it, and it measures what -O0 would do in the space).
+std::vector<int64_t> default_values(const Sketch& sketch);
 
 // One value per space, each drawn uniformly from the values valid at that point.
 std::vector<int64_t> random_values(const Sketch& sketch, std::mt19937_64& rng);

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "ir/target.h"
+
 namespace tlmc::scheduler {
 
 bool is_padding(const ir::Stage& s) {
@@ -48,6 +50,127 @@ std::set<size_t> axes_indexing(const ir::Stage& stage, int tensor) {
         if (ir::uses_var(i, stage.axes[a].var_id)) used.insert(a);
   });
   return used;
+}
+
+int64_t largest_divisor_at_most(int64_t n, int64_t cap) {
+  for (int64_t d = std::min(n, cap); d > 1; --d)
+    if (n % d == 0) return d;
+  return 1;
+}
+
+int64_t accumulator_registers(const ir::Target& t) {
+  switch (t.isa) {
+    case ir::Isa::Avx512:
+      return 16;
+    case ir::Isa::Avx2:
+      return 8;
+    case ir::Isa::Generic:
+      return 4;
+  }
+  return 4;
+}
+
+namespace {
+
+// The axes of a root stage along which a reduction computed per tile is vectorised (the
+// anchor's innermost axis) and reuses its vector operands from registers (the innermost
+// other anchor axis that no vector operand, a load contiguous along the innermost axis, is
+// indexed by: rows of a matrix product, output channels of an NCHW convolution, the row
+// position of a channels-last one). Anchor axes map to root axes through the root's load
+// of the anchor, so an anchor laid out differently from the output is tiled correctly.
+struct TileAxes {
+  size_t vector;
+  size_t reuse;         // == rank: none
+  bool mapped = false;  // found through an anchor whose innermost axis can be vectorised
+};
+
+TileAxes register_tile_axes(const ScheduleState& st, const ir::Stage& root,
+                            const std::vector<int>& producers) {
+  const size_t rank = root.axes.size();
+  TileAxes t{rank - 1, rank >= 2 ? rank - 2 : rank};
+  for (int p : producers) {
+    const ir::Stage& anchor = st.te.stages[static_cast<size_t>(p)];
+    if (anchor.axes.size() != rank) continue;
+    std::vector<int> to_root(rank, -1);
+    bool found = false;
+    ir::visit_expr(root.body, [&](const ir::ExprNode& n) {
+      if (n.kind != ir::ExprKind::Load || n.var_id != anchor.output || n.args.size() != rank)
+        return;
+      found = true;
+      for (size_t j = 0; j < rank; ++j) {
+        // A unit axis is read at index 0 (a broadcast): it keeps its position.
+        if (anchor.axes[j].extent == 1 && ir::is_int_const(n.args[j]))
+          to_root[j] = static_cast<int>(j);
+        for (size_t a = 0; a < rank; ++a)
+          if (n.args[j]->kind == ir::ExprKind::Var && n.args[j]->var_id == root.axes[a].var_id)
+            to_root[j] = static_cast<int>(a);
+      }
+    });
+    if (!found || std::count(to_root.begin(), to_root.end(), -1) > 0 ||
+        anchor.axes.back().extent < 2)
+      continue;
+    const int inner = anchor.axes.back().var_id;
+    std::set<size_t> used;
+    ir::visit_expr(anchor.body, [&](const ir::ExprNode& n) {
+      if (n.kind != ir::ExprKind::Load || n.args.empty() || !ir::uses_var(n.args.back(), inner))
+        return;
+      for (const ir::Expr& i : n.args)
+        for (size_t a = 0; a < rank; ++a)
+          if (ir::uses_var(i, anchor.axes[a].var_id)) used.insert(a);
+    });
+    t.mapped = true;
+    t.vector = static_cast<size_t>(to_root[rank - 1]);
+    t.reuse = rank >= 2 ? static_cast<size_t>(to_root[rank - 2]) : rank;
+    for (size_t a = rank - 1; a-- > 0;)
+      if (!used.count(a) && anchor.axes[a].extent > 1) {
+        t.reuse = static_cast<size_t>(to_root[a]);
+        break;
+      }
+    return t;
+  }
+  return t;
+}
+
+}  // namespace
+
+std::vector<int64_t> register_tile(const ScheduleState& st, int root_stage,
+                                   const std::vector<int>& producers, const ir::Target& target) {
+  const ir::Stage& ts = st.te.stages[static_cast<size_t>(root_stage)];
+  const size_t rank = ts.axes.size();
+  std::vector<int64_t> tile(rank, 1);
+  if (rank == 0) return tile;
+  // Axes no producer reads along stay whole inside the tile, else the producer would be
+  // recomputed for every tile along them (a softmax row, say).
+  std::set<size_t> indexed;
+  for (int p : producers) {
+    std::set<size_t> u = axes_indexing(ts, st.te.stages[static_cast<size_t>(p)].output);
+    indexed.insert(u.begin(), u.end());
+  }
+  // Up to kTileVectors vectors along the vector axis times the reuse axis's tile, choosing
+  // the split that fills the most registers (then the one needing the fewest loads per tap).
+  const int64_t lanes = target.vector_lanes(ir::dtype_size(st.te.tensor(ts.output).dtype));
+  const TileAxes axes = register_tile_axes(st, ts, producers);
+  int64_t best_score = -1, best_loads = 0;
+  // Without an anchor to map (row reductions), the vector tile is kTileVectors wide.
+  for (int64_t v = axes.mapped ? 1 : kTileVectors; v <= kTileVectors; v *= 2) {
+    const int64_t tv = largest_divisor_at_most(ts.axes[axes.vector].extent, v * lanes);
+    const int64_t vectors = (tv + lanes - 1) / lanes;
+    const int64_t tr =
+        axes.reuse < rank
+            ? largest_divisor_at_most(ts.axes[axes.reuse].extent,
+                                      std::max<int64_t>(1, accumulator_registers(target) / vectors))
+            : 1;
+    const int64_t score = vectors * tr, loads = vectors + tr;
+    if (score > best_score || (score == best_score && loads < best_loads)) {
+      best_score = score;
+      best_loads = loads;
+      tile[axes.vector] = tv;
+      if (axes.reuse < rank) tile[axes.reuse] = tr;
+    }
+  }
+  for (size_t a = 0; a < rank; ++a)
+    if (!indexed.count(a)) tile[a] = ts.axes[a].extent;
+  return tile;
 }
 
 }  // namespace tlmc::scheduler

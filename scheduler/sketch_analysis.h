@@ -1,10 +1,12 @@
 // Questions the sketch rules (and the -O0 schedule) ask of a schedule state: which stages
-// are padding, which reductions a root stage may compute per tile, which axes they index.
+// are padding, which reductions a root stage may compute per tile, which axes they index,
+// and the register tile the -O0 policy gives such a stage.
 #pragma once
 
 #include <set>
 #include <vector>
 
+#include "ir/target.h"
 #include "scheduler/schedule_state.h"
 
 namespace tlmc::scheduler {
@@ -18,5 +20,19 @@ bool is_padding_of_reduction(const ScheduleState& st, int stage);
 std::vector<int> attachable_producers(const ScheduleState& st, int root);
 // Axes of `stage` that index some load of `tensor` in its body.
 std::set<size_t> axes_indexing(const ir::Stage& stage, int tensor);
+
+// The -O0 policy, which the spaces' default values follow too.
+// The largest divisor of n that is at most cap (1 when none is above 1).
+int64_t largest_divisor_at_most(int64_t n, int64_t cap);
+// Vector registers a reduction's accumulator tile may take: half of the register file, the
+// rest holding operands.
+int64_t accumulator_registers(const ir::Target& t);
+// Vectors along the innermost axis of a reduction's tile, at most.
+constexpr int64_t kTileVectors = 4;
+// The tile of root stage `root` computing `producers` per tile, per root axis: the vector
+// axis up to kTileVectors vectors, the reuse axis filling the accumulator registers, axes
+// no producer indexes whole, the others 1.
+std::vector<int64_t> register_tile(const ScheduleState& st, int root,
+                                   const std::vector<int>& producers, const ir::Target& target);
 
 }  // namespace tlmc::scheduler

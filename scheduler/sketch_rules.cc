@@ -1,8 +1,30 @@
 #include "scheduler/sketch_rules.h"
 
+#include <algorithm>
 #include <map>
 
 namespace tlmc::scheduler {
+
+Fallback at_most(int64_t want) {
+  return [want](const SketchRun&, const std::vector<int64_t>& valid) {
+    int64_t best = *std::min_element(valid.begin(), valid.end());
+    for (int64_t v : valid)
+      if (v <= want && v > best) best = v;
+    return best;
+  };
+}
+
+Fallback largest() {
+  return [](const SketchRun&, const std::vector<int64_t>& valid) {
+    return *std::max_element(valid.begin(), valid.end());
+  };
+}
+
+Fallback smallest() {
+  return [](const SketchRun&, const std::vector<int64_t>& valid) {
+    return *std::min_element(valid.begin(), valid.end());
+  };
+}
 
 std::string SketchBuild::role(int stage) const {
   // The operator's part the stage computes: the suffix lowering gave its name ("x.conv",
@@ -33,11 +55,12 @@ void SketchBuild::add_fixed(std::function<void(SketchRun&)> emit) {
 
 size_t SketchBuild::add_space(Space space,
                               std::function<std::vector<int64_t>(const SketchRun&)> candidates,
-                              std::function<void(SketchRun&, int64_t)> emit) {
+                              std::function<void(SketchRun&, int64_t)> emit, Fallback fallback) {
   SketchStep step;
   step.space = std::move(space);
   step.candidates = std::move(candidates);
   step.emit = std::move(emit);
+  step.fallback = std::move(fallback);
   steps.push_back(std::move(step));
   return spaces++;
 }

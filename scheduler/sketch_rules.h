@@ -13,6 +13,12 @@
 
 namespace tlmc::scheduler {
 
+using Fallback = std::function<int64_t(const SketchRun&, const std::vector<int64_t>& valid)>;
+// Default policies: the largest valid value at most `want` (else the smallest valid one).
+Fallback at_most(int64_t want);
+Fallback largest();
+Fallback smallest();
+
 // What the rules share while a sketch is built.
 struct SketchBuild {
   const ir::Target& target;
@@ -25,9 +31,9 @@ struct SketchBuild {
   std::string role(int stage) const;
   void add_fixed(std::function<void(SketchRun&)> emit);
   // Adds a space step; returns its index among the sketch's spaces (its value's index in
-  // SketchRun::values).
+  // SketchRun::values). `fallback` is the -O0 policy's value, among those valid.
   size_t add_space(Space space, std::function<std::vector<int64_t>(const SketchRun&)> candidates,
-                   std::function<void(SketchRun&, int64_t)> emit);
+                   std::function<void(SketchRun&, int64_t)> emit, Fallback fallback);
 };
 
 class SketchRule {

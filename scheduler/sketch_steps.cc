@@ -21,7 +21,7 @@ const std::vector<int64_t>& unroll_steps() {
   return steps;
 }
 
-void add_vectorize_space(SketchBuild& b, int stage) {
+void add_vectorize_space(SketchBuild& b, int stage, Fallback fallback) {
   b.add_space(
       Space{SpaceKind::Vectorize, b.role(stage), "-"},
       [](const SketchRun&) {
@@ -31,10 +31,11 @@ void add_vectorize_space(SketchBuild& b, int stage) {
         if (v == 0) return;
         const size_t n = r.state.stages[static_cast<size_t>(stage)].leaves.size();
         r.emit(Decision{DecisionKind::Vectorize, stage, -1, {static_cast<int64_t>(n) - 1}});
-      });
+      },
+      std::move(fallback));
 }
 
-void add_unroll_space(SketchBuild& b, int stage) {
+void add_unroll_space(SketchBuild& b, int stage, Fallback fallback) {
   const int lanes = b.target.vector_lanes(ir::dtype_size(
       b.base.state.te.tensor(b.base.state.te.stages[static_cast<size_t>(stage)].output).dtype));
   b.add_space(
@@ -54,7 +55,8 @@ void add_unroll_space(SketchBuild& b, int stage) {
             r.emit(Decision{DecisionKind::Unroll, stage, -1, {static_cast<int64_t>(i)}});
           product *= it.extent;
         }
-      });
+      },
+      std::move(fallback));
 }
 
 }  // namespace tlmc::scheduler

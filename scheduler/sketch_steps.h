@@ -16,10 +16,10 @@ std::vector<int64_t> divisors(int64_t n, int64_t cap);
 const std::vector<int64_t>& unroll_steps();
 
 // "vectorize STAGE -": 1 runs the stage's innermost loop over SIMD lanes.
-void add_vectorize_space(SketchBuild& b, int stage);
+void add_vectorize_space(SketchBuild& b, int stage, Fallback fallback);
 // "unroll STAGE -": unrolls the stage's innermost loops, inner to outer, while the product of
 // their iteration counts (a vectorized loop counting its vectors) is at most the value; it
 // stops at a reduction loop, or at a loop longer than the code generator writes out.
-void add_unroll_space(SketchBuild& b, int stage);
+void add_unroll_space(SketchBuild& b, int stage, Fallback fallback);
 
 }  // namespace tlmc::scheduler

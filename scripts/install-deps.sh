@@ -9,6 +9,7 @@ packages=(
   libonnx-dev libprotobuf-dev protobuf-compiler          # ONNX import
   python3-onnx python3-torch python3-torchvision        # model-zoo and ONNX conformance tests
   libsqlite3-dev                                         # the tuning database
+  libxgboost-dev                                         # the search's cost model
   llvm-14-dev libclang-cpp14-dev libclang-14-dev         # in-process compilation of candidates
   libgtest-dev                                           # tests
   libdnnl-dev                                            # bench/: the oneDNN peer

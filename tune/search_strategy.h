@@ -1,7 +1,7 @@
 // Search strategies behind one interface: each proposes batches of points of a sketch's
 // spaces (one value per space, every value listed by the space) and learns from what was
-// measured. Random sampling is the baseline; the evolutionary search with a learned cost
-// model comes next.
+// measured. Random sampling is the baseline; the evolutionary search is guided by a learned
+// cost model that all the tasks of a run share.
 #pragma once
 
 #include <memory>
@@ -9,7 +9,9 @@
 #include <string>
 #include <vector>
 
+#include "ir/target.h"
 #include "scheduler/sketch.h"
+#include "tune/cost_model.h"
 #include "tune/measurer.h"
 
 namespace tlmc::tune {
@@ -26,5 +28,19 @@ class SearchStrategy {
 
 // Uniform sampling from the spaces (each value drawn among those valid at its point).
 std::unique_ptr<SearchStrategy> make_random_search(const scheduler::Sketch& sketch, uint64_t seed);
+
+struct EvolutionOptions {
+  size_t population = 128;        // points per generation
+  int generations = 4;            // of mutation and selection per round
+  double random_fraction = 0.15;  // of each round's proposals drawn at random (exploration)
+};
+
+// Evolution of a population by mutations inside the spaces, selected by `model`'s score of
+// each point's loop nest; random points until the model has learnt from enough
+// measurements. Measurements observed are added to `model` as samples of `task`.
+std::unique_ptr<SearchStrategy> make_evolutionary_search(const scheduler::Sketch& sketch,
+                                                         const ir::Target& target, CostModel& model,
+                                                         int task, EvolutionOptions options,
+                                                         uint64_t seed);
 
 }  // namespace tlmc::tune

@@ -78,11 +78,15 @@ void refresh_best(TaskState& s, const scheduler::TuningDb& db, const ir::Target&
 }
 
 // The baseline and what earlier runs recorded.
-void start(TaskState& s, const ir::Target& target, scheduler::TuningDb& db,
-           const TuneOptions& options) {
+void start(TaskState& s, int index, CostModel& model, const ir::Target& target,
+           scheduler::TuningDb& db, const TuneOptions& options) {
   const MeasureTask& task = s.task->measure;
   s.report = TaskReport{task.workload_key, s.task->occurrences, task.flops, 0, 0, 0};
-  s.search = make_random_search(s.sketch, options.seed);
+  const uint64_t seed = options.seed + static_cast<uint64_t>(index);
+  s.search =
+      options.search == SearchKind::Random
+          ? make_random_search(s.sketch, seed)
+          : make_evolutionary_search(s.sketch, target, model, index, options.evolution, seed);
   s.measurer = std::make_unique<Measurer>(task, target, options.measure);
   const std::string baseline_text =
       scheduler::schedule_record_text(scheduler::default_schedule(task.program, target));
@@ -145,10 +149,11 @@ std::vector<TaskReport> tune_tasks(const std::vector<TuneTask>& tasks, const ir:
   std::vector<TaskState> states;
   states.reserve(tasks.size());
   int64_t spent = 0, measured = 0;
+  CostModel model;  // one for all tasks: what one teaches carries over to the others
   for (const TuneTask& t : tasks) {
     states.push_back(
         TaskState{&t, scheduler::generate_sketch(t.measure.program, target), {}, {}, {}});
-    start(states.back(), target, db, options);
+    start(states.back(), static_cast<int>(states.size() - 1), model, target, db, options);
     spent += states.back().report.trials;
   }
   const int64_t batch = static_cast<int64_t>(std::max<size_t>(1, options.batch));

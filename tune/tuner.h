@@ -13,6 +13,7 @@
 #include "ir/target.h"
 #include "scheduler/tuning_db.h"
 #include "tune/measurer.h"
+#include "tune/search_strategy.h"
 
 namespace tlmc::tune {
 
@@ -21,7 +22,11 @@ struct TuneTask {
   int occurrences = 1;  // how often one run of the model runs this subgraph
 };
 
+enum class SearchKind { Random, Evolutionary };
+
 struct TuneOptions {
+  SearchKind search = SearchKind::Evolutionary;
+  EvolutionOptions evolution;  // SearchKind::Evolutionary only
   int64_t trials = 0;          // measurements in all, over every task (the baselines excluded)
   size_t batch = 16;           // candidates proposed, then measured and recorded, per round
   int jobs = 1;                // threads compiling a round's candidates

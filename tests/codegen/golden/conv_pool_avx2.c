@@ -171,8 +171,10 @@ static void conv_pool_k0_par1(void* ctx_, int64_t begin, int64_t end) {
   for (int64_t v26 = begin; v26 < end; ++v26) {
     {
       float b4[24] __attribute__((aligned(64)));
-      for (int64_t v15 = 0; v15 < 1; ++v15) {
-        for (int64_t v17 = 0; v17 < 1; ++v17) {
+      {
+        const int64_t v15 = 0;
+        {
+          const int64_t v17 = 0;
           {
             const int64_t v16 = 0;
             {
@@ -215,8 +217,10 @@ static void conv_pool_k0_par1(void* ctx_, int64_t begin, int64_t end) {
           }
         }
       }
-      for (int64_t v15 = 0; v15 < 1; ++v15) {
-        for (int64_t v17 = 0; v17 < 1; ++v17) {
+      {
+        const int64_t v15 = 0;
+        {
+          const int64_t v17 = 0;
           for (int64_t v19 = 0; v19 < 2; ++v19) {
             for (int64_t v20 = 0; v20 < 3; ++v20) {
               for (int64_t v21 = 0; v21 < 3; ++v21) {
@@ -311,8 +315,10 @@ static void conv_pool_k1_par0(void* ctx_, int64_t begin, int64_t end) {
   for (int64_t v16 = begin; v16 < end; ++v16) {
     {
       float b2[9] __attribute__((aligned(64)));
-      for (int64_t v6 = 0; v6 < 1; ++v6) {
-        for (int64_t v7 = 0; v7 < 1; ++v7) {
+      {
+        const int64_t v6 = 0;
+        {
+          const int64_t v7 = 0;
           for (int64_t v8 = 0; v8 < 3; ++v8) {
             for (int64_t v9 = 0; v9 < 3; ++v9) {
               {

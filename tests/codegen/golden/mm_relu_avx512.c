@@ -187,7 +187,8 @@ static void mm_relu_k0(const float* restrict b0, const float* restrict b1, float
   for (int64_t v8 = 0; v8 < 4; ++v8) {
     {
       float b3[32] __attribute__((aligned(64)));
-      for (int64_t v5 = 0; v5 < 1; ++v5) {
+      {
+        const int64_t v5 = 0;
         {
           const int64_t v6 = 0;
           tlmc_vstore16(&b3[((v5 * 32) + v6)], tlmc_vsplat16(0.0f));
@@ -197,7 +198,8 @@ static void mm_relu_k0(const float* restrict b0, const float* restrict b1, float
           tlmc_vstore16(&b3[((v5 * 32) + v6)], tlmc_vsplat16(0.0f));
         }
       }
-      for (int64_t v5 = 0; v5 < 1; ++v5) {
+      {
+        const int64_t v5 = 0;
         for (int64_t v7 = 0; v7 < 16; ++v7) {
           {
             const int64_t v6 = 0;

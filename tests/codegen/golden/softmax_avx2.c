@@ -148,7 +148,8 @@ static void softmax_k0_par0(void* ctx_, int64_t begin, int64_t end) {
       {
         float b3[2] __attribute__((aligned(64)));
         for (int64_t v8 = 0; v8 < 2; ++v8) {
-          for (int64_t v9 = 0; v9 < 1; ++v9) {
+          {
+            const int64_t v9 = 0;
             {
               float b4[1];
               b4[0] = (-INFINITY);
@@ -160,7 +161,8 @@ static void softmax_k0_par0(void* ctx_, int64_t begin, int64_t end) {
           }
         }
         for (int64_t v11 = 0; v11 < 2; ++v11) {
-          for (int64_t v12 = 0; v12 < 1; ++v12) {
+          {
+            const int64_t v12 = 0;
             {
               float b5[1];
               b5[0] = 0.0f;

@@ -1,0 +1,175 @@
+// Evolutionary search guided by the cost model (Ansor's, on tlmc's spaces): a population
+// seeded with the best measured points and random ones evolves for a few generations by
+// mutations that stay inside the spaces, each point scored by the model from the features
+// of its lowered loop nest; a round proposes the best-scored new points, and a few random
+// ones so that the model keeps seeing what it does not yet know.
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+
+#include "scheduler/lower_schedule.h"
+#include "tune/loop_features.h"
+#include "tune/search_strategy.h"
+
+namespace tlmc::tune {
+namespace {
+
+using Point = std::vector<int64_t>;
+
+class EvolutionarySearch : public SearchStrategy {
+ public:
+  EvolutionarySearch(const scheduler::Sketch& sketch, const ir::Target& target, CostModel& model,
+                     int task, EvolutionOptions options, uint64_t seed)
+      : sketch_(sketch),
+        target_(target),
+        model_(model),
+        task_(task),
+        options_(options),
+        rng_(seed) {}
+
+  std::string_view name() const override { return "evolutionary"; }
+
+  std::vector<Point> propose(size_t n) override {
+    model_.train();
+    std::vector<Point> out;
+    if (model_.ready()) {
+      out = best_predicted(n - std::min(n, random_share(n)));
+    } else if (!sketch_.spaces().empty()) {
+      // Before the model can tell: the default point (the -O0 policy's values) and its
+      // neighbours, half of the round; random points, the other half.
+      Point start = scheduler::default_values(sketch_);
+      for (size_t tries = 0; out.size() < (n + 1) / 2 && tries < 8 * n; ++tries) {
+        if (is_new(start)) {
+          proposed_.insert(start);
+          out.push_back(start);
+        }
+        start = mutate(out.empty() ? start : out[tries % out.size()]);
+      }
+    }
+    // Random points: all of them until the model can tell, a share after.
+    for (size_t misses = 0; out.size() < n && misses < 64 * n + 64;) {
+      Point p = scheduler::random_values(sketch_, rng_);
+      if (is_new(p)) {
+        proposed_.insert(p);
+        out.push_back(std::move(p));
+        misses = 0;
+      } else {
+        ++misses;
+      }
+    }
+    return out;
+  }
+
+  void observe(const Point& values, const MeasureResult& result) override {
+    proposed_.insert(values);
+    const double seconds = result.status == scheduler::MeasureStatus::Ok ? result.seconds : 0;
+    if (seconds > 0) measured_.emplace_back(seconds, values);
+    model_.add(task_, features(values), seconds);
+  }
+
+ private:
+  size_t random_share(size_t n) const {
+    return static_cast<size_t>(std::lround(static_cast<double>(n) * options_.random_fraction));
+  }
+
+  bool is_new(const Point& p) const { return proposed_.count(p) == 0; }
+
+  // The features of a point, computed once.
+  const std::vector<float>& features(const Point& p) {
+    auto it = features_.find(p);
+    if (it != features_.end()) return it->second;
+    scheduler::SketchCursor c(sketch_);
+    for (int64_t v : p) c.choose(v);
+    const ir::LoopProgram loops = scheduler::lower_schedule(c.run().state, "candidate");
+    return features_.emplace(p, loop_features(loops, target_)).first->second;
+  }
+
+  std::vector<float> score(const std::vector<Point>& points) {
+    std::vector<std::vector<float>> rows;
+    rows.reserve(points.size());
+    for (const Point& p : points) rows.push_back(features(p));
+    return model_.predict(rows);
+  }
+
+  // A point like `p` with one space re-drawn: the spaces before it keep their values, the
+  // chosen one takes another of its valid values, and each later one keeps its value when it
+  // is still valid, else takes the valid value nearest to it.
+  Point mutate(const Point& p) {
+    const size_t at = std::uniform_int_distribution<size_t>(0, p.size() - 1)(rng_);
+    scheduler::SketchCursor c(sketch_);
+    for (size_t i = 0; i < p.size(); ++i) {
+      const std::vector<int64_t>& valid = c.valid_values();
+      if (i == at) {
+        c.choose(valid[std::uniform_int_distribution<size_t>(0, valid.size() - 1)(rng_)]);
+        continue;
+      }
+      int64_t nearest = valid[0];
+      for (int64_t v : valid)
+        if (std::llabs(v - p[i]) < std::llabs(nearest - p[i])) nearest = v;
+      c.choose(nearest);
+    }
+    return c.run().values;
+  }
+
+  // Draws an index with probability proportional to its score (floored, so that a point
+  // the model rates 0 can still be picked).
+  size_t pick(const std::vector<float>& scores) {
+    std::vector<double> w;
+    for (float s : scores) w.push_back(std::max(1e-3, static_cast<double>(s)));
+    return std::discrete_distribution<size_t>(w.begin(), w.end())(rng_);
+  }
+
+  std::vector<Point> best_predicted(size_t n) {
+    if (n == 0 || sketch_.spaces().empty()) return {};
+    // The first generation: the best measured points, then random ones.
+    std::vector<Point> population = {scheduler::default_values(sketch_)};
+    std::sort(measured_.begin(), measured_.end());
+    for (size_t i = 0; i < measured_.size() && population.size() < options_.population / 4; ++i)
+      population.push_back(measured_[i].second);
+    while (population.size() < options_.population)
+      population.push_back(scheduler::random_values(sketch_, rng_));
+    // Every new point met on the way, with its score.
+    std::map<Point, float> found;
+    for (int g = 0;; ++g) {
+      const std::vector<float> scores = score(population);
+      for (size_t i = 0; i < population.size(); ++i)
+        if (is_new(population[i])) found[population[i]] = scores[i];
+      if (g == options_.generations) break;
+      std::vector<Point> next;
+      for (size_t i = 0; i < options_.population; ++i)
+        next.push_back(mutate(population[pick(scores)]));
+      population = std::move(next);
+    }
+    std::vector<std::pair<float, Point>> ranked;
+    for (auto& [p, s] : found) ranked.emplace_back(-s, p);
+    std::sort(ranked.begin(), ranked.end());
+    std::vector<Point> out;
+    for (size_t i = 0; i < ranked.size() && out.size() < n; ++i) {
+      proposed_.insert(ranked[i].second);
+      out.push_back(ranked[i].second);
+    }
+    return out;
+  }
+
+  const scheduler::Sketch& sketch_;
+  const ir::Target target_;
+  CostModel& model_;
+  const int task_;
+  const EvolutionOptions options_;
+  std::mt19937_64 rng_;
+  std::set<Point> proposed_;                        // proposed or observed: never again
+  std::vector<std::pair<double, Point>> measured_;  // seconds, point: the ones that ran
+  std::map<Point, std::vector<float>> features_;
+};
+
+}  // namespace
+
+std::unique_ptr<SearchStrategy> make_evolutionary_search(const scheduler::Sketch& sketch,
+                                                         const ir::Target& target, CostModel& model,
+                                                         int task, EvolutionOptions options,
+                                                         uint64_t seed) {
+  return std::make_unique<EvolutionarySearch>(sketch, target, model, task, options, seed);
+}
+
+}  // namespace tlmc::tune
