@@ -32,7 +32,11 @@
 #ifdef TLMC_BENCH_HAVE_OPENMP
 #include <omp.h>
 #endif
+#ifdef TLMC_BENCH_HAVE_OPENBLAS
+#include <cblas.h>
+#endif
 
+#include "fma_peak.h"
 #include "tlmc_bench_target.h"  // TLMC_BENCH_TARGET: the target tlmc compiled the libraries for
 #include "w1.h"
 #include "w2.h"
@@ -177,7 +181,26 @@ struct Workload {
   size_t out_elems = 0;
   // Builds the oneDNN primitive for the same computation on the same data.
   std::function<OnednnCase(Onednn&)> onednn;
+  // The matrix products only: OpenBLAS's sgemm into `out` (empty for the convolutions).
+  std::function<void(float* out)> openblas;
 };
+
+// out[b] = x[b] (m x k) * w[b] (k x n), b < batch, with OpenBLAS's sgemm.
+std::function<void(float*)> openblas_matmul(std::shared_ptr<Buffer> x, std::shared_ptr<Buffer> w,
+                                            int batch, int m, int k, int n) {
+#ifdef TLMC_BENCH_HAVE_OPENBLAS
+  return [=](float* out) {
+    for (int b = 0; b < batch; ++b)
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0F,
+                  x->data() + static_cast<size_t>(b) * m * k, k,
+                  w->data() + static_cast<size_t>(b) * k * n, n, 0.0F,
+                  out + static_cast<size_t>(b) * m * n, n);
+  };
+#else
+  (void)x, (void)w, (void)batch, (void)m, (void)k, (void)n;
+  return {};
+#endif
+}
 
 // Y[b] = X[b] (M x K) * W[b] (K x N) (+ bias[N], Relu): MatMul, or Gemm + bias + Relu.
 OnednnCase onednn_matmul(Onednn& d, const Dims& src_dims, const Dims& wei_dims,
@@ -264,7 +287,8 @@ std::vector<Workload> make_workloads() {
   std::vector<Workload> ws;
   {
     Workload w{
-        "W1", "MatMul [1024,1024] x [1024,1024]", 1024.0 * 1024 * 1024, TLMC_MODEL(w1), {}, 0, {}};
+        "W1", "MatMul [1024,1024] x [1024,1024]", 1024.0 * 1024 * 1024, TLMC_MODEL(w1), {}, 0, {},
+        {}};
     auto a = make_uniform(1024 * 1024, 1001, -1, 1);
     auto b = make_uniform(1024 * 1024, 101, -1, 1);  // W1.yaml: b
     w.tlmc_inputs = {a};
@@ -272,12 +296,18 @@ std::vector<Workload> make_workloads() {
     w.onednn = [a, b](Onednn& d) {
       return onednn_matmul(d, {1024, 1024}, {1024, 1024}, {1024, 1024}, *a, *b, nullptr);
     };
+    w.openblas = openblas_matmul(a, b, 1, 1024, 1024, 1024);
     ws.push_back(std::move(w));
   }
   {
-    Workload w{
-        "W2", "Gemm+bias+Relu [128,768] x [768,3072]", 128.0 * 768 * 3072, TLMC_MODEL(w2), {}, 0,
-        {}};
+    Workload w{"W2",
+               "Gemm+bias+Relu [128,768] x [768,3072]",
+               128.0 * 768 * 3072,
+               TLMC_MODEL(w2),
+               {},
+               0,
+               {},
+               {}};
     auto x = make_uniform(128 * 768, 1002, -1, 1);
     auto wt = make_uniform(768 * 3072, 201, -1, 1);  // W2.yaml: w
     auto bias = make_uniform(3072, 202, -1, 1);      // W2.yaml: bias
@@ -286,6 +316,7 @@ std::vector<Workload> make_workloads() {
     w.onednn = [x, wt, bias](Onednn& d) {
       return onednn_matmul(d, {128, 768}, {768, 3072}, {128, 3072}, *x, *wt, bias.get());
     };
+    w.openblas = openblas_matmul(x, wt, 1, 128, 768, 3072);
     ws.push_back(std::move(w));
   }
   {
@@ -295,6 +326,7 @@ std::vector<Workload> make_workloads() {
                TLMC_MODEL(w3),
                {},
                0,
+               {},
                {}};
     auto x = make_uniform(64 * 56 * 56, 1003, -1, 1);
     auto wt = make_uniform(64 * 64 * 9, 301, -1, 1);  // W3.yaml: w
@@ -307,7 +339,8 @@ std::vector<Workload> make_workloads() {
     ws.push_back(std::move(w));
   }
   {
-    Workload w{"W4", "Conv1x1 1x256x56x56 -> 64", 56.0 * 56 * 64 * 256, TLMC_MODEL(w4), {}, 0, {}};
+    Workload w{"W4", "Conv1x1 1x256x56x56 -> 64", 56.0 * 56 * 64 * 256, TLMC_MODEL(w4), {}, 0, {},
+               {}};
     auto x = make_uniform(256 * 56 * 56, 1004, -1, 1);
     auto wt = make_uniform(64 * 256, 401, -1, 1);  // W4.yaml: w
     w.tlmc_inputs = {x};
@@ -324,6 +357,7 @@ std::vector<Workload> make_workloads() {
                TLMC_MODEL(w5),
                {},
                0,
+               {},
                {}};
     auto q = make_uniform(12 * 128 * 64, 1005, -1, 1);
     auto k = make_uniform(12 * 64 * 128, 1006, -1, 1);
@@ -332,12 +366,18 @@ std::vector<Workload> make_workloads() {
     w.onednn = [q, k](Onednn& d) {
       return onednn_matmul(d, {12, 128, 64}, {12, 64, 128}, {12, 128, 128}, *q, *k, nullptr);
     };
+    w.openblas = openblas_matmul(q, k, 12, 128, 64, 128);
     ws.push_back(std::move(w));
   }
   {
-    Workload w{
-        "W6", "depthwise Conv3x3 1x144x56x56, g144 p1", 144.0 * 56 * 56 * 9, TLMC_MODEL(w6), {}, 0,
-        {}};
+    Workload w{"W6",
+               "depthwise Conv3x3 1x144x56x56, g144 p1",
+               144.0 * 56 * 56 * 9,
+               TLMC_MODEL(w6),
+               {},
+               0,
+               {},
+               {}};
     auto x = make_uniform(144 * 56 * 56, 1007, -1, 1);
     auto wt = make_uniform(144 * 9, 601, -1, 1);  // W6.yaml: w
     w.tlmc_inputs = {x};
@@ -361,6 +401,7 @@ struct Options {
   double warmup = 0.2;    // seconds of untimed runs before the first round, at least (and 3 runs)
   int rounds = 3;  // tlmc and oneDNN alternate this many times, each round 1/rounds of the runs
   std::set<std::string> only;
+  std::string results;  // a file for the figures, tab-separated, for scripts
 };
 
 double seconds_since(Clock::time_point t0) {
@@ -520,7 +561,7 @@ void usage(FILE* f) {
   std::fprintf(
       f,
       "usage: bench_kernels [--threads N] [--only W1,W3,...] [--min-runs N] [--min-time S]\n"
-      "                     [--max-time S] [--warmup S] [--rounds N]\n"
+      "                     [--max-time S] [--warmup S] [--rounds N] [--results FILE]\n"
       "Times tlmc's kernels and oneDNN's primitives on the workloads W1-W6 of shared/bench.md.\n"
       "  --threads N    threads for both (default: all online cores)\n"
       "  --only LIST    the workloads to run (default: all)\n"
@@ -529,7 +570,9 @@ void usage(FILE* f) {
       "  --max-time S   ...but at most S seconds once 2 runs per round are done (default 10)\n"
       "  --warmup S     seconds of untimed runs first, at least 3 runs (default 0.2)\n"
       "  --rounds N     tlmc and oneDNN alternate N times, each round 1/N of the runs (default "
-      "3)\n");
+      "3)\n"
+      "  --results FILE also write the FMA peak and each workload's GFLOP/s (tlmc, oneDNN,\n"
+      "                 OpenBLAS), tab-separated\n");
 }
 
 Options parse(int argc, char** argv) {
@@ -554,6 +597,8 @@ Options parse(int argc, char** argv) {
         o.max_time = std::stod(value());
       } else if (a == "--rounds") {
         o.rounds = std::stoi(value());
+      } else if (a == "--results") {
+        o.results = value();
       } else if (a == "--warmup") {
         o.warmup = std::stod(value());
       } else if (a == "--only") {
@@ -600,11 +645,24 @@ int main(int argc, char** argv) {
   onednn_threads = "NOT SET (its runtime's default; this build cannot set it)";
 #endif
 
+#ifdef TLMC_BENCH_HAVE_OPENBLAS
+  openblas_set_num_threads(o.threads);
+  const std::string openblas = std::string(openblas_get_config()) + ", " +
+                               std::to_string(openblas_get_num_threads()) + " threads";
+#else
+  const std::string openblas = "not built in (install libopenblas-dev)";
+#endif
+  const FmaPeak peak = measure_fma_peak(o.threads);
+
   const dnnl::version_t* v = dnnl::version();
   std::printf("tlmc kernels vs oneDNN, float32, workloads W1-W6 of shared/bench.md\n");
   std::printf("machine: %s, %ld cores online, load average %s at the start\n", cpu_model().c_str(),
               sysconf(_SC_NPROCESSORS_ONLN), load_average().c_str());
-  std::printf("tlmc:    target %s, -O0\n", TLMC_BENCH_TARGET);
+  std::printf("peak:    %.1f GFLOP/s float32 FMA on %d threads (%s), measured now\n", peak.gflops,
+              o.threads, peak.isa.c_str());
+  std::printf("tlmc:    target %s, %s\n", TLMC_BENCH_TARGET, TLMC_BENCH_OPT);
+  std::printf("OpenBLAS: %s (matrix products only; W2's bias and Relu not run)\n",
+              openblas.c_str());
   std::printf("oneDNN:  %d.%d.%d, CPU runtime %s, ISA %s\n", v->major, v->minor, v->patch,
               onednn_runtime(), isa_name(dnnl::get_effective_cpu_isa()));
   std::printf("threads: %d (tlmc: wN_set_num_threads(%d); oneDNN: %s)\n", o.threads, o.threads,
@@ -617,9 +675,11 @@ int main(int argc, char** argv) {
   std::fflush(stdout);
 
   Onednn dnn;
-  std::vector<std::vector<std::string>> rows = {{"workload", "shape", "tlmc ms", "tlmc GFLOP/s",
-                                                 "oneDNN ms", "oneDNN GFLOP/s", "tlmc/oneDNN",
-                                                 "max rel err", "runs", "round spread"}};
+  std::vector<std::vector<std::string>> rows = {
+      {"workload", "shape", "tlmc ms", "tlmc GFLOP/s", "% peak", "oneDNN ms", "oneDNN GFLOP/s",
+       "tlmc/oneDNN", "OpenBLAS GFLOP/s", "tlmc/OpenBLAS", "max rel err", "runs", "round spread"}};
+  std::vector<double> ratios;
+  std::string results;  // --results: workload, then GFLOP/s of tlmc, oneDNN, OpenBLAS
   std::vector<std::string> notes;
   bool ok = true;
   for (Workload& w : make_workloads()) {
@@ -639,13 +699,17 @@ int main(int argc, char** argv) {
         throw std::runtime_error(w.id + ": tlmc run failed");
     };
     OnednnCase c = w.onednn(dnn);
-    // Alternate the two, so that a spell of load from elsewhere on the machine falls on both.
-    Samples tt, dt;
+    Buffer blas_out(w.out_elems);
+    // Alternate them, so that a spell of load from elsewhere on the machine falls on all.
+    Samples tt, dt, bt;
     for (int r = 0; r < o.rounds; ++r) {
       settle();
       tt.round(run_tlmc, o);
       settle();
       dt.round([&] { dnn.run(c); }, o);
+      if (!w.openblas) continue;
+      settle();
+      bt.round([&] { w.openblas(blas_out.data()); }, o);
     }
     dnn.read_back(c);
 
@@ -663,15 +727,32 @@ int main(int argc, char** argv) {
     ok = ok && agree;
 
     const double flop = 2 * w.macs;
-    rows.push_back({w.id, w.shape, fixed(tt.median() * 1e3, 3), fixed(flop / tt.median() * 1e-9, 1),
-                    fixed(dt.median() * 1e3, 3), fixed(flop / dt.median() * 1e-9, 1),
-                    fixed(dt.median() / tt.median(), 2), sci(err) + (agree ? "" : " FAIL"),
-                    std::to_string(tt.runs()) + "/" + std::to_string(dt.runs()),
-                    fixed(tt.spread(), 2) + "/" + fixed(dt.spread(), 2)});
+    const bool blas = static_cast<bool>(w.openblas);
+    ratios.push_back(dt.median() / tt.median());
+    results += w.id + "\t" + fixed(flop / tt.median() * 1e-9, 2) + "\t" +
+               fixed(flop / dt.median() * 1e-9, 2) + "\t" +
+               (blas ? fixed(flop / bt.median() * 1e-9, 2) : "-") + "\n";
+    rows.push_back(
+        {w.id, w.shape, fixed(tt.median() * 1e3, 3), fixed(flop / tt.median() * 1e-9, 1),
+         fixed(100 * flop / tt.median() * 1e-9 / peak.gflops, 0), fixed(dt.median() * 1e3, 3),
+         fixed(flop / dt.median() * 1e-9, 1), fixed(dt.median() / tt.median(), 2),
+         blas ? fixed(flop / bt.median() * 1e-9, 1) : "-",
+         blas ? fixed(bt.median() / tt.median(), 2) : "-", sci(err) + (agree ? "" : " FAIL"),
+         std::to_string(tt.runs()) + "/" + std::to_string(dt.runs()),
+         fixed(tt.spread(), 2) + "/" + fixed(dt.spread(), 2)});
     notes.push_back(w.id + ": oneDNN " + c.impl);
   }
 
   print_table(rows);
+  double log_sum = 0;
+  for (double r : ratios) log_sum += std::log(r);
+  if (!ratios.empty())
+    std::printf("\ngeometric mean of tlmc/oneDNN over these %zu workloads: %.2f\n", ratios.size(),
+                std::exp(log_sum / static_cast<double>(ratios.size())));
+  if (!o.results.empty()) {
+    std::ofstream f(o.results);
+    f << "peak\t" << fixed(peak.gflops, 2) << "\n" << results;
+  }
   std::printf(
       "\nGFLOP/s = 2*MACs / median time (bias and Relu not counted). tlmc/oneDNN = oneDNN time / "
       "tlmc time:\n"

@@ -1,0 +1,223 @@
+#!/usr/bin/env python3
+"""Tuning curves of tlmc -O3 on the workloads W1-W6 (shared/bench.md).
+
+For each workload and search strategy (evolutionary, random), tlmc -O3 tunes the workload
+from an empty tuning database up to each budget in --trials (a run resumes from the records
+of the one before, so a budget's wall-clock time is the sum of the runs up to it); after
+each, the best measured time gives the GFLOP/s (2*MACs / time, bias and Relu not counted).
+Then bench_kernels builds the W1-W6 libraries from the evolutionary search's records and
+times them beside oneDNN and OpenBLAS, with the machine's FMA peak, in one run.
+
+Prints two tables to stdout and writes the curves as an SVG plot (--out). Progress goes to
+stderr. A benchmark, not a test: see bench/README.md.
+"""
+import argparse
+import math
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# The build folder (bench/run.sh's); TLMC_BENCH_BUILD names another, an existing build say.
+BUILD = os.environ.get("TLMC_BENCH_BUILD", os.path.join(ROOT, "build-bench"))
+# Multiply-adds of each workload (shared/bench.md).
+MACS = {
+    "W1": 1024 * 1024 * 1024,
+    "W2": 128 * 768 * 3072,
+    "W3": 64 * 64 * 9 * 56 * 56,
+    "W4": 256 * 64 * 56 * 56,
+    "W5": 12 * 128 * 64 * 128,
+    "W6": 144 * 9 * 56 * 56,
+}
+
+
+def log(*args):
+    print(*args, file=sys.stderr, flush=True)
+
+
+def run(cmd, **kw):
+    log("+", " ".join(cmd))
+    return subprocess.run(cmd, check=True, **kw)
+
+
+def build_tlmc():
+    if os.path.exists(os.path.join(BUILD, "CMakeCache.txt")):
+        run(["cmake", "-B", BUILD, "-DTLMC_BUILD_BENCH=ON"], stdout=sys.stderr)
+    else:
+        run(["cmake", "-S", ROOT, "-B", BUILD, "-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release",
+             "-DTLMC_BUILD_BENCH=ON", "-DBUILD_TESTING=OFF"], stdout=sys.stderr)
+    run(["ninja", "-C", BUILD, "-j", os.environ.get("TLMC_BENCH_JOBS", "1"), "tlmc"],
+        stdout=sys.stderr)
+    return os.path.join(BUILD, "driver", "tlmc")
+
+
+def best_seconds(db):
+    """The fastest successful record, the trials (records but the -O0 baseline), and the
+    baseline's time."""
+    con = sqlite3.connect(db)
+    try:
+        best = con.execute("SELECT MIN(seconds) FROM records WHERE status = 'ok'").fetchone()[0]
+        trials = con.execute(
+            "SELECT COUNT(*) FROM records WHERE schedule NOT LIKE 'tlmc-schedule 1%'").fetchone()[0]
+        base = con.execute("SELECT seconds FROM records WHERE status = 'ok' AND "
+                           "schedule LIKE 'tlmc-schedule 1%'").fetchone()
+    finally:
+        con.close()
+    return best, trials, base[0] if base else None
+
+
+def tune_curve(tlmc, workload, search, budgets, out_dir, threads):
+    """[(budget, trials done, GFLOP/s, cumulative seconds)], and the -O0 GFLOP/s."""
+    db = os.path.join(out_dir, f"{search}-{workload}.db")
+    for suffix in ("", "-wal", "-shm"):
+        if os.path.exists(db + suffix):
+            os.remove(db + suffix)
+    model = os.path.join(ROOT, "bench", "workloads", f"{workload}.yaml")
+    scratch = os.path.join(out_dir, "scratch")
+    points, spent = [], 0.0
+    base = None
+    for budget in budgets:
+        start = time.monotonic()
+        run([tlmc, model, "-O3", "--trials", str(budget), "--search", search, "--tuning-db", db,
+             "--threads", str(threads), "-j", str(threads), "--emit=source", "-o", scratch],
+            stdout=sys.stderr, stderr=sys.stderr)
+        spent += time.monotonic() - start
+        best, trials, base_seconds = best_seconds(db)
+        gflops = 2 * MACS[workload] / best * 1e-9
+        base = 2 * MACS[workload] / base_seconds * 1e-9 if base_seconds else None
+        points.append((budget, trials, gflops, spent))
+        log(f"{workload} {search}: {trials} trials, best {gflops:.1f} GFLOP/s, {spent:.0f} s")
+    return points, base
+
+
+def merge(tlmc, dbs, merged):
+    if os.path.exists(merged):
+        os.remove(merged)
+    files = []
+    for db in dbs:
+        jsonl = db + ".jsonl"
+        run([tlmc, "db", "export", "--tuning-db", db, "-o", jsonl], stdout=sys.stderr)
+        files.append(jsonl)
+    run([tlmc, "db", "import", *files, "--tuning-db", merged], stdout=sys.stderr)
+
+
+def svg_plot(path, curves, workloads, searches, peers):
+    """Best GFLOP/s against trials (log scale), a panel per workload; oneDNN dashed."""
+    colours = {"evolutionary": "#1f77b4", "random": "#d62728"}
+    pw, ph, cols = 300, 220, 3
+    rows = (len(workloads) + cols - 1) // cols
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{pw * cols}" height="{ph * rows + 30}" '
+           'font-family="sans-serif" font-size="11">',
+           f'<rect width="100%" height="100%" fill="white"/>']
+    for i, w in enumerate(workloads):
+        x0, y0 = (i % cols) * pw + 45, (i // cols) * ph + 30
+        width, height = pw - 60, ph - 60
+        series = [curves[(w, s)] for s in searches if (w, s) in curves]
+        top = max([g for pts, _ in series for (_, _, g, _) in pts] + [peers.get(w, 0)] + [1])
+        top *= 1.1
+        max_t = max([t for pts, _ in series for (_, t, _, _) in pts] + [2])
+
+        def px(t):
+            return x0 + width * math.log(max(t, 1)) / math.log(max_t)
+
+        def py(g):
+            return y0 + height - height * g / top
+        out.append(f'<rect x="{x0}" y="{y0}" width="{width}" height="{height}" fill="none" '
+                   'stroke="#888"/>')
+        out.append(f'<text x="{x0 + width / 2}" y="{y0 - 6}" text-anchor="middle">{w}</text>')
+        for frac in (0, 0.5, 1):
+            g = top * frac
+            out.append(f'<text x="{x0 - 4}" y="{py(g) + 4:.0f}" text-anchor="end">{g:.0f}</text>')
+        out.append(f'<text x="{x0}" y="{y0 + height + 14}">1</text>')
+        out.append(f'<text x="{x0 + width}" y="{y0 + height + 14}" text-anchor="end">'
+                   f'{max_t} trials</text>')
+        if w in peers:
+            out.append(f'<line x1="{x0}" x2="{x0 + width}" y1="{py(peers[w]):.1f}" '
+                       f'y2="{py(peers[w]):.1f}" stroke="#2ca02c" stroke-dasharray="4 3"/>')
+        for s in searches:
+            if (w, s) not in curves:
+                continue
+            pts, base = curves[(w, s)]
+            line = [(1, base)] if base else []
+            line += [(t, g) for (_, t, g, _) in pts]
+            d = " ".join(f"{px(t):.1f},{py(g):.1f}" for t, g in line)
+            out.append(f'<polyline points="{d}" fill="none" stroke="{colours.get(s, "#000")}" '
+                       'stroke-width="1.5"/>')
+    legend = " ".join(f'<tspan fill="{colours.get(s, "#000")}">{s}</tspan>' for s in searches)
+    out.append(f'<text x="10" y="{ph * rows + 20}">best GFLOP/s after N trials: {legend} '
+               '<tspan fill="#2ca02c">(dashed: oneDNN, same run)</tspan></text>')
+    out.append("</svg>")
+    with open(path, "w") as f:
+        f.write("\n".join(out) + "\n")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--trials", default="64,256,1000", help="budgets, ascending (64,256,1000)")
+    ap.add_argument("--search", default="evolutionary,random", help="strategies to compare")
+    ap.add_argument("--only", default="W1,W2,W3,W4,W5,W6", help="workloads")
+    ap.add_argument("--threads", type=int, default=os.cpu_count(), help="threads (all cores)")
+    ap.add_argument("--out", default=os.path.join(BUILD, "tuning"), help="databases and plot")
+    ap.add_argument("--no-peers", action="store_true", help="skip the oneDNN/OpenBLAS run")
+    a = ap.parse_args()
+    budgets = sorted(int(t) for t in a.trials.split(","))
+    searches = a.search.split(",")
+    workloads = [w.strip().upper() for w in a.only.split(",")]
+    os.makedirs(a.out, exist_ok=True)
+    tlmc = build_tlmc()
+
+    curves = {}
+    for w in workloads:
+        for s in searches:
+            curves[(w, s)] = tune_curve(tlmc, w, s, budgets, a.out, a.threads)
+
+    cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo")
+                if l.startswith("model name")), "unknown CPU")
+    print(f"tlmc -O3 tuning curves, float32, {a.threads} threads, {cpu}")
+    print(f"target: {subprocess.run([tlmc, '--print-target'], capture_output=True, text=True).stdout.strip()}")
+    header = ["workload", "search", "-O0"] + [f"{b} trials" for b in budgets]
+    rows = [header]
+    for w in workloads:
+        for s in searches:
+            pts, base = curves[(w, s)]
+            rows.append([w, s, f"{base:.1f}" if base else "-"] +
+                        [f"{g:.1f} ({t:.0f} s)" for (_, _, g, t) in pts])
+    widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
+    for r in rows:
+        print("  ".join(c.rjust(wd) for c, wd in zip(r, widths)))
+    print("\nbest GFLOP/s (2*MACs / median time of the best record) after each budget, with the "
+          "wall-clock\ntuning time so far; -O0 is the fixed schedule, measured by the same run.")
+
+    peers = {}
+    if not a.no_peers and "evolutionary" in searches:
+        merged = os.path.join(a.out, "evolutionary.db")
+        merge(tlmc, [os.path.join(a.out, f"evolutionary-{w}.db") for w in workloads], merged)
+        shutil.rmtree(os.path.join(BUILD, "bench", "generated"), ignore_errors=True)
+        run(["cmake", "-B", BUILD, f"-DTLMC_BENCH_OPT=-O0;--tuning-db;{merged}"],
+            stdout=sys.stderr)
+        run(["ninja", "-C", BUILD, "-j", "1", "bench_kernels"], stdout=sys.stderr)
+        print(f"\nThe tuned kernels (best evolutionary records) beside oneDNN and OpenBLAS:\n",
+              flush=True)
+        results = os.path.join(a.out, "peers.tsv")
+        result = subprocess.run([os.path.join(BUILD, "bench", "bench_kernels"), "--threads",
+                                 str(a.threads), "--only", ",".join(workloads),
+                                 "--results", results], capture_output=True, text=True)
+        print(result.stdout, flush=True)
+        for line in open(results):
+            cells = line.rstrip("\n").split("\t")
+            if cells[0] in MACS:
+                peers[cells[0]] = float(cells[2])  # oneDNN GFLOP/s
+        # Back to the plain -O0 libraries for bench/run.sh.
+        run(["cmake", "-B", BUILD, "-DTLMC_BENCH_OPT=-O0"], stdout=sys.stderr)
+        shutil.rmtree(os.path.join(BUILD, "bench", "generated"), ignore_errors=True)
+    plot = os.path.join(a.out, "tuning_curves.svg")
+    svg_plot(plot, curves, workloads, searches, peers)
+    print(f"plot: {plot}")
+
+
+if __name__ == "__main__":
+    main()
