@@ -48,6 +48,8 @@ class Measurer {
   // The same for a measurement unit written by hand (codegen/emit_measurement.h): tests
   // inject crashing, hanging and wrong candidates through it.
   MeasureResult measure_source(const std::string& c_source, int64_t scratch_bytes);
+  // Changes the time limit of one candidate's check and timing (MeasureOptions::timeout_seconds).
+  void set_timeout(double seconds) { options_.timeout_seconds = seconds; }
   // Workers started so far (1 until a candidate kills one).
   int workers_started() const { return workers_started_; }
 

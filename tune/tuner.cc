@@ -19,6 +19,11 @@ using Clock = std::chrono::steady_clock;
 using scheduler::MeasureStatus;
 using scheduler::TuningRecord;
 
+// A candidate is stopped once it has run this many times longer than the task's best
+// schedule would have for its check and timing: it cannot win, and a slow one (a scalar
+// 1024^3 product, say) would otherwise take the whole time limit.
+constexpr double kSlowdownLimit = 20;
+
 // The task scheduler's weight of the last round's improvement against the optimistic guess
 // that the next trials improve as much as the first ones did on average (Ansor's alpha).
 constexpr double kRecentWeight = 0.2;
@@ -122,6 +127,11 @@ void round(TaskState& s, const ir::Target& target, scheduler::TuningDb& db,
   }
   std::vector<std::vector<scheduler::Decision>> schedules;
   for (const std::vector<int64_t>& values : batch) schedules.push_back(s.sketch.decisions(values));
+  // The check and the repeats each run the kernel at least once, a fast one for
+  // min_seconds; a second of slack for starting a worker.
+  const double runs = 1 + options.measure.repeats;
+  const double budget = 1 + kSlowdownLimit * runs * std::max(s.best, options.measure.min_seconds);
+  s.measurer->set_timeout(std::min(options.measure.timeout_seconds, budget));
   const std::vector<MeasureResult> results = s.measurer->measure_batch(schedules, options.jobs);
   std::vector<TuningRecord> records;
   for (size_t i = 0; i < batch.size(); ++i) {
