@@ -87,7 +87,8 @@ reference::HostTensor random_tensor(const ir::Graph& g, int t, std::mt19937_64& 
 
 }  // namespace
 
-CheckResult check_model(const CompiledModel& model, const ir::Target& target, uint64_t seed) {
+CheckResult check_model(const CompiledModel& model, const ir::Target& target, uint64_t seed,
+                        CCompiler cc) {
   const ir::Graph& g = model.graph;
   std::mt19937_64 rng(seed);
   std::vector<reference::HostTensor> inputs;
@@ -108,7 +109,7 @@ CheckResult check_model(const CompiledModel& model, const ir::Target& target, ui
       std::filesystem::remove_all(dir, ec);
     }
   } cleanup{templ};
-  const std::string so = build_shared_library(model, templ, target);
+  const std::string so = build_shared_library(model, templ, target, cc);
   toolchain::IsolatedRun run =
       toolchain::run_isolated(so, model.plan.name, raw_inputs, out_bytes, 120);
   if (run.status != toolchain::IsolatedRun::Ok)

@@ -28,7 +28,8 @@ constexpr double kCheckRtol = 1e-3;
 
 // Inputs are drawn from a generator seeded with `seed`: floats uniform in [-1, 1]; integer
 // inputs that index a Gather uniform over the valid indices, others in [0, 4).
-CheckResult check_model(const CompiledModel& model, const ir::Target& target, uint64_t seed = 1);
+CheckResult check_model(const CompiledModel& model, const ir::Target& target, uint64_t seed = 1,
+                        CCompiler cc = CCompiler::InProcess);
 void print_check(std::ostream& os, const CheckResult& r);
 
 }  // namespace tlmc::driver

@@ -24,6 +24,7 @@
 #include "scheduler/sketch.h"
 #include "scheduler/sketch_rules.h"
 #include "scheduler/tuning_db.h"
+#include "toolchain/assemble_in_process.h"
 #include "toolchain/cc.h"
 #include "tune/tuner.h"
 
@@ -245,16 +246,19 @@ CompiledModel compile_model(const CompileOptions& o) {
 namespace {
 
 std::vector<std::string> build_objects(const CompiledModel& m, const fs::path& dir,
-                                       const ir::Target& target, bool pic) {
+                                       const ir::Target& target, bool pic, CCompiler cc) {
   const std::string& n = m.plan.name;
-  return toolchain::compile_objects(dir.string(), {n + ".c", n + "_runtime.c", n + "_weights.S"},
-                                    target, pic);
+  const std::vector<std::string> sources = {n + ".c", n + "_runtime.c", n + "_weights.S"};
+  if (cc == CCompiler::System)
+    return toolchain::compile_objects(dir.string(), sources, target, pic);
+  return toolchain::compile_objects_in_process(dir.string(), sources, target, pic);
 }
 
 }  // namespace
 
 std::vector<std::string> write_output(const CompiledModel& m, EmitKind kind,
-                                      const std::string& out_path, const ir::Target& target) {
+                                      const std::string& out_path, const ir::Target& target,
+                                      CCompiler cc) {
   const std::string& n = m.plan.name;
   const fs::path out(out_path);
   std::vector<std::pair<fs::path, fs::path>> moves;
@@ -283,7 +287,7 @@ std::vector<std::string> write_output(const CompiledModel& m, EmitKind kind,
       const fs::path dir = out.parent_path();
       StagingDir stage(dir);
       write_files(m.files, stage.path());
-      const std::vector<std::string> objects = build_objects(m, stage.path(), target, false);
+      const std::vector<std::string> objects = build_objects(m, stage.path(), target, false, cc);
       const std::string product = kind == EmitKind::Lib ? "lib" + n + ".a" : n + ".o.tmp";
       if (kind == EmitKind::Lib)
         toolchain::make_archive(stage.path().string(), objects, product);
@@ -302,9 +306,9 @@ std::vector<std::string> write_output(const CompiledModel& m, EmitKind kind,
 }
 
 std::string build_shared_library(const CompiledModel& m, const std::string& dir,
-                                 const ir::Target& target) {
+                                 const ir::Target& target, CCompiler cc) {
   write_files(m.files, dir);
-  const std::vector<std::string> objects = build_objects(m, dir, target, true);
+  const std::vector<std::string> objects = build_objects(m, dir, target, true, cc);
   const std::string so = "lib" + m.plan.name + ".so";
   toolchain::link_shared(dir, objects, so);
   return (fs::path(dir) / so).string();

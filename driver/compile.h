@@ -57,14 +57,20 @@ std::vector<std::string> import_model(const CompileOptions& options, const std::
 
 enum class EmitKind { Lib, Source, Header, Obj };
 
+// What compiles the generated C into objects (--cc): Clang 14's libraries inside tlmc, the
+// compiler that -O3's measurements used, so the shipped code is the measured code; or the
+// system's C compiler ($CC, else cc).
+enum class CCompiler { InProcess, System };
+
 // Writes what `kind` asks for at `out_path` (spec/driver.md): all or nothing, never a
 // partial output. Returns the paths written.
 std::vector<std::string> write_output(const CompiledModel& model, EmitKind kind,
-                                      const std::string& out_path, const ir::Target& target);
+                                      const std::string& out_path, const ir::Target& target,
+                                      CCompiler cc = CCompiler::InProcess);
 
 // Builds a shared library of the model in `dir` (for isolated runs); returns its path.
 std::string build_shared_library(const CompiledModel& model, const std::string& dir,
-                                 const ir::Target& target);
+                                 const ir::Target& target, CCompiler cc = CCompiler::InProcess);
 
 // "a.yaml b.bin" style dependency line for a build system: "OUT: IN IN ...".
 std::string depfile_text(const std::string& output, const std::vector<std::string>& inputs);

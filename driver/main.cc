@@ -95,6 +95,9 @@ int run(int argc, char** argv) {
          "NAME=1x3x224x224: the shape of an ONNX input with symbolic dimensions (repeatable)");
   option("threads", po::value<int>()->default_value(0),
          "worker threads the generated code uses (0: all cores)");
+  option("cc", po::value<std::string>()->default_value("in-process"),
+         "what compiles the generated C for --emit=lib|obj and --check: in-process (Clang's "
+         "libraries inside tlmc, as -O3 measured) or system ($CC, else cc)");
   option("jobs,j", po::value<int>()->default_value(0),
          "threads of the compiler's own work, such as compiling -O3's candidates (0: one per "
          "core)");
@@ -203,10 +206,16 @@ int run(int argc, char** argv) {
     return kOk;
   }
 
+  const std::string cc_name = vm["cc"].as<std::string>();
+  if (cc_name != "in-process" && cc_name != "system")
+    throw UsageError("--cc takes in-process or system, not '" + cc_name + "'");
+  const driver::CCompiler cc =
+      cc_name == "system" ? driver::CCompiler::System : driver::CCompiler::InProcess;
+
   driver::CompiledModel model = driver::compile_model(options);
 
   if (vm.count("check")) {
-    driver::CheckResult r = driver::check_model(model, options.target);
+    driver::CheckResult r = driver::check_model(model, options.target, 1, cc);
     driver::print_check(std::cout, r);
     return r.passed ? kOk : kInternal;
   }
@@ -227,7 +236,7 @@ int run(int argc, char** argv) {
     else
       throw UsageError("--emit takes lib, source, header or obj, not '" + e + "'");
   }
-  driver::write_output(model, kind, out, options.target);
+  driver::write_output(model, kind, out, options.target, cc);
   if (vm.count("depfile")) {
     const std::string dep = vm["depfile"].as<std::string>();
     std::ofstream f(dep);
