@@ -65,6 +65,15 @@ std::string unary_call(UnaryOp op, const std::string& x) {
 std::string buf_name(int b) { return "b" + std::to_string(b); }
 std::string var_name(int v) { return "v" + std::to_string(v); }
 
+// Does any index, value or condition of `s` mention variable `var`?
+bool stmt_uses_var(const ir::Stmt& s, int var) {
+  for (const Expr* e : {&s->index, &s->value, &s->cond})
+    if (*e && ir::uses_var(*e, var)) return true;
+  for (const ir::Stmt& b : s->body)
+    if (stmt_uses_var(b, var)) return true;
+  return false;
+}
+
 bool positive_const(const Expr& e) {
   int64_t c;
   return ir::is_int_const(e, &c) && c > 0;
@@ -401,7 +410,9 @@ class KernelEmitter {
     if (s->extent == 1) {
       // A loop of one iteration (a tile level of size 1) is its body at 0: no loop for the C
       // compiler to see through before it keeps a tile in registers.
-      os << indent(depth) << "{\n" << indent(depth + 1) << "const int64_t " << v << " = 0;\n";
+      os << indent(depth) << "{\n";
+      if (stmt_uses_var(s->body[0], s->var_id))
+        os << indent(depth + 1) << "const int64_t " << v << " = 0;\n";
       emit(os, s->body[0], depth + 1, in_parallel || s->loop_kind == ir::LoopKind::Parallel);
       os << indent(depth) << "}\n";
       return;

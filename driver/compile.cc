@@ -18,7 +18,6 @@
 #include "ir/te.h"
 #include "scheduler/choose_layouts.h"
 #include "scheduler/decision.h"
-#include "scheduler/default_schedule.h"
 #include "scheduler/lower_schedule.h"
 #include "scheduler/partition.h"
 #include "scheduler/sketch.h"

@@ -163,6 +163,11 @@ std::vector<int64_t> random_values(const Sketch& sketch, std::mt19937_64& rng) {
   return c.run().values;
 }
 
+std::vector<Decision> default_schedule(const ir::TeProgram& program, const ir::Target& target) {
+  const Sketch sketch = generate_sketch(program, target);
+  return sketch.decisions(default_values(sketch));
+}
+
 std::vector<Decision> random_schedule(const ir::TeProgram& program, const ir::Target& target,
                                       uint64_t seed) {
   const Sketch sketch = generate_sketch(program, target);

@@ -125,6 +125,9 @@ std::optional<std::vector<Decision>> schedule_from_record(const std::string& tex
                                                           const ir::TeProgram& program,
                                                           const ir::Target& target);
 
+// The -O0 schedule of `program`: its sketch's default point.
+std::vector<Decision> default_schedule(const ir::TeProgram& program, const ir::Target& target);
+
 // A schedule of `program` drawn at random from its sketch's spaces (`seed` picks which).
 std::vector<Decision> random_schedule(const ir::TeProgram& program, const ir::Target& target,
                                       uint64_t seed);

@@ -1,5 +1,6 @@
 #include "toolchain/assemble_in_process.h"
 
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <sstream>
@@ -104,21 +105,23 @@ std::vector<std::string> compile_objects_in_process(const std::string& dir,
   if (pic) flags.emplace_back("-fPIC");
   flags.push_back("-I" + dir);  // the generated headers beside the sources
   for (const std::string& src : sources) {
-    std::ifstream in(dir + "/" + src, std::ios::binary);
+    const std::filesystem::path folder(dir);
+    std::ifstream in(folder / src, std::ios::binary);
     std::stringstream text;
     text << in.rdbuf();
-    if (!in) throw InternalError("cannot read the generated " + src + " in " + dir);
+    if (!in) throw InternalError("cannot read the generated " + (folder / src).string());
     const bool assembler = src.size() > 2 && src.compare(src.size() - 2, 2, ".S") == 0;
     const InProcessObject o =
         assembler ? assemble_in_process(text.str(), dir) : compile_c_in_process(text.str(), flags);
-    if (!o.ok)
-      throw InternalError("compiling the generated " + src +
-                          " in process failed; this is a bug in tlmc, please report it.\n" +
-                          o.diagnostics);
+    if (!o.ok) {
+      std::string message = "compiling the generated ";
+      message.append(src).append(" in process failed; this is a bug in tlmc, please report it.\n");
+      throw InternalError(message.append(o.diagnostics));
+    }
     const std::string obj = src.substr(0, src.rfind('.')) + ".o";
-    std::ofstream f(dir + "/" + obj, std::ios::binary);
+    std::ofstream f(folder / obj, std::ios::binary);
     f.write(o.object.data(), static_cast<std::streamsize>(o.object.size()));
-    if (!f.flush()) throw InternalError("cannot write " + obj + " in " + dir);
+    if (!f.flush()) throw InternalError("cannot write " + (folder / obj).string());
     objects.push_back(obj);
   }
   return objects;

@@ -7,7 +7,6 @@
 #include <memory>
 #include <ostream>
 
-#include "scheduler/default_schedule.h"
 #include "scheduler/sketch.h"
 #include "scheduler/sketch_rules.h"
 #include "tune/search_strategy.h"
@@ -93,11 +92,11 @@ void start(TaskState& s, int index, CostModel& model, const ir::Target& target,
           ? make_random_search(s.sketch, seed)
           : make_evolutionary_search(s.sketch, target, model, index, options.evolution, seed);
   s.measurer = std::make_unique<Measurer>(task, target, options.measure);
-  const std::string baseline_text =
-      scheduler::schedule_record_text(scheduler::default_schedule(task.program, target));
+  // The baseline is the -O0 schedule: the sketch's default point.
+  const std::vector<int64_t> baseline = scheduler::default_values(s.sketch);
+  const std::string baseline_text = scheduler::space_schedule_text(s.sketch, baseline);
+  bool baseline_recorded = false;
   for (const TuningRecord& r : db.records(task.workload_key, target.descriptor())) {
-    if (r.schedule == baseline_text && r.status == MeasureStatus::Ok)
-      s.report.default_seconds = r.seconds;
     std::optional<std::vector<int64_t>> values =
         scheduler::parse_space_schedule(s.sketch, r.schedule);
     if (!values) continue;
@@ -105,12 +104,17 @@ void start(TaskState& s, int index, CostModel& model, const ir::Target& target,
     m.status = r.status;
     m.seconds = r.seconds;
     s.search->observe(*values, m);
-    ++s.report.trials;
+    if (r.schedule != baseline_text) {
+      ++s.report.trials;
+      continue;
+    }
+    baseline_recorded = true;
+    s.report.default_seconds = r.status == MeasureStatus::Ok ? r.seconds : 0;
   }
-  if (s.report.default_seconds == 0) {
-    const MeasureResult base =
-        s.measurer->measure(scheduler::default_schedule(task.program, target));
+  if (!baseline_recorded) {
+    const MeasureResult base = s.measurer->measure(s.sketch.decisions(baseline));
     db.add({record_of(task, target, baseline_text, base)});
+    s.search->observe(baseline, base);
     s.report.default_seconds = base.status == MeasureStatus::Ok ? base.seconds : 0;
   }
   refresh_best(s, db, target);

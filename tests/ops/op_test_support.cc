@@ -8,7 +8,6 @@
 #include "driver/compile.h"
 #include "ir/lower.h"
 #include "scheduler/decision.h"
-#include "scheduler/default_schedule.h"
 #include "scheduler/lower_schedule.h"
 #include "scheduler/partition.h"
 #include "scheduler/sketch.h"

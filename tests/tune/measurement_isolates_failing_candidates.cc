@@ -6,7 +6,6 @@
 
 #include "frontend/yaml_reader.h"
 #include "ir/lower.h"
-#include "scheduler/default_schedule.h"
 #include "scheduler/partition.h"
 #include "scheduler/sketch.h"
 #include "tune/measurer.h"

@@ -176,48 +176,145 @@ TLMC_HELPER tlmc_vf4 tlmc_vsigmoid4(tlmc_vf4 x) {
 }
 
 /* kernel 0: workload f181e075194d34fe; schedule:
- *   reorder 1 [0, 1]
+ *   split 1 [0, 1, 4]
+ *   split 1 [3, 1, 32]
+ *   reorder 1 [0, 3, 1, 4, 2, 5]
+ *   fuse 1 [0, 2]
+ *   parallel 1 [0]
  *   compute_at 0 1 [0]
- *   vectorize 1 [1]
- *   reorder 0 [0, 2, 1]
- *   vectorize 0 [2]
+ *   split 0 [0, 4]
+ *   split 0 [2, 32]
+ *   split 0 [4, 1]
+ *   reorder 0 [4, 0, 2, 5, 1, 3]
+ *   vectorize 0 [5]
+ *   unroll 0 [4]
+ *   vectorize 1 [4]
  */
 static void mm_relu_k0(const float* restrict b0, const float* restrict b1, float* restrict b2, char* restrict scratch) {
   (void)scratch;
-  for (int64_t v8 = 0; v8 < 4; ++v8) {
+  {
     {
-      float b3[32] __attribute__((aligned(64)));
+      float b3[128] __attribute__((aligned(64)));
       {
-        const int64_t v5 = 0;
+        const int64_t v17 = 0;
         {
-          const int64_t v6 = 0;
-          tlmc_vstore16(&b3[((v5 * 32) + v6)], tlmc_vsplat16(0.0f));
-        }
-        {
-          const int64_t v6 = 16;
-          tlmc_vstore16(&b3[((v5 * 32) + v6)], tlmc_vsplat16(0.0f));
-        }
-      }
-      {
-        const int64_t v5 = 0;
-        for (int64_t v7 = 0; v7 < 16; ++v7) {
+          const int64_t v19 = 0;
           {
-            const int64_t v6 = 0;
-            tlmc_vstore16(&b3[((v5 * 32) + v6)], (tlmc_vload16(&b3[((v5 * 32) + v6)]) + (tlmc_vsplat16(b0[(((v8 + v5) * 16) + v7)]) * tlmc_vload16(&b1[((v7 * 32) + v6)]))));
+            const int64_t v18 = 0;
+            {
+              const int64_t v20 = 0;
+              tlmc_vstore16(&b3[((((v17 * 4) + v18) * 32) + ((v19 * 32) + v20))], tlmc_vsplat16(0.0f));
+            }
+            {
+              const int64_t v20 = 16;
+              tlmc_vstore16(&b3[((((v17 * 4) + v18) * 32) + ((v19 * 32) + v20))], tlmc_vsplat16(0.0f));
+            }
           }
           {
-            const int64_t v6 = 16;
-            tlmc_vstore16(&b3[((v5 * 32) + v6)], (tlmc_vload16(&b3[((v5 * 32) + v6)]) + (tlmc_vsplat16(b0[(((v8 + v5) * 16) + v7)]) * tlmc_vload16(&b1[((v7 * 32) + v6)]))));
+            const int64_t v18 = 1;
+            {
+              const int64_t v20 = 0;
+              tlmc_vstore16(&b3[((((v17 * 4) + v18) * 32) + ((v19 * 32) + v20))], tlmc_vsplat16(0.0f));
+            }
+            {
+              const int64_t v20 = 16;
+              tlmc_vstore16(&b3[((((v17 * 4) + v18) * 32) + ((v19 * 32) + v20))], tlmc_vsplat16(0.0f));
+            }
+          }
+          {
+            const int64_t v18 = 2;
+            {
+              const int64_t v20 = 0;
+              tlmc_vstore16(&b3[((((v17 * 4) + v18) * 32) + ((v19 * 32) + v20))], tlmc_vsplat16(0.0f));
+            }
+            {
+              const int64_t v20 = 16;
+              tlmc_vstore16(&b3[((((v17 * 4) + v18) * 32) + ((v19 * 32) + v20))], tlmc_vsplat16(0.0f));
+            }
+          }
+          {
+            const int64_t v18 = 3;
+            {
+              const int64_t v20 = 0;
+              tlmc_vstore16(&b3[((((v17 * 4) + v18) * 32) + ((v19 * 32) + v20))], tlmc_vsplat16(0.0f));
+            }
+            {
+              const int64_t v20 = 16;
+              tlmc_vstore16(&b3[((((v17 * 4) + v18) * 32) + ((v19 * 32) + v20))], tlmc_vsplat16(0.0f));
+            }
+          }
+        }
+      }
+      for (int64_t v21 = 0; v21 < 16; ++v21) {
+        {
+          const int64_t v17 = 0;
+          {
+            const int64_t v19 = 0;
+            {
+              const int64_t v22 = 0;
+              {
+                const int64_t v18 = 0;
+                {
+                  const int64_t v20 = 0;
+                  tlmc_vstore16(&b3[((((v17 * 4) + v18) * 32) + ((v19 * 32) + v20))], (tlmc_vload16(&b3[((((v17 * 4) + v18) * 32) + ((v19 * 32) + v20))]) + (tlmc_vsplat16(b0[((((v17 * 4) + v18) * 16) + (v21 + v22))]) * tlmc_vload16(&b1[(((v21 + v22) * 32) + ((v19 * 32) + v20))]))));
+                }
+                {
+                  const int64_t v20 = 16;
+                  tlmc_vstore16(&b3[((((v17 * 4) + v18) * 32) + ((v19 * 32) + v20))], (tlmc_vload16(&b3[((((v17 * 4) + v18) * 32) + ((v19 * 32) + v20))]) + (tlmc_vsplat16(b0[((((v17 * 4) + v18) * 16) + (v21 + v22))]) * tlmc_vload16(&b1[(((v21 + v22) * 32) + ((v19 * 32) + v20))]))));
+                }
+              }
+              {
+                const int64_t v18 = 1;
+                {
+                  const int64_t v20 = 0;
+                  tlmc_vstore16(&b3[((((v17 * 4) + v18) * 32) + ((v19 * 32) + v20))], (tlmc_vload16(&b3[((((v17 * 4) + v18) * 32) + ((v19 * 32) + v20))]) + (tlmc_vsplat16(b0[((((v17 * 4) + v18) * 16) + (v21 + v22))]) * tlmc_vload16(&b1[(((v21 + v22) * 32) + ((v19 * 32) + v20))]))));
+                }
+                {
+                  const int64_t v20 = 16;
+                  tlmc_vstore16(&b3[((((v17 * 4) + v18) * 32) + ((v19 * 32) + v20))], (tlmc_vload16(&b3[((((v17 * 4) + v18) * 32) + ((v19 * 32) + v20))]) + (tlmc_vsplat16(b0[((((v17 * 4) + v18) * 16) + (v21 + v22))]) * tlmc_vload16(&b1[(((v21 + v22) * 32) + ((v19 * 32) + v20))]))));
+                }
+              }
+              {
+                const int64_t v18 = 2;
+                {
+                  const int64_t v20 = 0;
+                  tlmc_vstore16(&b3[((((v17 * 4) + v18) * 32) + ((v19 * 32) + v20))], (tlmc_vload16(&b3[((((v17 * 4) + v18) * 32) + ((v19 * 32) + v20))]) + (tlmc_vsplat16(b0[((((v17 * 4) + v18) * 16) + (v21 + v22))]) * tlmc_vload16(&b1[(((v21 + v22) * 32) + ((v19 * 32) + v20))]))));
+                }
+                {
+                  const int64_t v20 = 16;
+                  tlmc_vstore16(&b3[((((v17 * 4) + v18) * 32) + ((v19 * 32) + v20))], (tlmc_vload16(&b3[((((v17 * 4) + v18) * 32) + ((v19 * 32) + v20))]) + (tlmc_vsplat16(b0[((((v17 * 4) + v18) * 16) + (v21 + v22))]) * tlmc_vload16(&b1[(((v21 + v22) * 32) + ((v19 * 32) + v20))]))));
+                }
+              }
+              {
+                const int64_t v18 = 3;
+                {
+                  const int64_t v20 = 0;
+                  tlmc_vstore16(&b3[((((v17 * 4) + v18) * 32) + ((v19 * 32) + v20))], (tlmc_vload16(&b3[((((v17 * 4) + v18) * 32) + ((v19 * 32) + v20))]) + (tlmc_vsplat16(b0[((((v17 * 4) + v18) * 16) + (v21 + v22))]) * tlmc_vload16(&b1[(((v21 + v22) * 32) + ((v19 * 32) + v20))]))));
+                }
+                {
+                  const int64_t v20 = 16;
+                  tlmc_vstore16(&b3[((((v17 * 4) + v18) * 32) + ((v19 * 32) + v20))], (tlmc_vload16(&b3[((((v17 * 4) + v18) * 32) + ((v19 * 32) + v20))]) + (tlmc_vsplat16(b0[((((v17 * 4) + v18) * 16) + (v21 + v22))]) * tlmc_vload16(&b1[(((v21 + v22) * 32) + ((v19 * 32) + v20))]))));
+                }
+              }
+            }
           }
         }
       }
       {
-        const int64_t v9 = 0;
-        tlmc_vstore16(&b2[((v8 * 32) + v9)], tlmc_vmax16(tlmc_vload16(&b3[v9]), tlmc_vsplat16(0.0f)));
-      }
-      {
-        const int64_t v9 = 16;
-        tlmc_vstore16(&b2[((v8 * 32) + v9)], tlmc_vmax16(tlmc_vload16(&b3[v9]), tlmc_vsplat16(0.0f)));
+        const int64_t v11 = 0;
+        {
+          const int64_t v14 = 0;
+          for (int64_t v12 = 0; v12 < 4; ++v12) {
+            {
+              const int64_t v15 = 0;
+              tlmc_vstore16(&b2[((((v11 * 4) + v12) * 32) + ((v14 * 32) + v15))], tlmc_vmax16(tlmc_vload16(&b3[((((v11 * 4) + v12) * 32) + ((v14 * 32) + v15))]), tlmc_vsplat16(0.0f)));
+            }
+            {
+              const int64_t v15 = 16;
+              tlmc_vstore16(&b2[((((v11 * 4) + v12) * 32) + ((v14 * 32) + v15))], tlmc_vmax16(tlmc_vload16(&b3[((((v11 * 4) + v12) * 32) + ((v14 * 32) + v15))]), tlmc_vsplat16(0.0f)));
+            }
+          }
+        }
       }
     }
   }

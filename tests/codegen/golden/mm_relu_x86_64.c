@@ -26,16 +26,19 @@ TLMC_HELPER float tlmc_fmaxf(float a, float b) { return b > a ? b : a; }
 TLMC_HELPER float tlmc_sigmoidf(float x) { return 1.0f / (1.0f + expf(-x)); }
 
 /* kernel 0: workload f181e075194d34fe; schedule:
- *   split 1 [0, 2]
- *   split 1 [2, 8]
- *   reorder 1 [0, 2, 1, 3]
+ *   split 1 [0, 1, 2]
+ *   split 1 [3, 1, 8]
+ *   reorder 1 [0, 3, 1, 4, 2, 5]
  *   fuse 1 [0, 2]
  *   parallel 1 [0]
  *   compute_at 0 1 [0]
- *   vectorize 1 [2]
- *   reorder 0 [2, 0, 1]
- *   vectorize 0 [2]
- *   unroll 0 [1]
+ *   split 0 [0, 2]
+ *   split 0 [2, 8]
+ *   split 0 [4, 1]
+ *   reorder 0 [4, 0, 2, 5, 1, 3]
+ *   vectorize 0 [5]
+ *   unroll 0 [4]
+ *   vectorize 1 [4]
  */
 struct mm_relu_k0_par0_ctx {
   const float* b0;
@@ -48,38 +51,59 @@ static void mm_relu_k0_par0(void* ctx_, int64_t begin, int64_t end) {
   const float* restrict b0 = ctx->b0;
   const float* restrict b1 = ctx->b1;
   float* restrict b2 = ctx->b2;
-  for (int64_t v14 = begin; v14 < end; ++v14) {
+  for (int64_t v16 = begin; v16 < end; ++v16) {
     {
       float b3[16] __attribute__((aligned(64)));
       {
-        const int64_t v5 = 0;
-        for (int64_t v6 = 0; v6 < 8; ++v6) {
-          b3[((v5 * 8) + v6)] = 0.0f;
+        const int64_t v17 = 0;
+        {
+          const int64_t v19 = 0;
+          {
+            const int64_t v18 = 0;
+            for (int64_t v20 = 0; v20 < 8; ++v20) {
+              b3[((((v17 * 2) + v18) * 8) + ((v19 * 8) + v20))] = 0.0f;
+            }
+          }
+          {
+            const int64_t v18 = 1;
+            for (int64_t v20 = 0; v20 < 8; ++v20) {
+              b3[((((v17 * 2) + v18) * 8) + ((v19 * 8) + v20))] = 0.0f;
+            }
+          }
+        }
+      }
+      for (int64_t v21 = 0; v21 < 16; ++v21) {
+        {
+          const int64_t v17 = 0;
+          {
+            const int64_t v19 = 0;
+            {
+              const int64_t v22 = 0;
+              {
+                const int64_t v18 = 0;
+                for (int64_t v20 = 0; v20 < 8; ++v20) {
+                  b3[((((v17 * 2) + v18) * 8) + ((v19 * 8) + v20))] = (b3[((((v17 * 2) + v18) * 8) + ((v19 * 8) + v20))] + (b0[(((((v16 / 4) * 2) + ((v17 * 2) + v18)) * 16) + (v21 + v22))] * b1[(((v21 + v22) * 32) + (((v16 % 4) * 8) + ((v19 * 8) + v20)))]));
+                }
+              }
+              {
+                const int64_t v18 = 1;
+                for (int64_t v20 = 0; v20 < 8; ++v20) {
+                  b3[((((v17 * 2) + v18) * 8) + ((v19 * 8) + v20))] = (b3[((((v17 * 2) + v18) * 8) + ((v19 * 8) + v20))] + (b0[(((((v16 / 4) * 2) + ((v17 * 2) + v18)) * 16) + (v21 + v22))] * b1[(((v21 + v22) * 32) + (((v16 % 4) * 8) + ((v19 * 8) + v20)))]));
+                }
+              }
+            }
+          }
         }
       }
       {
-        const int64_t v5 = 1;
-        for (int64_t v6 = 0; v6 < 8; ++v6) {
-          b3[((v5 * 8) + v6)] = 0.0f;
-        }
-      }
-      for (int64_t v7 = 0; v7 < 16; ++v7) {
+        const int64_t v11 = 0;
         {
-          const int64_t v5 = 0;
-          for (int64_t v6 = 0; v6 < 8; ++v6) {
-            b3[((v5 * 8) + v6)] = (b3[((v5 * 8) + v6)] + (b0[(((((v14 / 4) * 2) + v5) * 16) + v7)] * b1[((v7 * 32) + (((v14 % 4) * 8) + v6))]));
+          const int64_t v14 = 0;
+          for (int64_t v12 = 0; v12 < 2; ++v12) {
+            for (int64_t v15 = 0; v15 < 8; ++v15) {
+              b2[((((((v16 / 4) + v11) * 2) + v12) * 32) + ((((v16 % 4) + v14) * 8) + v15))] = tlmc_fmaxf(b3[(((((((v16 / 4) + v11) * 2) + v12) - ((v16 / 4) * 2)) * 8) + (((((v16 % 4) + v14) * 8) + v15) - ((v16 % 4) * 8)))], 0.0f);
+            }
           }
-        }
-        {
-          const int64_t v5 = 1;
-          for (int64_t v6 = 0; v6 < 8; ++v6) {
-            b3[((v5 * 8) + v6)] = (b3[((v5 * 8) + v6)] + (b0[(((((v14 / 4) * 2) + v5) * 16) + v7)] * b1[((v7 * 32) + (((v14 % 4) * 8) + v6))]));
-          }
-        }
-      }
-      for (int64_t v11 = 0; v11 < 2; ++v11) {
-        for (int64_t v13 = 0; v13 < 8; ++v13) {
-          b2[(((((v14 / 4) * 2) + v11) * 32) + (((v14 % 4) * 8) + v13))] = tlmc_fmaxf(b3[((v11 * 8) + v13)], 0.0f);
         }
       }
     }

@@ -126,12 +126,18 @@ TLMC_HELPER tlmc_vf4 tlmc_vsigmoid4(tlmc_vf4 x) {
 }
 
 /* kernel 0: workload e5be43acd892d55b; schedule:
- *   split 2 [0, 2]
- *   reorder 2 [0, 1, 2]
+ *   split 2 [0, 1, 2]
+ *   reorder 2 [0, 1, 2, 3]
  *   parallel 2 [0]
  *   compute_at 1 2 [0]
  *   compute_at 0 2 [0]
- *   vectorize 2 [2]
+ *   split 0 [0, 1]
+ *   split 0 [3, 20]
+ *   reorder 0 [2, 3, 0, 4, 1]
+ *   split 1 [0, 1]
+ *   split 1 [3, 20]
+ *   reorder 1 [2, 3, 0, 4, 1]
+ *   vectorize 2 [3]
  */
 struct softmax_k0_par0_ctx {
   const float* b0;
@@ -147,44 +153,67 @@ static void softmax_k0_par0(void* ctx_, int64_t begin, int64_t end) {
       float b2[2] __attribute__((aligned(64)));
       {
         float b3[2] __attribute__((aligned(64)));
-        for (int64_t v8 = 0; v8 < 2; ++v8) {
-          {
-            const int64_t v9 = 0;
+        {
+          const int64_t v9 = 0;
+          for (int64_t v19 = 0; v19 < 2; ++v19) {
             {
-              float b4[1];
-              b4[0] = (-INFINITY);
-              for (int64_t v10 = 0; v10 < 20; ++v10) {
-                b4[0] = tlmc_fmaxf(b4[0], b0[((((v16 * 2) + v8) * 20) + v10)]);
-              }
-              b2[(v8 + v9)] = b4[0];
+              const int64_t v20 = 0;
+              b2[((v19 + v20) + v9)] = (-INFINITY);
             }
           }
         }
-        for (int64_t v11 = 0; v11 < 2; ++v11) {
+        {
+          const int64_t v9 = 0;
           {
-            const int64_t v12 = 0;
-            {
-              float b5[1];
-              b5[0] = 0.0f;
-              for (int64_t v13 = 0; v13 < 20; ++v13) {
-                b5[0] = (b5[0] + expf((b0[((((v16 * 2) + v11) * 20) + v13)] - b2[(v11 + v12)])));
+            const int64_t v21 = 0;
+            for (int64_t v19 = 0; v19 < 2; ++v19) {
+              for (int64_t v22 = 0; v22 < 20; ++v22) {
+                {
+                  const int64_t v20 = 0;
+                  b2[((v19 + v20) + v9)] = tlmc_fmaxf(b2[((v19 + v20) + v9)], b0[((((v16 * 2) + (v19 + v20)) * 20) + ((v21 * 20) + v22))]);
+                }
               }
-              b3[(v11 + v12)] = b5[0];
             }
           }
         }
-        for (int64_t v17 = 0; v17 < 2; ++v17) {
-          {
-            const int64_t v15 = 0;
-            tlmc_vstore8(&b1[((((v16 * 2) + v17) * 20) + v15)], (tlmc_vexp8((tlmc_vload8(&b0[((((v16 * 2) + v17) * 20) + v15)]) - tlmc_vsplat8(b2[v17]))) / tlmc_vsplat8(b3[v17])));
+        {
+          const int64_t v12 = 0;
+          for (int64_t v23 = 0; v23 < 2; ++v23) {
+            {
+              const int64_t v24 = 0;
+              b3[((v23 + v24) + v12)] = 0.0f;
+            }
           }
+        }
+        {
+          const int64_t v12 = 0;
           {
-            const int64_t v15 = 8;
-            tlmc_vstore8(&b1[((((v16 * 2) + v17) * 20) + v15)], (tlmc_vexp8((tlmc_vload8(&b0[((((v16 * 2) + v17) * 20) + v15)]) - tlmc_vsplat8(b2[v17]))) / tlmc_vsplat8(b3[v17])));
+            const int64_t v25 = 0;
+            for (int64_t v23 = 0; v23 < 2; ++v23) {
+              for (int64_t v26 = 0; v26 < 20; ++v26) {
+                {
+                  const int64_t v24 = 0;
+                  b3[((v23 + v24) + v12)] = (b3[((v23 + v24) + v12)] + expf((b0[((((v16 * 2) + (v23 + v24)) * 20) + ((v25 * 20) + v26))] - b2[((v23 + v24) + v12)])));
+                }
+              }
+            }
           }
-          {
-            const int64_t v15 = 16;
-            tlmc_vstore4(&b1[((((v16 * 2) + v17) * 20) + v15)], (tlmc_vexp4((tlmc_vload4(&b0[((((v16 * 2) + v17) * 20) + v15)]) - tlmc_vsplat4(b2[v17]))) / tlmc_vsplat4(b3[v17])));
+        }
+        {
+          const int64_t v17 = 0;
+          for (int64_t v18 = 0; v18 < 2; ++v18) {
+            {
+              const int64_t v15 = 0;
+              tlmc_vstore8(&b1[(((((v16 + v17) * 2) + v18) * 20) + v15)], (tlmc_vexp8((tlmc_vload8(&b0[(((((v16 + v17) * 2) + v18) * 20) + v15)]) - tlmc_vsplat8(b2[((((v16 + v17) * 2) + v18) - (v16 * 2))]))) / tlmc_vsplat8(b3[((((v16 + v17) * 2) + v18) - (v16 * 2))])));
+            }
+            {
+              const int64_t v15 = 8;
+              tlmc_vstore8(&b1[(((((v16 + v17) * 2) + v18) * 20) + v15)], (tlmc_vexp8((tlmc_vload8(&b0[(((((v16 + v17) * 2) + v18) * 20) + v15)]) - tlmc_vsplat8(b2[((((v16 + v17) * 2) + v18) - (v16 * 2))]))) / tlmc_vsplat8(b3[((((v16 + v17) * 2) + v18) - (v16 * 2))])));
+            }
+            {
+              const int64_t v15 = 16;
+              tlmc_vstore4(&b1[(((((v16 + v17) * 2) + v18) * 20) + v15)], (tlmc_vexp4((tlmc_vload4(&b0[(((((v16 + v17) * 2) + v18) * 20) + v15)]) - tlmc_vsplat4(b2[((((v16 + v17) * 2) + v18) - (v16 * 2))]))) / tlmc_vsplat4(b3[((((v16 + v17) * 2) + v18) - (v16 * 2))])));
+            }
           }
         }
       }
