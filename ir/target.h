@@ -24,6 +24,8 @@ struct Target {
   int vector_lanes(size_t element_bytes) const {
     return vector_bytes / static_cast<int>(element_bytes);
   }
+  // Architectural vector registers (x86-64: 32 with AVX-512, else 16).
+  int vector_registers() const { return isa == Isa::Avx512 ? 32 : 16; }
   // Flags for the system C compiler: "-march=..." and friends.
   std::string cc_flags() const;
   // The stable text form, part of every tuning record's key, so that a record measured on

@@ -16,8 +16,6 @@ namespace {
 
 // Vectors along the innermost axis of a register tile, at most.
 constexpr int64_t kMaxTileVectors = 8;
-// Iterations of the other register-tile loops, at most.
-constexpr int64_t kMaxTileRows = 64;
 
 enum class AxisUse { Unit, Whole, Split };
 
@@ -106,12 +104,24 @@ void tile_producer(SketchBuild& b, int a) {
   const int lanes = b.target.vector_lanes(ir::dtype_size(b.base.state.te.tensor(ta.output).dtype));
   const size_t n_spatial = ta.axes.size(), n_reduce = ta.reduce_axes.size();
   // Spatial axes: the region's extent splits into (middle, inner); known once attached.
+  // The inner tiles form the register tile: at most kMaxTileVectors vectors along the
+  // innermost axis, and no more vectors in all than the target has vector registers.
+  const int64_t registers = b.target.vector_registers();
+  std::vector<size_t> earlier;  // the spaces of the inner tiles before this one
   for (size_t j = 0; j < n_spatial; ++j) {
-    const int64_t cap = j + 1 == n_spatial ? kMaxTileVectors * lanes : kMaxTileRows;
-    b.add_space(
+    const bool innermost = j + 1 == n_spatial;
+    const size_t index = b.add_space(
         Space{SpaceKind::Tile, role, ta.axes[j].name + ".1"},
-        [a, j, cap](const SketchRun& r) {
-          return divisors(r.state.stages[static_cast<size_t>(a)].iters[j].extent, cap);
+        [a, j, innermost, lanes, registers, earlier](const SketchRun& r) {
+          int64_t rows = 1;
+          for (size_t e : earlier) rows *= r.values[e];
+          std::vector<int64_t> out;
+          for (int64_t d : divisors(r.state.stages[static_cast<size_t>(a)].iters[j].extent,
+                                    innermost ? kMaxTileVectors * lanes : registers)) {
+            const int64_t vectors = innermost ? (d + lanes - 1) / lanes : d;
+            if (d == 1 || rows * vectors <= registers) out.push_back(d);
+          }
+          return out;
         },
         [a, j](SketchRun& r, int64_t inner) {
           const Iter it = r.state.stages[static_cast<size_t>(a)].iters[j];
@@ -120,6 +130,7 @@ void tile_producer(SketchBuild& b, int a) {
         },
         // -O0: the whole region in the register tile, unless it is too narrow to vectorise
         unless_narrow(a, n_spatial, lanes, largest(), smallest()));
+    earlier.push_back(index);
   }
   for (size_t k = 0; k < n_reduce; ++k) {
     const int64_t extent = ta.reduce_axes[k].extent;
