@@ -55,18 +55,16 @@ def build_tlmc():
 
 
 def best_seconds(db):
-    """The fastest successful record, the trials (records but the -O0 baseline), and the
-    baseline's time."""
+    """The fastest successful record, the trials (the records but the first, the -O0
+    baseline, which -O3 measures before any candidate), and the baseline's time."""
     con = sqlite3.connect(db)
     try:
         best = con.execute("SELECT MIN(seconds) FROM records WHERE status = 'ok'").fetchone()[0]
-        trials = con.execute(
-            "SELECT COUNT(*) FROM records WHERE schedule NOT LIKE 'tlmc-schedule 1%'").fetchone()[0]
-        base = con.execute("SELECT seconds FROM records WHERE status = 'ok' AND "
-                           "schedule LIKE 'tlmc-schedule 1%'").fetchone()
+        trials = con.execute("SELECT COUNT(*) FROM records").fetchone()[0] - 1
+        base = con.execute("SELECT seconds, status FROM records ORDER BY rowid LIMIT 1").fetchone()
     finally:
         con.close()
-    return best, trials, base[0] if base else None
+    return best, trials, base[0] if base and base[1] == "ok" else None
 
 
 def tune_curve(tlmc, workload, search, budgets, out_dir, threads):

@@ -219,10 +219,11 @@ CompiledModel compile_model(const CompileOptions& o) {
       if (dump && wants(o, "te"))
         *dump << "# kernel " << k << " (workload " << d.key << ")\n" << ir::te_str(program);
       if (dump && wants(o, "sketch")) {
-        const scheduler::Sketch sketch = scheduler::generate_sketch(program, o.target);
-        *dump << "# kernel " << k << " sketch " << sketch.name() << "\n";
-        for (const scheduler::Space& s : sketch.spaces())
-          *dump << scheduler::space_kind_name(s.kind) << " " << s.stage << " " << s.axis << "\n";
+        for (const scheduler::Sketch& sketch : scheduler::generate_sketches(program, o.target)) {
+          *dump << "# kernel " << k << " sketch " << sketch.name() << "\n";
+          for (const scheduler::Space& s : sketch.spaces())
+            *dump << scheduler::space_kind_name(s.kind) << " " << s.stage << " " << s.axis << "\n";
+        }
       }
       if (dump && wants(o, "loops"))
         *dump << "# kernel " << k << " schedule:\n"

@@ -100,6 +100,73 @@ void apply_cache_write(ScheduleState& st, const Decision& d) {
   for (size_t i = 0; i < cs.iters.size(); ++i) cs.leaves.push_back(static_cast<int>(i));
 }
 
+// Loops of a stage built afresh from its axes (a stage that a decision has just redefined).
+void reset_loops(ScheduleState& st, int stage) {
+  StageState& s = st.stages[static_cast<size_t>(stage)];
+  s.iters.clear();
+  s.leaves.clear();
+  s.relations.clear();
+  const ir::Stage& ts = st.te.stages[static_cast<size_t>(stage)];
+  const std::string prefix = "s" + std::to_string(stage) + "_";
+  for (const ir::Axis& a : ts.axes) st.add_iter(stage, prefix + a.name, a.extent, false);
+  for (const ir::Axis& a : ts.reduce_axes) st.add_iter(stage, prefix + a.name, a.extent, true);
+  for (size_t i = 0; i < s.iters.size(); ++i) s.leaves.push_back(static_cast<int>(i));
+}
+
+// out[s] = R_k body(s, k), with k = ko * f + ki, becomes
+//   out.rf[s, ki] = R_(ko, other reduction axes) body(s, ko * f + ki)   (a new stage before)
+//   out[s]        = R_ki out.rf[s, ki]
+// so that the f partial reductions run in parallel or over vector lanes.
+void apply_rfactor(ScheduleState& st, const Decision& d) {
+  StageState& s = stage_of(st, d);
+  const size_t at = static_cast<size_t>(d.stage);
+  const ir::Stage orig = st.te.stages[at];
+  if (ir::is_pointwise(orig)) invalid(d, "only a reduction can be factored");
+  if (s.attach != Attach::Root || s.transformed || s.frozen)
+    invalid(d, "the stage is already scheduled");
+  if (d.args.size() != 2) invalid(d, "expects a reduction axis and a factor");
+  const int64_t r = d.args[0], f = d.args[1];
+  if (r < 0 || r >= static_cast<int64_t>(orig.reduce_axes.size()))
+    invalid(d, "no such reduction axis");
+  const ir::Axis k = orig.reduce_axes[static_cast<size_t>(r)];
+  if (f < 2 || f >= k.extent || k.extent % f != 0)
+    invalid(d, "the factor must divide the axis's extent " + std::to_string(k.extent) +
+                   " and lie strictly between 1 and it");
+  const ir::Axis ki{st.next_var++, k.name + ".i", f};
+  const ir::Axis ko{st.next_var++, k.name, k.extent / f};
+  const ir::Axis kr{st.next_var++, k.name + ".i", f};
+  // The partial results: a new tensor and stage "<name>.rf".
+  ir::TeTensor partial = st.te.tensor(orig.output);
+  partial.name += ".rf";
+  partial.shape.push_back(f);
+  partial.stage = static_cast<int>(at);
+  const int partial_id = static_cast<int>(st.te.tensors.size());
+  for (ir::TeTensor& t : st.te.tensors)
+    if (t.stage >= static_cast<int>(at)) ++t.stage;
+  st.te.tensors.push_back(partial);
+  ir::Stage rf = orig;
+  rf.name += ".rf";
+  rf.output = partial_id;
+  rf.axes.push_back(ki);
+  rf.reduce_axes[static_cast<size_t>(r)] = ko;
+  rf.body = ir::substitute(orig.body, {{k.var_id, ir::make_var(ko.var_id, ko.name) * f +
+                                                      ir::make_var(ki.var_id, ki.name)}});
+  // The stage itself reduces the partial results.
+  ir::Stage total = orig;
+  total.reduce_axes = {kr};
+  std::vector<ir::Expr> idx;
+  for (const ir::Axis& a : orig.axes) idx.push_back(ir::make_var(a.var_id, a.name));
+  idx.push_back(ir::make_var(kr.var_id, kr.name));
+  total.body = ir::make_load(partial.dtype, partial_id, idx);
+  st.te.stages[at] = total;
+  st.te.stages.insert(st.te.stages.begin() + static_cast<long>(at), rf);
+  for (StageState& o : st.stages)
+    if (o.attach == Attach::At && o.at_stage >= static_cast<int>(at)) ++o.at_stage;
+  st.stages.insert(st.stages.begin() + static_cast<long>(at), StageState{});
+  reset_loops(st, static_cast<int>(at));
+  reset_loops(st, static_cast<int>(at) + 1);
+}
+
 void apply_compute_at(ScheduleState& st, const Decision& d) {
   StageState& s = stage_of(st, d);
   const ir::Stage& ts = st.te.stages[static_cast<size_t>(d.stage)];
@@ -246,9 +313,10 @@ struct KindInfo {
   void (*apply)(ScheduleState&, const Decision&);
 };
 
-const std::array<KindInfo, 9> kKinds = {{
+const std::array<KindInfo, 10> kKinds = {{
     {DecisionKind::Inline, "inline", false, apply_inline},
     {DecisionKind::CacheWrite, "cache_write", false, apply_cache_write},
+    {DecisionKind::RFactor, "rfactor", false, apply_rfactor},
     {DecisionKind::ComputeAt, "compute_at", true, apply_compute_at},
     {DecisionKind::Split, "split", false, apply_split},
     {DecisionKind::Reorder, "reorder", false, apply_reorder},

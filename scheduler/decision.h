@@ -16,6 +16,9 @@ namespace tlmc::scheduler {
 enum class DecisionKind {
   Inline,      // stage: substitute a pointwise stage into its consumers
   CacheWrite,  // stage: compute a reduction into a new local stage "<name>.local" placed before it
+  RFactor,     // stage, args {reduction axis, factor f}: partial reductions over f slices of the
+               // axis in a new stage "<name>.rf" before it (a spatial axis of extent f), which
+               // the stage then reduces
   ComputeAt,   // stage, target, args {target loop position}: compute inside a consumer's loop
   Split,       // stage, args {loop position, inner factors...}: one loop into several
   Reorder,     // stage, args {new order of loop positions}

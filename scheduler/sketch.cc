@@ -130,9 +130,9 @@ std::optional<std::vector<Decision>> schedule_from_record(const std::string& tex
       apply_schedule(program, *list);
       return list;
     }
-    const Sketch sketch = generate_sketch(program, target);
-    if (std::optional<std::vector<int64_t>> values = parse_space_schedule(sketch, text))
-      return sketch.decisions(*values);
+    const Sketches sketches = generate_sketches(program, target);
+    if (std::optional<SpacePoint> point = parse_space_schedule(sketches, text))
+      return sketches[point->sketch].decisions(point->values);
   } catch (const InvalidDecision&) {
   }
   return std::nullopt;
@@ -163,6 +163,12 @@ std::vector<int64_t> random_values(const Sketch& sketch, std::mt19937_64& rng) {
   return c.run().values;
 }
 
+SpacePoint random_point(const Sketches& sketches, std::mt19937_64& rng) {
+  TLMC_ASSERT(!sketches.empty(), "a subgraph without sketches");
+  const size_t s = std::uniform_int_distribution<size_t>(0, sketches.size() - 1)(rng);
+  return SpacePoint{s, random_values(sketches[s], rng)};
+}
+
 std::vector<Decision> default_schedule(const ir::TeProgram& program, const ir::Target& target) {
   const Sketch sketch = generate_sketch(program, target);
   return sketch.decisions(default_values(sketch));
@@ -170,9 +176,10 @@ std::vector<Decision> default_schedule(const ir::TeProgram& program, const ir::T
 
 std::vector<Decision> random_schedule(const ir::TeProgram& program, const ir::Target& target,
                                       uint64_t seed) {
-  const Sketch sketch = generate_sketch(program, target);
+  const Sketches sketches = generate_sketches(program, target);
   std::mt19937_64 rng(seed);
-  return sketch.decisions(random_values(sketch, rng));
+  const SpacePoint p = random_point(sketches, rng);
+  return sketches[p.sketch].decisions(p.values);
 }
 
 std::string space_schedule_text(const Sketch& sketch, const std::vector<int64_t>& values) {
@@ -204,6 +211,18 @@ std::optional<std::vector<int64_t>> parse_space_schedule(const Sketch& sketch,
   }
   if (std::getline(in, line) && !line.empty()) return std::nullopt;
   return values;
+}
+
+std::string space_schedule_text(const Sketches& sketches, const SpacePoint& point) {
+  TLMC_ASSERT(point.sketch < sketches.size(), "no sketch " << point.sketch);
+  return space_schedule_text(sketches[point.sketch], point.values);
+}
+
+std::optional<SpacePoint> parse_space_schedule(const Sketches& sketches, const std::string& text) {
+  for (size_t s = 0; s < sketches.size(); ++s)
+    if (std::optional<std::vector<int64_t>> v = parse_space_schedule(sketches[s], text))
+      return SpacePoint{s, std::move(*v)};
+  return std::nullopt;
 }
 
 }  // namespace tlmc::scheduler

@@ -79,6 +79,19 @@ class Sketch {
   std::vector<SketchStep> steps_;
 };
 
+// The sketches of a subgraph (scheduler/sketch_rules.h): the first is the default one.
+using Sketches = std::vector<Sketch>;
+
+// A point of a subgraph's schedule space: a sketch, and one value per space of it.
+struct SpacePoint {
+  size_t sketch = 0;
+  std::vector<int64_t> values;
+  bool operator==(const SpacePoint& o) const { return sketch == o.sketch && values == o.values; }
+  bool operator<(const SpacePoint& o) const {
+    return sketch != o.sketch ? sketch < o.sketch : values < o.values;
+  }
+};
+
 // Walks a sketch space by space: the question both sampling and masked decoding ask.
 class SketchCursor {
  public:
@@ -108,6 +121,9 @@ std::vector<int64_t> default_values(const Sketch& sketch);
 // One value per space, each drawn uniformly from the values valid at that point.
 std::vector<int64_t> random_values(const Sketch& sketch, std::mt19937_64& rng);
 
+// A point drawn at random: a sketch uniformly, then one value per space as random_values.
+SpacePoint random_point(const Sketches& sketches, std::mt19937_64& rng);
+
 // Text form (the tensor sentence of a schedule; round-trips exactly):
 //   tlmc-schedule 2
 //   sketch tiled
@@ -117,6 +133,9 @@ std::string space_schedule_text(const Sketch& sketch, const std::vector<int64_t>
 // The inverse, checked against `sketch` (its name, each space in order); nullopt otherwise.
 std::optional<std::vector<int64_t>> parse_space_schedule(const Sketch& sketch,
                                                          const std::string& text);
+// The same for a point of several sketches (the one the text names).
+std::string space_schedule_text(const Sketches& sketches, const SpacePoint& point);
+std::optional<SpacePoint> parse_space_schedule(const Sketches& sketches, const std::string& text);
 
 // The decisions of a tuning record's schedule text for `program`: a decision list
 // ("tlmc-schedule 1") or a point of the program's sketch ("tlmc-schedule 2"). nullopt when

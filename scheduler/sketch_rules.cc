@@ -67,6 +67,9 @@ size_t SketchBuild::add_space(Space space,
 
 std::vector<std::unique_ptr<SketchRule>> cpu_sketch_rules() {
   std::vector<std::unique_ptr<SketchRule>> rules;
+  // First, as it adds a stage: a reduction with too little spatial parallelism for the
+  // cores and vector lanes is also factored into partial reductions (a fork).
+  rules.push_back(make_rfactor_rule());
   // Structural first: inlining decides which stages exist as loops, and a reduction that
   // writes an output gets its cache stage before any rule tiles the stage copying it out.
   rules.push_back(make_inline_rule());
@@ -80,19 +83,37 @@ std::vector<std::unique_ptr<SketchRule>> cpu_sketch_rules() {
   return rules;
 }
 
-Sketch generate_sketch(const ir::TeProgram& program, const ir::Target& target) {
-  SketchBuild b{target, SketchRun{ScheduleState(program), {}, {}}, {}, {}, 0, {}};
+Sketches generate_sketches(const ir::TeProgram& program, const ir::Target& target) {
+  std::vector<SketchBuild> builds = {
+      SketchBuild{target, SketchRun{ScheduleState(program), {}, {}}, {}, {}, 0, {}}};
   for (const std::unique_ptr<SketchRule>& rule : cpu_sketch_rules()) {
-    b.claimed.resize(b.base.state.stages.size(), false);
-    if (!rule->applies(b)) continue;
-    rule->apply(b);
-    b.applied.emplace_back(rule->name());
+    std::vector<SketchBuild> next;
+    for (SketchBuild& b : builds) {
+      b.claimed.resize(b.base.state.stages.size(), false);
+      if (!rule->applies(b)) {
+        next.push_back(std::move(b));
+        continue;
+      }
+      if (rule->forks()) next.push_back(b);  // the sketch without it comes first
+      rule->apply(b);
+      b.applied.emplace_back(rule->name());
+      next.push_back(std::move(b));
+    }
+    builds = std::move(next);
   }
-  std::string name;
-  for (const std::string& n : b.applied) name += (name.empty() ? "" : "+") + n;
-  Sketch sketch(name.empty() ? "none" : name, std::move(b.base));
-  for (SketchStep& s : b.steps) sketch.add(std::move(s));
-  return sketch;
+  Sketches sketches;
+  for (SketchBuild& b : builds) {
+    std::string name;
+    for (const std::string& n : b.applied) name += (name.empty() ? "" : "+") + n;
+    Sketch sketch(name.empty() ? "none" : name, std::move(b.base));
+    for (SketchStep& s : b.steps) sketch.add(std::move(s));
+    sketches.push_back(std::move(sketch));
+  }
+  return sketches;
+}
+
+Sketch generate_sketch(const ir::TeProgram& program, const ir::Target& target) {
+  return generate_sketches(program, target).front();
 }
 
 }  // namespace tlmc::scheduler

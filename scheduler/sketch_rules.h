@@ -42,9 +42,12 @@ class SketchRule {
   virtual std::string_view name() const = 0;
   virtual bool applies(const SketchBuild& b) const = 0;
   virtual void apply(SketchBuild& b) const = 0;
+  // A rule that forks: where it applies, the sketches are built both with and without it.
+  virtual bool forks() const { return false; }
 };
 
 // The rules, one per file.
+std::unique_ptr<SketchRule> make_rfactor_rule();              // rule_rfactor.cc
 std::unique_ptr<SketchRule> make_inline_rule();               // rule_inline.cc
 std::unique_ptr<SketchRule> make_cache_write_rule();          // rule_cache_write.cc
 std::unique_ptr<SketchRule> make_tile_with_producers_rule();  // rule_tile_with_producers.cc
@@ -54,7 +57,10 @@ std::unique_ptr<SketchRule> make_tile_alone_rule();           // rule_tile_alone
 // The CPU rules in the order they run.
 std::vector<std::unique_ptr<SketchRule>> cpu_sketch_rules();
 
-// The sketch of a subgraph on a target.
+// The sketches of a subgraph on a target: one per combination of the forking rules that
+// apply, the first built with none of them (its default point is the -O0 schedule).
+Sketches generate_sketches(const ir::TeProgram& program, const ir::Target& target);
+// The first of them.
 Sketch generate_sketch(const ir::TeProgram& program, const ir::Target& target);
 
 }  // namespace tlmc::scheduler

@@ -15,13 +15,14 @@
 namespace tlmc::tune {
 namespace {
 
-using Point = std::vector<int64_t>;
+using scheduler::SpacePoint;
+using Point = SpacePoint;
 
 class EvolutionarySearch : public SearchStrategy {
  public:
-  EvolutionarySearch(const scheduler::Sketch& sketch, const ir::Target& target, CostModel& model,
-                     int task, EvolutionOptions options, uint64_t seed)
-      : sketch_(sketch),
+  EvolutionarySearch(const scheduler::Sketches& sketches, const ir::Target& target,
+                     CostModel& model, int task, EvolutionOptions options, uint64_t seed)
+      : sketches_(sketches),
         target_(target),
         model_(model),
         task_(task),
@@ -35,10 +36,10 @@ class EvolutionarySearch : public SearchStrategy {
     std::vector<Point> out;
     if (model_.ready()) {
       out = best_predicted(n - std::min(n, random_share(n)));
-    } else if (!sketch_.spaces().empty()) {
+    } else {
       // Before the model can tell: the default point (the -O0 policy's values) and its
       // neighbours, half of the round; random points, the other half.
-      Point start = scheduler::default_values(sketch_);
+      Point start = default_point();
       for (size_t tries = 0; out.size() < (n + 1) / 2 && tries < 8 * n; ++tries) {
         if (is_new(start)) {
           proposed_.insert(start);
@@ -49,7 +50,7 @@ class EvolutionarySearch : public SearchStrategy {
     }
     // Random points: all of them until the model can tell, a share after.
     for (size_t misses = 0; out.size() < n && misses < 64 * n + 64;) {
-      Point p = scheduler::random_values(sketch_, rng_);
+      Point p = scheduler::random_point(sketches_, rng_);
       if (is_new(p)) {
         proposed_.insert(p);
         out.push_back(std::move(p));
@@ -75,12 +76,14 @@ class EvolutionarySearch : public SearchStrategy {
 
   bool is_new(const Point& p) const { return proposed_.count(p) == 0; }
 
+  Point default_point() const { return Point{0, scheduler::default_values(sketches_[0])}; }
+
   // The features of a point, computed once.
   const std::vector<float>& features(const Point& p) {
     auto it = features_.find(p);
     if (it != features_.end()) return it->second;
-    scheduler::SketchCursor c(sketch_);
-    for (int64_t v : p) c.choose(v);
+    scheduler::SketchCursor c(sketches_[p.sketch]);
+    for (int64_t v : p.values) c.choose(v);
     const ir::LoopProgram loops = scheduler::lower_schedule(c.run().state, "candidate");
     return features_.emplace(p, loop_features(loops, target_)).first->second;
   }
@@ -96,9 +99,10 @@ class EvolutionarySearch : public SearchStrategy {
   // chosen one takes another of its valid values, and each later one keeps its value when it
   // is still valid, else takes the valid value nearest to it.
   Point mutate(const Point& p) {
-    const size_t at = std::uniform_int_distribution<size_t>(0, p.size() - 1)(rng_);
-    scheduler::SketchCursor c(sketch_);
-    for (size_t i = 0; i < p.size(); ++i) {
+    if (p.values.empty()) return p;
+    const size_t at = std::uniform_int_distribution<size_t>(0, p.values.size() - 1)(rng_);
+    scheduler::SketchCursor c(sketches_[p.sketch]);
+    for (size_t i = 0; i < p.values.size(); ++i) {
       const std::vector<int64_t>& valid = c.valid_values();
       if (i == at) {
         c.choose(valid[std::uniform_int_distribution<size_t>(0, valid.size() - 1)(rng_)]);
@@ -106,10 +110,10 @@ class EvolutionarySearch : public SearchStrategy {
       }
       int64_t nearest = valid[0];
       for (int64_t v : valid)
-        if (std::llabs(v - p[i]) < std::llabs(nearest - p[i])) nearest = v;
+        if (std::llabs(v - p.values[i]) < std::llabs(nearest - p.values[i])) nearest = v;
       c.choose(nearest);
     }
-    return c.run().values;
+    return Point{p.sketch, c.run().values};
   }
 
   // Draws an index with probability proportional to its score (floored, so that a point
@@ -121,14 +125,14 @@ class EvolutionarySearch : public SearchStrategy {
   }
 
   std::vector<Point> best_predicted(size_t n) {
-    if (n == 0 || sketch_.spaces().empty()) return {};
-    // The first generation: the best measured points, then random ones.
-    std::vector<Point> population = {scheduler::default_values(sketch_)};
+    if (n == 0) return {};
+    // The first generation: the default point, the best measured points, then random ones.
+    std::vector<Point> population = {default_point()};
     std::sort(measured_.begin(), measured_.end());
     for (size_t i = 0; i < measured_.size() && population.size() < options_.population / 4; ++i)
       population.push_back(measured_[i].second);
     while (population.size() < options_.population)
-      population.push_back(scheduler::random_values(sketch_, rng_));
+      population.push_back(scheduler::random_point(sketches_, rng_));
     // Every new point met on the way, with its score.
     std::map<Point, float> found;
     for (int g = 0;; ++g) {
@@ -152,7 +156,7 @@ class EvolutionarySearch : public SearchStrategy {
     return out;
   }
 
-  const scheduler::Sketch& sketch_;
+  const scheduler::Sketches& sketches_;
   const ir::Target target_;
   CostModel& model_;
   const int task_;
@@ -165,11 +169,11 @@ class EvolutionarySearch : public SearchStrategy {
 
 }  // namespace
 
-std::unique_ptr<SearchStrategy> make_evolutionary_search(const scheduler::Sketch& sketch,
+std::unique_ptr<SearchStrategy> make_evolutionary_search(const scheduler::Sketches& sketches,
                                                          const ir::Target& target, CostModel& model,
                                                          int task, EvolutionOptions options,
                                                          uint64_t seed) {
-  return std::make_unique<EvolutionarySearch>(sketch, target, model, task, options, seed);
+  return std::make_unique<EvolutionarySearch>(sketches, target, model, task, options, seed);
 }
 
 }  // namespace tlmc::tune

@@ -1,6 +1,6 @@
-// Search strategies behind one interface: each proposes batches of points of a sketch's
-// spaces (one value per space, every value listed by the space) and learns from what was
-// measured. Random sampling is the baseline; the evolutionary search is guided by a learned
+// Search strategies behind one interface: each proposes batches of points of a subgraph's
+// sketches (a sketch, one value per space, every value listed by the space) and learns from what
+// was measured. Random sampling is the baseline; the evolutionary search is guided by a learned
 // cost model that all the tasks of a run share.
 #pragma once
 
@@ -21,13 +21,14 @@ class SearchStrategy {
   virtual ~SearchStrategy() = default;
   virtual std::string_view name() const = 0;
   // Up to `n` new points, none already proposed or observed.
-  virtual std::vector<std::vector<int64_t>> propose(size_t n) = 0;
+  virtual std::vector<scheduler::SpacePoint> propose(size_t n) = 0;
   // What a point measured (also for points measured in an earlier run, read back).
-  virtual void observe(const std::vector<int64_t>& values, const MeasureResult& result) = 0;
+  virtual void observe(const scheduler::SpacePoint& point, const MeasureResult& result) = 0;
 };
 
 // Uniform sampling from the spaces (each value drawn among those valid at its point).
-std::unique_ptr<SearchStrategy> make_random_search(const scheduler::Sketch& sketch, uint64_t seed);
+std::unique_ptr<SearchStrategy> make_random_search(const scheduler::Sketches& sketches,
+                                                   uint64_t seed);
 
 struct EvolutionOptions {
   size_t population = 128;        // points per generation
@@ -38,7 +39,7 @@ struct EvolutionOptions {
 // Evolution of a population by mutations inside the spaces, selected by `model`'s score of
 // each point's loop nest; random points until the model has learnt from enough
 // measurements. Measurements observed are added to `model` as samples of `task`.
-std::unique_ptr<SearchStrategy> make_evolutionary_search(const scheduler::Sketch& sketch,
+std::unique_ptr<SearchStrategy> make_evolutionary_search(const scheduler::Sketches& sketches,
                                                          const ir::Target& target, CostModel& model,
                                                          int task, EvolutionOptions options,
                                                          uint64_t seed);

@@ -46,7 +46,7 @@ double gflops(double flops, double seconds) { return seconds > 0 ? flops / secon
 // One task being tuned: its search, its worker, what it found so far.
 struct TaskState {
   const TuneTask* task;
-  scheduler::Sketch sketch;
+  scheduler::Sketches sketches;
   std::unique_ptr<SearchStrategy> search;
   std::unique_ptr<Measurer> measurer;
   TaskReport report;
@@ -89,21 +89,21 @@ void start(TaskState& s, int index, CostModel& model, const ir::Target& target,
   const uint64_t seed = options.seed + static_cast<uint64_t>(index);
   s.search =
       options.search == SearchKind::Random
-          ? make_random_search(s.sketch, seed)
-          : make_evolutionary_search(s.sketch, target, model, index, options.evolution, seed);
+          ? make_random_search(s.sketches, seed)
+          : make_evolutionary_search(s.sketches, target, model, index, options.evolution, seed);
   s.measurer = std::make_unique<Measurer>(task, target, options.measure);
-  // The baseline is the -O0 schedule: the sketch's default point.
-  const std::vector<int64_t> baseline = scheduler::default_values(s.sketch);
-  const std::string baseline_text = scheduler::space_schedule_text(s.sketch, baseline);
+  // The baseline is the -O0 schedule: the first sketch's default point.
+  const scheduler::SpacePoint baseline{0, scheduler::default_values(s.sketches[0])};
+  const std::string baseline_text = scheduler::space_schedule_text(s.sketches, baseline);
   bool baseline_recorded = false;
   for (const TuningRecord& r : db.records(task.workload_key, target.descriptor())) {
-    std::optional<std::vector<int64_t>> values =
-        scheduler::parse_space_schedule(s.sketch, r.schedule);
-    if (!values) continue;
+    std::optional<scheduler::SpacePoint> point =
+        scheduler::parse_space_schedule(s.sketches, r.schedule);
+    if (!point) continue;
     MeasureResult m;
     m.status = r.status;
     m.seconds = r.seconds;
-    s.search->observe(*values, m);
+    s.search->observe(*point, m);
     if (r.schedule != baseline_text) {
       ++s.report.trials;
       continue;
@@ -112,7 +112,7 @@ void start(TaskState& s, int index, CostModel& model, const ir::Target& target,
     s.report.default_seconds = r.status == MeasureStatus::Ok ? r.seconds : 0;
   }
   if (!baseline_recorded) {
-    const MeasureResult base = s.measurer->measure(s.sketch.decisions(baseline));
+    const MeasureResult base = s.measurer->measure(s.sketches[0].decisions(baseline.values));
     db.add({record_of(task, target, baseline_text, base)});
     s.search->observe(baseline, base);
     s.report.default_seconds = base.status == MeasureStatus::Ok ? base.seconds : 0;
@@ -124,13 +124,14 @@ void start(TaskState& s, int index, CostModel& model, const ir::Target& target,
 // One round of a task: a batch proposed, measured and recorded.
 void round(TaskState& s, const ir::Target& target, scheduler::TuningDb& db,
            const TuneOptions& options, int64_t trials) {
-  const std::vector<std::vector<int64_t>> batch = s.search->propose(static_cast<size_t>(trials));
+  const std::vector<scheduler::SpacePoint> batch = s.search->propose(static_cast<size_t>(trials));
   if (batch.empty()) {
     s.done = true;  // the space is exhausted
     return;
   }
   std::vector<std::vector<scheduler::Decision>> schedules;
-  for (const std::vector<int64_t>& values : batch) schedules.push_back(s.sketch.decisions(values));
+  for (const scheduler::SpacePoint& p : batch)
+    schedules.push_back(s.sketches[p.sketch].decisions(p.values));
   // The check and the repeats each run the kernel at least once, a fast one for
   // min_seconds; a second of slack for starting a worker.
   const double runs = 1 + options.measure.repeats;
@@ -141,7 +142,7 @@ void round(TaskState& s, const ir::Target& target, scheduler::TuningDb& db,
   for (size_t i = 0; i < batch.size(); ++i) {
     s.search->observe(batch[i], results[i]);
     records.push_back(record_of(s.task->measure, target,
-                                scheduler::space_schedule_text(s.sketch, batch[i]), results[i]));
+                                scheduler::space_schedule_text(s.sketches, batch[i]), results[i]));
   }
   db.add(records);
   s.best_before_round = s.best;
@@ -166,7 +167,7 @@ std::vector<TaskReport> tune_tasks(const std::vector<TuneTask>& tasks, const ir:
   CostModel model;  // one for all tasks: what one teaches carries over to the others
   for (const TuneTask& t : tasks) {
     states.push_back(
-        TaskState{&t, scheduler::generate_sketch(t.measure.program, target), {}, {}, {}});
+        TaskState{&t, scheduler::generate_sketches(t.measure.program, target), {}, {}, {}});
     start(states.back(), static_cast<int>(states.size() - 1), model, target, db, options);
     spent += states.back().report.trials;
   }

@@ -41,31 +41,32 @@ outputs: [y]
 TEST(EvolutionarySearch, ProposesNewPointsInsideTheSpaces) {
   const MeasureTask task = conv_task();
   const ir::Target target = ir::host_target();
-  const scheduler::Sketch sketch = scheduler::generate_sketch(task.program, target);
+  const scheduler::Sketches sketches = scheduler::generate_sketches(task.program, target);
   MeasureOptions quick;
   quick.min_seconds = 0.0005;
   quick.repeats = 3;
   Measurer measurer(task, target, quick);
   CostModel model;
   std::unique_ptr<SearchStrategy> search =
-      make_evolutionary_search(sketch, target, model, 0, EvolutionOptions{}, 3);
+      make_evolutionary_search(sketches, target, model, 0, EvolutionOptions{}, 3);
   EXPECT_EQ(search->name(), "evolutionary");
 
-  std::set<std::vector<int64_t>> seen;
+  std::set<scheduler::SpacePoint> seen;
   for (int round = 0; round < 4; ++round) {
-    const std::vector<std::vector<int64_t>> batch = search->propose(8);
+    const std::vector<scheduler::SpacePoint> batch = search->propose(8);
     ASSERT_EQ(batch.size(), 8u);
-    if (round == 0) EXPECT_EQ(batch[0], scheduler::default_values(sketch));
+    if (round == 0) EXPECT_EQ(batch[0].values, scheduler::default_values(sketches[0]));
     std::vector<std::vector<scheduler::Decision>> schedules;
-    for (const std::vector<int64_t>& point : batch) {
+    for (const scheduler::SpacePoint& point : batch) {
       EXPECT_TRUE(seen.insert(point).second) << "proposed twice";
-      ASSERT_NO_THROW(schedules.push_back(sketch.decisions(point)));
+      ASSERT_LT(point.sketch, sketches.size());
+      ASSERT_NO_THROW(schedules.push_back(sketches[point.sketch].decisions(point.values)));
     }
     const std::vector<MeasureResult> results = measurer.measure_batch(schedules, 2);
     for (size_t i = 0; i < batch.size(); ++i) {
       EXPECT_EQ(results[i].status, scheduler::MeasureStatus::Ok)
           << results[i].reason << "\n"
-          << scheduler::space_schedule_text(sketch, batch[i]);
+          << scheduler::space_schedule_text(sketches, batch[i]);
       search->observe(batch[i], results[i]);
     }
     EXPECT_EQ(model.samples(), seen.size());
