@@ -56,7 +56,8 @@ def build_tlmc():
 
 def best_seconds(db):
     """The fastest successful record, the trials (the records but the first, the -O0
-    baseline, which -O3 measures before any candidate), and the baseline's time."""
+    baseline, which -O3 measures before any candidate: each workload is one subgraph), and
+    the baseline's time."""
     con = sqlite3.connect(db)
     try:
         best = con.execute("SELECT MIN(seconds) FROM records WHERE status = 'ok'").fetchone()[0]
@@ -84,7 +85,7 @@ def tune_curve(tlmc, workload, search, budgets, out_dir, threads):
             stdout=sys.stderr, stderr=sys.stderr)
         spent += time.monotonic() - start
         best, trials, base_seconds = best_seconds(db)
-        gflops = 2 * MACS[workload] / best * 1e-9
+        gflops = 2 * MACS[workload] / best * 1e-9 if best else 0.0
         base = 2 * MACS[workload] / base_seconds * 1e-9 if base_seconds else None
         points.append((budget, trials, gflops, spent))
         log(f"{workload} {search}: {trials} trials, best {gflops:.1f} GFLOP/s, {spent:.0f} s")
@@ -205,6 +206,9 @@ def main():
                                  str(a.threads), "--only", ",".join(workloads),
                                  "--results", results], capture_output=True, text=True)
         print(result.stdout, flush=True)
+        if result.returncode != 0 or not os.path.exists(results):
+            log(result.stderr)
+            sys.exit(f"bench_kernels failed (exit {result.returncode})")
         for line in open(results):
             cells = line.rstrip("\n").split("\t")
             if cells[0] in MACS:

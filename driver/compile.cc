@@ -70,7 +70,7 @@ struct Distinct {
   int occurrences = 0;
 };
 
-// The schedule of one kernel: its best tuning record for this target when there is one that
+// The schedule of one kernel: its fastest successful tuning record for this target that
 // still applies (records of an older tlmc may not), else the -O0 schedule.
 std::vector<scheduler::Decision> choose_schedule(const CompileOptions& o,
                                                  const scheduler::TuningDb& db,
@@ -80,27 +80,29 @@ std::vector<scheduler::Decision> choose_schedule(const CompileOptions& o,
     return scheduler::random_schedule(
         program, o.target,
         static_cast<uint64_t>(o.random_schedule_seed) ^ std::stoull(key, nullptr, 16));
-  const std::optional<scheduler::TuningRecord> best = db.best(key, o.target.descriptor());
-  if (!best) return scheduler::default_schedule(program, o.target);
-  std::string why = "not a schedule this tlmc reads";
-  try {
-    if (std::optional<std::vector<scheduler::Decision>> recorded =
-            scheduler::parse_schedule_record(best->schedule)) {
-      scheduler::apply_schedule(program, *recorded);
-      ++*from_records;
-      return *recorded;
+  // Fastest first (ties: the smaller schedule text), so the same records give the same code.
+  for (const scheduler::TuningRecord& r : db.records(key, o.target.descriptor())) {
+    if (r.status != scheduler::MeasureStatus::Ok) break;
+    std::string why = "not a schedule this tlmc reads";
+    try {
+      if (std::optional<std::vector<scheduler::Decision>> recorded =
+              scheduler::parse_schedule_record(r.schedule)) {
+        scheduler::apply_schedule(program, *recorded);
+        ++*from_records;
+        return *recorded;
+      }
+      if (std::optional<std::vector<scheduler::Decision>> point =
+              scheduler::schedule_from_record(r.schedule, program, o.target)) {
+        ++*from_records;
+        return *point;
+      }
+    } catch (const scheduler::InvalidDecision& e) {
+      why = e.what();
     }
-    if (std::optional<std::vector<scheduler::Decision>> point =
-            scheduler::schedule_from_record(best->schedule, program, o.target)) {
-      ++*from_records;
-      return *point;
-    }
-  } catch (const scheduler::InvalidDecision& e) {
-    why = e.what();
+    if (o.log_stream)
+      *o.log_stream << "tlmc: note: a tuning record of workload " << key << " does not apply ("
+                    << why << "); trying the next\n";
   }
-  if (o.log_stream)
-    *o.log_stream << "tlmc: note: the tuning record of workload " << key << " does not apply ("
-                  << why << "); using the -O0 schedule\n";
   return scheduler::default_schedule(program, o.target);
 }
 

@@ -106,8 +106,10 @@ TileAxes register_tile_axes(const ScheduleState& st, const ir::Stage& root,
             to_root[j] = static_cast<int>(a);
       }
     });
+    // Every anchor axis maps to its own root axis (a diagonal load a[i, i] does not).
+    const std::set<int> distinct(to_root.begin(), to_root.end());
     if (!found || std::count(to_root.begin(), to_root.end(), -1) > 0 ||
-        anchor.axes.back().extent < 2)
+        distinct.size() != to_root.size() || anchor.axes.back().extent < 2)
       continue;
     const int inner = anchor.axes.back().var_id;
     std::set<size_t> used;

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "scheduler/lower_schedule.h"
 #include "tune/loop_features.h"
@@ -17,6 +18,9 @@ namespace {
 
 using scheduler::SpacePoint;
 using Point = SpacePoint;
+
+// Successful measurements of a task's own points before the model guides its search.
+constexpr size_t kOwnSamples = 8;
 
 class EvolutionarySearch : public SearchStrategy {
  public:
@@ -34,7 +38,9 @@ class EvolutionarySearch : public SearchStrategy {
   std::vector<Point> propose(size_t n) override {
     model_.train();
     std::vector<Point> out;
-    if (model_.ready()) {
+    // The model guides a task once it has seen measurements of this task's own points: a
+    // model trained on other subgraphs alone (or on baselines alone) cannot rank these.
+    if (model_.ready() && measured_.size() >= kOwnSamples) {
       out = best_predicted(n - std::min(n, random_share(n)));
     } else {
       // Before the model can tell: the default point (the -O0 policy's values) and its
@@ -145,13 +151,15 @@ class EvolutionarySearch : public SearchStrategy {
         next.push_back(mutate(population[pick(scores)]));
       population = std::move(next);
     }
-    std::vector<std::pair<float, Point>> ranked;
-    for (auto& [p, s] : found) ranked.emplace_back(-s, p);
+    // Best score first; equal scores in random order (not the points' order, which would
+    // favour small tiles).
+    std::vector<std::tuple<float, uint64_t, Point>> ranked;
+    for (auto& [p, s] : found) ranked.emplace_back(-s, rng_(), p);
     std::sort(ranked.begin(), ranked.end());
     std::vector<Point> out;
     for (size_t i = 0; i < ranked.size() && out.size() < n; ++i) {
-      proposed_.insert(ranked[i].second);
-      out.push_back(ranked[i].second);
+      proposed_.insert(std::get<2>(ranked[i]));
+      out.push_back(std::get<2>(ranked[i]));
     }
     return out;
   }

@@ -61,7 +61,9 @@ struct TaskState {
 // gradient of Ansor's task scheduler, without its similarity term): the last round's
 // improvement per trial, mixed with the average improvement per trial so far.
 double gradient(const TaskState& s) {
-  if (s.best <= 0) return 0;
+  // Nothing has run yet (the baseline failed): anything that runs is a gain; early stopping
+  // ends a task that never runs.
+  if (s.best <= 0) return std::numeric_limits<double>::max();
   const int64_t t = std::max<int64_t>(1, s.report.trials);
   const double recent = s.report.trials > s.trials_before_round
                             ? (s.best_before_round - s.best) /
@@ -71,13 +73,12 @@ double gradient(const TaskState& s) {
   return s.task->occurrences * (kRecentWeight * recent + (1 - kRecentWeight) * optimistic);
 }
 
-void refresh_best(TaskState& s, const scheduler::TuningDb& db, const ir::Target& target) {
-  const std::optional<TuningRecord> best =
-      db.best(s.task->measure.workload_key, target.descriptor());
-  const double b = best ? best->seconds : s.report.default_seconds;
-  if (s.best == 0 || (b > 0 && b < s.best)) {
-    if (s.best != 0) s.last_improvement = s.report.trials;
-    s.best = b;
+// A measurement of the task's schedule space (this run's, or a record's read back).
+void note(TaskState& s, const MeasureResult& r) {
+  if (r.status != MeasureStatus::Ok || r.seconds <= 0) return;
+  if (s.best == 0 || r.seconds < s.best) {
+    s.best = r.seconds;
+    s.last_improvement = s.report.trials;
   }
 }
 
@@ -97,13 +98,21 @@ void start(TaskState& s, int index, CostModel& model, const ir::Target& target,
   const std::string baseline_text = scheduler::space_schedule_text(s.sketches, baseline);
   bool baseline_recorded = false;
   for (const TuningRecord& r : db.records(task.workload_key, target.descriptor())) {
+    // Records of another tlmc (a sketch or space that changed, a value no longer listed)
+    // are left out: neither observed nor counted.
     std::optional<scheduler::SpacePoint> point =
         scheduler::parse_space_schedule(s.sketches, r.schedule);
     if (!point) continue;
+    try {
+      s.sketches[point->sketch].decisions(point->values);
+    } catch (const scheduler::InvalidDecision&) {
+      continue;
+    }
     MeasureResult m;
     m.status = r.status;
     m.seconds = r.seconds;
     s.search->observe(*point, m);
+    note(s, m);
     if (r.schedule != baseline_text) {
       ++s.report.trials;
       continue;
@@ -115,9 +124,11 @@ void start(TaskState& s, int index, CostModel& model, const ir::Target& target,
     const MeasureResult base = s.measurer->measure(s.sketches[0].decisions(baseline.values));
     db.add({record_of(task, target, baseline_text, base)});
     s.search->observe(baseline, base);
+    note(s, base);
     s.report.default_seconds = base.status == MeasureStatus::Ok ? base.seconds : 0;
   }
-  refresh_best(s, db, target);
+  s.best_before_round = s.best;
+  s.trials_before_round = s.report.trials;
   s.last_improvement = s.report.trials;
 }
 
@@ -132,23 +143,25 @@ void round(TaskState& s, const ir::Target& target, scheduler::TuningDb& db,
   std::vector<std::vector<scheduler::Decision>> schedules;
   for (const scheduler::SpacePoint& p : batch)
     schedules.push_back(s.sketches[p.sketch].decisions(p.values));
-  // The check and the repeats each run the kernel at least once, a fast one for
-  // min_seconds; a second of slack for starting a worker.
-  const double runs = 1 + options.measure.repeats;
+  // The check, the warm-up and the repeats each run the kernel at least once, a fast one
+  // for min_seconds; a second of slack for starting a worker. Without a time to compare
+  // with (nothing has run yet), the full limit.
+  const double runs = 2 + options.measure.repeats;
   const double budget = 1 + kSlowdownLimit * runs * std::max(s.best, options.measure.min_seconds);
-  s.measurer->set_timeout(std::min(options.measure.timeout_seconds, budget));
+  s.measurer->set_timeout(s.best > 0 ? std::min(options.measure.timeout_seconds, budget)
+                                     : options.measure.timeout_seconds);
   const std::vector<MeasureResult> results = s.measurer->measure_batch(schedules, options.jobs);
   std::vector<TuningRecord> records;
+  s.best_before_round = s.best;
+  s.trials_before_round = s.report.trials;
   for (size_t i = 0; i < batch.size(); ++i) {
     s.search->observe(batch[i], results[i]);
+    ++s.report.trials;
+    note(s, results[i]);
     records.push_back(record_of(s.task->measure, target,
                                 scheduler::space_schedule_text(s.sketches, batch[i]), results[i]));
   }
   db.add(records);
-  s.best_before_round = s.best;
-  s.trials_before_round = s.report.trials;
-  s.report.trials += static_cast<int64_t>(batch.size());
-  refresh_best(s, db, target);
   if (options.early_stopping > 0 && s.report.trials - s.last_improvement >= options.early_stopping)
     s.done = true;
 }
@@ -169,9 +182,18 @@ std::vector<TaskReport> tune_tasks(const std::vector<TuneTask>& tasks, const ir:
     states.push_back(
         TaskState{&t, scheduler::generate_sketches(t.measure.program, target), {}, {}, {}});
     start(states.back(), static_cast<int>(states.size() - 1), model, target, db, options);
-    spent += states.back().report.trials;
   }
+  // Trials an earlier run recorded count: a stopped run resumes, a repeated one measures
+  // nothing. But while some task has not had its first round (its records came from
+  // another model's tuning, say), each task's records count only up to its share, so a
+  // subgraph tuned long ago does not use up the budget of the ones never tuned.
   const int64_t batch = static_cast<int64_t>(std::max<size_t>(1, options.batch));
+  const int64_t share = std::max<int64_t>(1, options.trials / static_cast<int64_t>(tasks.size()));
+  const int64_t first_round = std::min(batch, share);
+  bool all_started = true;
+  for (const TaskState& s : states) all_started = all_started && s.report.trials >= first_round;
+  for (const TaskState& s : states)
+    spent += all_started ? s.report.trials : std::min(s.report.trials, share);
   // First a round for every task that has none, then the task whose next trials promise to
   // shorten the model's latency most, until the budget is spent or every task is done.
   for (;;) {
@@ -188,10 +210,8 @@ std::vector<TaskReport> tune_tasks(const std::vector<TuneTask>& tasks, const ir:
     }
     if (!next || spent >= options.trials) break;
     // A first round is the task's equal share when the budget is small.
-    const int64_t first =
-        std::max<int64_t>(1, options.trials / static_cast<int64_t>(states.size()));
-    const int64_t n = std::min(
-        {next->report.trials == 0 ? std::min(batch, first) : batch, options.trials - spent});
+    const int64_t n =
+        std::min({next->report.trials == 0 ? first_round : batch, options.trials - spent});
     const int64_t before = next->report.trials;
     round(*next, target, db, options, n);
     spent += next->report.trials - before;

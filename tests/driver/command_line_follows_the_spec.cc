@@ -94,6 +94,11 @@ TEST_F(CommandLine, BadUsageExitsTwo) {
   EXPECT_NE(r.out.find("tlmc: error: unknown target 'sparc'"), std::string::npos) << r.out;
   EXPECT_EQ(run_command(tlmc(dir.file("tiny.yaml") + " --emit=exe")).exit_code, 2);
   EXPECT_EQ(run_command(tlmc(dir.file("tiny.yaml") + " -O7")).exit_code, 2);
+  CommandResult s = run_command(tlmc(dir.file("tiny.yaml") + " -O3 --search genetic"));
+  EXPECT_EQ(s.exit_code, 2);
+  EXPECT_EQ(s.out,
+            "tlmc: error: --search takes evolutionary or random, not 'genetic'\nRun 'tlmc --help' "
+            "for the options.\n");
 }
 
 TEST_F(CommandLine, HelpAndVersion) {

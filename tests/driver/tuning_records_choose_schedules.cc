@@ -1,7 +1,8 @@
 // Tuning records through the `tlmc` command: `tlmc db import|list|export|prune|check`, and a
 // compilation that takes each kernel's schedule from the best record of its workload on
-// its target, byte-identical from one run to the next, with a stale record falling back to
-// the -O0 schedule and bad input refused with its position and nothing written.
+// its target, byte-identical from one run to the next, with a stale record giving way to the
+// next that applies (else the -O0 schedule) and bad input refused with its position and
+// nothing written.
 #include <gtest/gtest.h>
 
 #include "support/test_support.h"
@@ -43,13 +44,14 @@ class TuningRecords : public ::testing::Test {
     ASSERT_EQ(target.rfind("hw1 isa=avx2 vec=32 ", 0), 0u) << target;
   }
   // A records file with one successful record of `schedule` for the tiny model.
-  std::string records_file(const std::string& name, const std::string& schedule) {
+  std::string records_file(const std::string& name, const std::string& schedule,
+                           const std::string& seconds = "1e-05") {
     write_file(dir.file(name),
                R"({"format": "tlmc-tuning-records", "version": 1})"
                "\n{\"workload_key\": \"" +
-                   key + "\", \"target\": " + json_string(target) +
-                   ", \"schedule\": " + json_string(schedule) +
-                   ", \"status\": \"ok\", \"seconds\": 1e-05, \"reason\": \"\", "
+                   key + "\", \"target\": " + json_string(target) + ", \"schedule\": " +
+                   json_string(schedule) + ", \"status\": \"ok\", \"seconds\": " + seconds +
+                   ", \"reason\": \"\", "
                    "\"measured_at\": \"2026-11-23T10:00:00Z\", \"workload\": \"\"}\n");
     return dir.file(name);
   }
@@ -92,11 +94,25 @@ TEST_F(TuningRecords, AStaleRecordFallsBackToTheDefaultSchedule) {
   CommandResult r = run_command(
       tlmc(dir.file("tiny.yaml") + " --target x86-64-avx2 -v -o " + dir.file("out") + db));
   ASSERT_EQ(r.exit_code, 0) << r.out;
-  EXPECT_NE(r.out.find("tlmc: note: the tuning record of workload " + key +
-                       " does not apply (split 1 [0, 5]: factors do not divide the extent 16)"),
+  EXPECT_NE(r.out.find("tlmc: note: a tuning record of workload " + key +
+                       " does not apply (split 1 [0, 5]: factors do not divide the extent 16); "
+                       "trying the next"),
             std::string::npos)
       << r.out;
   EXPECT_TRUE(read_file(dir.file("out/tiny.c")) == compile("plain", ""));
+}
+
+TEST_F(TuningRecords, AStaleFastestRecordGivesWayToTheNextThatApplies) {
+  const std::string db = " --tuning-db " + dir.file("t.db");
+  ASSERT_EQ(
+      run_command(tlmc("db import " +
+                       records_file("stale.jsonl", "tlmc-schedule 1\nsplit 1 [0, 5]\n", "1e-06") +
+                       " " + records_file("ok.jsonl", "tlmc-schedule 1\nvectorize 1 [1]\n") + db))
+          .exit_code,
+      0);
+  const std::string c = compile("next", db);
+  EXPECT_NE(c.find("vectorize 1 [1]"), std::string::npos) << c;
+  EXPECT_EQ(c.find("split"), std::string::npos) << "the -O0 schedule was used";
 }
 
 TEST_F(TuningRecords, DbCommandsListExportPruneAndCheck) {

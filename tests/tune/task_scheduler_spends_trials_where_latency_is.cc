@@ -9,6 +9,8 @@
 #include "frontend/yaml_reader.h"
 #include "ir/lower.h"
 #include "scheduler/partition.h"
+#include "scheduler/sketch.h"
+#include "scheduler/sketch_rules.h"
 #include "support/test_support.h"
 #include "tune/tuner.h"
 
@@ -48,6 +50,42 @@ TEST(TaskScheduler, TrialsGoWhereTheLatencyIs) {
       tune_tasks(tasks, ir::host_target(), db, options, again, false);
   EXPECT_NE(again.str().find("with 48 trials (0 measured now)"), std::string::npos) << again.str();
   EXPECT_EQ(db.all().size(), 50u);
+}
+
+// A record that no longer fits the spaces (a value the space does not list: a record of
+// another tlmc) is left out, neither observed by the search nor counted, and the search
+// goes on; with random search too.
+TEST(TaskScheduler, RecordsThatNoLongerApplyAreLeftOut) {
+  test::TempDir dir;
+  scheduler::TuningDb db = scheduler::TuningDb::open(dir.file("t.db"), true);
+  const std::vector<TuneTask> tasks = {{matmul_task(48), 1}};
+  const ir::Target target = ir::host_target();
+  const scheduler::Sketches sketches =
+      scheduler::generate_sketches(tasks[0].measure.program, target);
+  std::vector<int64_t> values = scheduler::default_values(sketches[0]);
+  ASSERT_FALSE(values.empty());
+  values[0] = 7;  // no tile of 48 or 24
+  scheduler::TuningRecord stale;
+  stale.workload_key = tasks[0].measure.workload_key;
+  stale.target = target.descriptor();
+  stale.schedule = scheduler::space_schedule_text(sketches[0], values);
+  stale.status = scheduler::MeasureStatus::Ok;
+  stale.seconds = 1e-9;
+  stale.measured_at = scheduler::utc_now();
+  db.add({stale});
+  TuneOptions options;
+  options.search = SearchKind::Random;
+  options.trials = 8;
+  options.batch = 8;
+  options.measure.min_seconds = 0.001;
+  options.measure.repeats = 3;
+  std::ostringstream progress;
+  std::vector<TaskReport> r;
+  ASSERT_NO_THROW(r = tune_tasks(tasks, target, db, options, progress, false));
+  EXPECT_EQ(r.at(0).trials, 8);
+  EXPECT_GT(r.at(0).best_seconds, 1e-9) << "the stale record's time is not the best";
+  EXPECT_NE(progress.str().find("with 8 trials (8 measured now)"), std::string::npos)
+      << progress.str();
 }
 
 }  // namespace
