@@ -42,17 +42,11 @@ class EvolutionarySearch : public SearchStrategy {
     // model trained on other subgraphs alone (or on baselines alone) cannot rank these.
     if (model_.ready() && measured_.size() >= kOwnSamples) {
       out = best_predicted(n - std::min(n, random_share(n)));
-    } else {
-      // Before the model can tell: the default point (the -O0 policy's values) and its
-      // neighbours, half of the round; random points, the other half.
-      Point start = default_point();
-      for (size_t tries = 0; out.size() < (n + 1) / 2 && tries < 8 * n; ++tries) {
-        if (is_new(start)) {
-          proposed_.insert(start);
-          out.push_back(start);
-        }
-        start = mutate(out.empty() ? start : out[tries % out.size()]);
-      }
+    } else if (is_new(default_point())) {
+      // Before the model can tell: the default point (the -O0 policy's values), then
+      // random points.
+      out.push_back(default_point());
+      proposed_.insert(out.back());
     }
     // Random points: all of them until the model can tell, a share after.
     for (size_t misses = 0; out.size() < n && misses < 64 * n + 64;) {
@@ -76,8 +70,14 @@ class EvolutionarySearch : public SearchStrategy {
   }
 
  private:
+  // Random points in a round: most of it while the model has seen few of this task's
+  // points (it then ranks them no better than chance), down to random_fraction once it has
+  // seen options_.confident_samples.
   size_t random_share(size_t n) const {
-    return static_cast<size_t>(std::lround(static_cast<double>(n) * options_.random_fraction));
+    const double seen = static_cast<double>(measured_.size());
+    const double fraction = std::max(options_.random_fraction,
+                                     1 - seen / static_cast<double>(options_.confident_samples));
+    return static_cast<size_t>(std::lround(static_cast<double>(n) * fraction));
   }
 
   bool is_new(const Point& p) const { return proposed_.count(p) == 0; }

@@ -31,9 +31,10 @@ std::unique_ptr<SearchStrategy> make_random_search(const scheduler::Sketches& sk
                                                    uint64_t seed);
 
 struct EvolutionOptions {
-  size_t population = 128;        // points per generation
-  int generations = 4;            // of mutation and selection per round
-  double random_fraction = 0.15;  // of each round's proposals drawn at random (exploration)
+  size_t population = 128;         // points per generation
+  int generations = 4;             // of mutation and selection per round
+  double random_fraction = 0.15;   // of each round's proposals drawn at random (exploration)
+  size_t confident_samples = 128;  // the task's measured points before that fraction is reached
 };
 
 // Evolution of a population by mutations inside the spaces, selected by `model`'s score of
