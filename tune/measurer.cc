@@ -240,10 +240,27 @@ MeasureResult Measurer::run_in_worker(const std::string& object, int64_t scratch
   return out;
 }
 
+namespace {
+
+// A candidate's C longer than this is not compiled: written out by a large unroll, it
+// can keep Clang busy for minutes (a W4 candidate did) and cannot be fast anyway.
+constexpr size_t kMaxSourceBytes = size_t{1} << 20;
+
+toolchain::InProcessObject compile_candidate(const std::string& source, const ir::Target& target) {
+  if (source.size() > kMaxSourceBytes) {
+    toolchain::InProcessObject refused;
+    refused.diagnostics = "the candidate's C is " + std::to_string(source.size()) +
+                          " bytes, more than " + std::to_string(kMaxSourceBytes) + ": not compiled";
+    return refused;
+  }
+  return toolchain::compile_c_in_process(source, toolchain::generated_code_flags(target));
+}
+
+}  // namespace
+
 MeasureResult Measurer::measure_source(const std::string& c_source, int64_t scratch_bytes) {
   const Clock::time_point t0 = Clock::now();
-  const toolchain::InProcessObject obj =
-      toolchain::compile_c_in_process(c_source, toolchain::generated_code_flags(target_));
+  const toolchain::InProcessObject obj = compile_candidate(c_source, target_);
   const double compile_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
   if (!obj.ok) {
     MeasureResult out;
@@ -281,8 +298,7 @@ std::vector<MeasureResult> Measurer::measure_batch(
   auto compile = [&] {
     for (size_t i; (i = next++) < units.size();) {
       const Clock::time_point t0 = Clock::now();
-      units[i].object = toolchain::compile_c_in_process(units[i].source,
-                                                        toolchain::generated_code_flags(target_));
+      units[i].object = compile_candidate(units[i].source, target_);
       units[i].compile_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
     }
   };

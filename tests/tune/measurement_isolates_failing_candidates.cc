@@ -55,6 +55,16 @@ TEST(Measurement, TheTaskHoldsReferenceOutputs) {
   EXPECT_EQ(task.flops, 2.0 * 24 * 40 * 48 + 24 * 48);
 }
 
+TEST(Measurement, AnEnormousCandidateIsNotCompiled) {
+  const MeasureTask task = matmul_task();
+  Measurer m(task, ir::host_target(), quick());
+  const std::string huge = unit("") + "/*" + std::string(size_t{2} << 20, 'x') + "*/\n";
+  const MeasureResult r = m.measure_source(huge, 0);
+  EXPECT_EQ(r.status, MeasureStatus::CompileError);
+  EXPECT_NE(r.reason.find("more than 1048576: not compiled"), std::string::npos) << r.reason;
+  EXPECT_LT(r.compile_seconds, 1.0);
+}
+
 TEST(Measurement, CrashesHangsAndWrongAnswersAreRecordedAndTheSearchGoesOn) {
   const MeasureTask task = matmul_task();
   const ir::Target target = ir::host_target();
