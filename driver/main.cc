@@ -102,8 +102,8 @@ int run(int argc, char** argv) {
          "threads of the compiler's own work, such as compiling -O3's candidates (0: one per "
          "core)");
   option("dump", po::value<std::string>(),
-         "print IR levels to stdout: graph,te,sketch,loops (sketch: each kernel's decision "
-         "spaces)");
+         "print IR levels to stdout: graph,te,sketch,loops (sketch: each kernel's sketches "
+         "and their decision spaces)");
   option("check", "compile, run on random inputs and compare with the reference interpreter");
   option("depfile,MF", po::value<std::string>(), "write a Makefile dependency line for the output");
   option("verbose,v", "print the time of each compiler pass");
