@@ -47,26 +47,8 @@ void tile(SketchBuild& b, int stage) {
   }
   for (size_t k = 0; k < ts.reduce_axes.size(); ++k)
     reduce.push_back(ss.iters[ts.axes.size() + k].name);
-  b.add_fixed([stage, outer, reduce, inner](SketchRun& r) {
-    std::vector<std::string> order = outer;
-    order.insert(order.end(), reduce.begin(), reduce.end());
-    order.insert(order.end(), inner.begin(), inner.end());
-    std::vector<int64_t> pos;
-    for (const std::string& n : order) pos.push_back(r.position(stage, n));
-    r.emit(Decision{DecisionKind::Reorder, stage, -1, pos});
-    if (outer.size() >= 2)
-      r.emit(Decision{DecisionKind::Fuse, stage, -1, {0, static_cast<int64_t>(outer.size())}});
-  });
-  const bool has_outer = !outer.empty();
-  b.add_space(
-      Space{SpaceKind::Parallel, role, "-"},
-      [has_outer](const SketchRun&) {
-        return has_outer ? std::vector<int64_t>{0, 1} : std::vector<int64_t>{0};
-      },
-      [stage](SketchRun& r, int64_t v) {
-        if (v) r.emit(Decision{DecisionKind::Parallel, stage, -1, {0}});
-      },
-      largest());
+  reduce.insert(reduce.end(), inner.begin(), inner.end());
+  add_outer_parallel_steps(b, stage, outer, reduce);
   add_vectorize_space(b, stage, largest());
   add_unroll_space(b, stage, smallest());
 }

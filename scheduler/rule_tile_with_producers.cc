@@ -252,24 +252,10 @@ class TileWithProducersRule : public SketchRule {
         inner.push_back(name);
       }
     }
-    b.add_fixed([root, outer, middle, inner](SketchRun& r) {
-      std::vector<std::string> order = outer;
-      order.insert(order.end(), middle.begin(), middle.end());
-      order.insert(order.end(), inner.begin(), inner.end());
-      r.emit(Decision{DecisionKind::Reorder, root, -1, positions(r, root, order)});
-      if (outer.size() >= 2)
-        r.emit(Decision{DecisionKind::Fuse, root, -1, {0, static_cast<int64_t>(outer.size())}});
-    });
     const bool has_outer = !outer.empty();
-    b.add_space(
-        Space{SpaceKind::Parallel, role, "-"},
-        [has_outer](const SketchRun&) {
-          return has_outer ? std::vector<int64_t>{0, 1} : std::vector<int64_t>{0};
-        },
-        [root](SketchRun& r, int64_t v) {
-          if (v) r.emit(Decision{DecisionKind::Parallel, root, -1, {0}});
-        },
-        largest());
+    std::vector<std::string> rest = middle;
+    rest.insert(rest.end(), inner.begin(), inner.end());
+    add_outer_parallel_steps(b, root, outer, rest);
     // Readers first: a reduction attaches once every stage reading it is in place.
     const int64_t levels = static_cast<int64_t>(middle.empty() ? 1 : 2);
     const std::string last_middle = middle.empty() ? "" : middle.back();

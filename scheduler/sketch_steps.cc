@@ -21,6 +21,28 @@ const std::vector<int64_t>& unroll_steps() {
   return steps;
 }
 
+void add_outer_parallel_steps(SketchBuild& b, int stage, std::vector<std::string> outer,
+                              std::vector<std::string> rest) {
+  const bool has_outer = !outer.empty();
+  b.add_fixed([stage, outer = std::move(outer), rest = std::move(rest)](SketchRun& r) {
+    std::vector<int64_t> order;
+    for (const std::vector<std::string>* names : {&outer, &rest})
+      for (const std::string& n : *names) order.push_back(r.position(stage, n));
+    r.emit(Decision{DecisionKind::Reorder, stage, -1, order});
+    if (outer.size() >= 2)
+      r.emit(Decision{DecisionKind::Fuse, stage, -1, {0, static_cast<int64_t>(outer.size())}});
+  });
+  b.add_space(
+      Space{SpaceKind::Parallel, b.role(stage), "-"},
+      [has_outer](const SketchRun&) {
+        return has_outer ? std::vector<int64_t>{0, 1} : std::vector<int64_t>{0};
+      },
+      [stage](SketchRun& r, int64_t v) {
+        if (v) r.emit(Decision{DecisionKind::Parallel, stage, -1, {0}});
+      },
+      largest());
+}
+
 void add_vectorize_space(SketchBuild& b, int stage, Fallback fallback) {
   b.add_space(
       Space{SpaceKind::Vectorize, b.role(stage), "-"},

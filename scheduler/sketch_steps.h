@@ -15,6 +15,11 @@ std::vector<int64_t> divisors(int64_t n, int64_t cap);
 // The auto-unroll steps a space offers (Ansor's max step).
 const std::vector<int64_t>& unroll_steps();
 
+// Loops of `stage` reordered as `outer` then `rest` (loop names), the outer ones fused into
+// one, then "parallel STAGE -": 1 (the default) runs that loop in parallel, 0 serially; only
+// 0 when there is no outer loop.
+void add_outer_parallel_steps(SketchBuild& b, int stage, std::vector<std::string> outer,
+                              std::vector<std::string> rest);
 // "vectorize STAGE -": 1 runs the stage's innermost loop over SIMD lanes.
 void add_vectorize_space(SketchBuild& b, int stage, Fallback fallback);
 // "unroll STAGE -": unrolls the stage's innermost loops, inner to outer, while the product of
