@@ -9,26 +9,11 @@
 #include <random>
 
 #include "reference/interpreter.h"
+#include "reference/random_inputs.h"
 #include "toolchain/isolated_run.h"
 
 namespace tlmc::driver {
 namespace {
-
-// The exclusive upper bound for random values of integer input `t`.
-int64_t index_bound(const ir::Graph& g, int t) {
-  int64_t bound = 4;
-  bool first = true;
-  for (const ir::Node& n : g.nodes) {
-    if (n.op != "Gather" || n.inputs.size() < 2 || n.inputs[1] != t) continue;
-    int64_t axis = n.attr_int("axis");
-    const ir::Shape& s = g.type(n.inputs[0]).shape;
-    if (axis < 0) axis += static_cast<int64_t>(s.size());
-    const int64_t extent = s.at(static_cast<size_t>(axis));
-    bound = first ? extent : std::min(bound, extent);
-    first = false;
-  }
-  return std::max<int64_t>(bound, 1);
-}
 
 // Element i of dense data of dtype t, as a double (exact for all but huge int64 values).
 double element(ir::DType t, const uint8_t* data, int64_t i) {
@@ -56,7 +41,8 @@ double element(ir::DType t, const uint8_t* data, int64_t i) {
   return 0;
 }
 
-reference::HostTensor random_tensor(const ir::Graph& g, int t, std::mt19937_64& rng) {
+reference::HostTensor random_tensor(const ir::Graph& g, const std::vector<int>& nodes, int t,
+                                    std::mt19937_64& rng) {
   const ir::TensorType& type = g.type(t);
   reference::HostTensor h = reference::HostTensor::zeros(type);
   const int64_t n = type.numel();
@@ -68,7 +54,7 @@ reference::HostTensor random_tensor(const ir::Graph& g, int t, std::mt19937_64& 
     }
     case ir::DType::Int64:
     case ir::DType::Int32: {
-      std::uniform_int_distribution<int64_t> u(0, index_bound(g, t) - 1);
+      std::uniform_int_distribution<int64_t> u(0, reference::random_integer_bound(g, nodes, t) - 1);
       for (int64_t i = 0; i < n; ++i) {
         const int64_t v = u(rng);
         if (type.dtype == ir::DType::Int64)
@@ -93,8 +79,10 @@ CheckResult check_model(const CompiledModel& model, const ir::Target& target, ui
   std::mt19937_64 rng(seed);
   std::vector<reference::HostTensor> inputs;
   std::vector<std::vector<uint8_t>> raw_inputs;
+  std::vector<int> nodes(g.nodes.size());
+  for (size_t i = 0; i < nodes.size(); ++i) nodes[i] = static_cast<int>(i);
   for (int t : g.inputs) {
-    inputs.push_back(random_tensor(g, t, rng));
+    inputs.push_back(random_tensor(g, nodes, t, rng));
     raw_inputs.push_back(inputs.back().bytes);
   }
   std::vector<size_t> out_bytes;

@@ -1,33 +1,15 @@
 #include "tune/measure_task.h"
 
-#include <algorithm>
 #include <cstring>
 #include <map>
 #include <random>
 
 #include "ir/diagnostic.h"
 #include "reference/kernels.h"
+#include "reference/random_inputs.h"
 
 namespace tlmc::tune {
 namespace {
-
-// The exclusive bound of random integers for tensor t: the smallest extent it indexes as
-// the indices of a Gather, else 4.
-int64_t integer_bound(const ir::Graph& g, const std::vector<int>& nodes, int t) {
-  int64_t bound = 4;
-  bool first = true;
-  for (int id : nodes) {
-    const ir::Node& n = g.nodes[static_cast<size_t>(id)];
-    if (n.op != "Gather" || n.inputs.size() < 2 || n.inputs[1] != t) continue;
-    int64_t axis = n.attr_int("axis");
-    const ir::Shape& s = g.type(n.inputs[0]).shape;
-    if (axis < 0) axis += static_cast<int64_t>(s.size());
-    const int64_t extent = s.at(static_cast<size_t>(axis));
-    bound = first ? extent : std::min(bound, extent);
-    first = false;
-  }
-  return std::max<int64_t>(bound, 1);
-}
 
 reference::HostTensor random_tensor(const ir::TensorType& type, int64_t int_bound,
                                     std::mt19937_64& rng) {
@@ -75,7 +57,7 @@ MeasureTask make_measure_task(const ir::Graph& g, const std::vector<int>& nodes,
       h.type = tensor.type;
       h.bytes = *tensor.data;
     } else {
-      h = random_tensor(tensor.type, integer_bound(g, nodes, t), rng);
+      h = random_tensor(tensor.type, reference::random_integer_bound(g, nodes, t), rng);
     }
     values[t] = h;
     task.inputs.push_back(std::move(h));
