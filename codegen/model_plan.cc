@@ -68,16 +68,29 @@ ModelPlan plan_model(const ir::Graph& g, const std::vector<int>& storage_of,
     if (root(t) == t && produced_by.count(t))
       storage[t] = {Storage::Output, static_cast<int64_t>(i)};
   }
-  // Weights, in order of first use.
+  // Weights, in order of first use; a weight a kernel reads packed (scheduler/
+  // pack_constants.h) is stored once per packing, beside the model's layout if used too.
+  auto add_weight = [&](const std::vector<uint8_t>& bytes) {
+    const int64_t at = align64(static_cast<int64_t>(plan.weights.size()));
+    plan.weights.resize(static_cast<size_t>(at), 0);
+    plan.weights.insert(plan.weights.end(), bytes.begin(), bytes.end());
+    return Storage{Storage::Weight, at};
+  };
   auto weight_storage = [&](int t) {
     auto it = storage.find(t);
     if (it != storage.end()) return it->second;
-    const ir::Tensor& w = g.tensor(t);
-    const int64_t at = align64(static_cast<int64_t>(plan.weights.size()));
-    plan.weights.resize(static_cast<size_t>(at), 0);
-    plan.weights.insert(plan.weights.end(), w.data->begin(), w.data->end());
-    storage[t] = {Storage::Weight, at};
+    storage[t] = add_weight(*g.tensor(t).data);
     return storage[t];
+  };
+  std::map<std::pair<int, std::string>, Storage> packed_storage;
+  auto packed_weight_storage = [&](int t, const ir::Packing& packing) {
+    const std::pair<int, std::string> key{t, ir::packing_str(packing)};
+    auto it = packed_storage.find(key);
+    if (it != packed_storage.end()) return it->second;
+    const ir::Tensor& w = g.tensor(t);
+    const Storage s = add_weight(ir::pack_bytes(packing, *w.data, ir::dtype_size(w.type.dtype)));
+    packed_storage[key] = s;
+    return s;
   };
 
   // Workspace blocks: intermediates from their producing call to their last reader, and
@@ -112,10 +125,17 @@ ModelPlan plan_model(const ir::Graph& g, const std::vector<int>& storage_of,
     Call call;
     call.kernel = sg.kernel;
     call.scratch_offset = scratch[c].bytes > 0 ? scratch[c].offset : 0;
-    for (int t : sg.param_tensors) {
-      const int r = root(t);
-      call.args.push_back(g.tensor(r).kind == ir::TensorKind::Weight ? weight_storage(r)
-                                                                     : storage.at(r));
+    const ir::LoopProgram& k = plan.kernels[static_cast<size_t>(sg.kernel)].loops;
+    for (size_t i = 0; i < sg.param_tensors.size(); ++i) {
+      const int r = root(sg.param_tensors[i]);
+      const std::optional<ir::Packing>& packing =
+          k.buffers.at(static_cast<size_t>(k.params.at(i))).packing;
+      if (g.tensor(r).kind != ir::TensorKind::Weight) {
+        TLMC_ASSERT(!packing, "kernel " << k.name << " packs a tensor that is no weight");
+        call.args.push_back(storage.at(r));
+      } else {
+        call.args.push_back(packing ? packed_weight_storage(r, *packing) : weight_storage(r));
+      }
     }
     for (int n : sg.nodes) {
       const ir::Node& node = g.nodes[static_cast<size_t>(n)];

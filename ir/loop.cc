@@ -1,5 +1,6 @@
 #include "ir/loop.h"
 
+#include <cstring>
 #include <set>
 #include <sstream>
 
@@ -55,6 +56,42 @@ Stmt make_if(Expr cond, Stmt then_body) {
   s->cond = std::move(cond);
   s->body = {std::move(then_body)};
   return s;
+}
+
+std::vector<uint8_t> pack_bytes(const Packing& packing, const std::vector<uint8_t>& source,
+                                size_t element_bytes) {
+  const size_t rank = packing.extents.size();
+  TLMC_ASSERT(packing.source_strides.size() == rank,
+              "packing of rank " << rank << " has " << packing.source_strides.size() << " strides");
+  int64_t size = 1;
+  for (int64_t e : packing.extents) size *= e;
+  const int64_t source_size = static_cast<int64_t>(source.size() / element_bytes);
+  std::vector<uint8_t> out(static_cast<size_t>(size) * element_bytes, 0);
+  std::vector<int64_t> digit(rank, 0);
+  int64_t from = packing.source_offset;
+  for (int64_t p = 0; p < size; ++p) {
+    if (from >= 0 && from < source_size)
+      std::memcpy(out.data() + static_cast<size_t>(p) * element_bytes,
+                  source.data() + static_cast<size_t>(from) * element_bytes, element_bytes);
+    // The next digits, innermost first, keeping `from` in step.
+    for (size_t d = rank; d-- > 0;) {
+      from += packing.source_strides[d];
+      if (++digit[d] < packing.extents[d]) break;
+      from -= packing.source_strides[d] * digit[d];
+      digit[d] = 0;
+    }
+  }
+  return out;
+}
+
+std::string packing_str(const Packing& packing) {
+  auto list = [](const std::vector<int64_t>& v) {
+    std::string s = "[";
+    for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
+    return s + "]";
+  };
+  return "packed " + list(packing.extents) + " from " + std::to_string(packing.source_offset) +
+         " + " + list(packing.source_strides);
 }
 
 std::string_view loop_kind_name(LoopKind k) {
@@ -158,6 +195,7 @@ std::string loop_str(const LoopProgram& p) {
   for (size_t i = 0; i < p.params.size(); ++i) {
     const Buffer& b = p.buffers[static_cast<size_t>(p.params[i])];
     os << (i ? ", " : "") << b.name << ": " << dtype_name(b.dtype) << "[" << b.size << "]";
+    if (b.packing) os << " " << packing_str(*b.packing);
   }
   os << ")";
   if (p.scratch_bytes) os << " scratch " << p.scratch_bytes << " bytes";

@@ -3,6 +3,7 @@
 // Loads and stores carry one flat element index; every loop has a constant extent.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,12 +17,27 @@ enum class BufferScope {
   Local,    // a small array declared where its Allocate is (stack)
 };
 
+// A constant input read through a packed copy, laid out in the order the loop nest reads it
+// (scheduler/pack_constants.h): element p of the copy, whose digits over `extents` are
+// d_0..d_n-1 (row-major), is element source_offset + sum of d_i * source_strides[i] of the
+// tensor as the model lays it out, or zero where that falls outside the tensor.
+struct Packing {
+  std::vector<int64_t> extents;
+  std::vector<int64_t> source_strides;
+  int64_t source_offset = 0;
+  bool operator==(const Packing& o) const {
+    return extents == o.extents && source_strides == o.source_strides &&
+           source_offset == o.source_offset;
+  }
+};
+
 struct Buffer {
   std::string name;
   DType dtype;
   int64_t size;  // elements
   BufferScope scope;
-  int64_t scratch_offset = 0;  // Scratch only: bytes from the start of the scratch memory
+  int64_t scratch_offset = 0;      // Scratch only: bytes from the start of the scratch memory
+  std::optional<Packing> packing;  // Param inputs only: the caller passes a packed copy
 };
 
 enum class StmtKind { For, Seq, Store, Allocate, If };
@@ -61,6 +77,12 @@ struct LoopProgram {
   Stmt body;
   int next_var = 0;
 };
+
+// The packed copy of a tensor's bytes (elements of `element_bytes` each).
+std::vector<uint8_t> pack_bytes(const Packing& packing, const std::vector<uint8_t>& source,
+                                size_t element_bytes);
+// "packed [4, 256, 16] from 16384 + [16, 64, 1]": for dumps.
+std::string packing_str(const Packing& packing);
 
 std::string_view loop_kind_name(LoopKind k);
 std::string loop_str(const LoopProgram& p);  // --dump=loops

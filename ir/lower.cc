@@ -14,7 +14,7 @@ int TeBuilder::tensor(int graph_tensor_id) {
   auto it = bound_.find(graph_tensor_id);
   if (it != bound_.end()) return it->second;
   const Tensor& t = graph_.tensor(graph_tensor_id);
-  TeTensor tt{t.name, t.type.dtype, t.type.shape, -1};
+  TeTensor tt{t.name, t.type.dtype, t.type.shape, -1, t.kind == TensorKind::Weight};
   const int id = static_cast<int>(program_.tensors.size());
   program_.tensors.push_back(tt);
   program_.inputs.push_back(id);

@@ -87,7 +87,8 @@ std::string print_program(const TeProgram& p, bool canonical) {
   };
   for (int in : p.inputs) {
     const TeTensor& t = p.tensor(in);
-    os << "input " << tname(in) << ": " << dtype_name(t.dtype) << shape_str(t.shape) << "\n";
+    os << "input " << tname(in) << ": " << dtype_name(t.dtype) << shape_str(t.shape)
+       << (t.constant ? " constant" : "") << "\n";
   }
   for (const Stage& s : p.stages) {
     const TeTensor& t = p.tensor(s.output);

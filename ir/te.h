@@ -24,6 +24,9 @@ struct TeTensor {
   DType dtype;
   Shape shape;
   int stage = -1;  // the stage computing it; -1 for a subgraph input (placeholder)
+  // A placeholder whose data is known at compile time (a weight): the compiler may choose
+  // its layout (scheduler/pack_constants.h).
+  bool constant = false;
 };
 
 // tensor[axes] = reduce over reduce_axes of body   (body alone when reduce == None)

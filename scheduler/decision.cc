@@ -306,6 +306,28 @@ void annotate(ScheduleState& st, const Decision& d, ir::LoopKind kind) {
   s.transformed = true;
 }
 
+void apply_pack(ScheduleState& st, const Decision& d) {
+  stage_of(st, d);
+  if (d.args.size() != 1) invalid(d, "expected one operand");
+  const ir::Stage& ts = st.te.stages[static_cast<size_t>(d.stage)];
+  std::vector<int> operands;
+  ir::visit_expr(ts.body, [&](const ir::ExprNode& n) {
+    if (n.kind == ir::ExprKind::Load &&
+        std::find(operands.begin(), operands.end(), n.var_id) == operands.end())
+      operands.push_back(n.var_id);
+  });
+  if (d.args[0] < 0 || d.args[0] >= static_cast<int64_t>(operands.size()))
+    invalid(d, "the stage reads no such operand");
+  const int tensor = operands[static_cast<size_t>(d.args[0])];
+  const ir::TeTensor& t = st.te.tensor(tensor);
+  if (t.stage >= 0 || !t.constant) invalid(d, "the operand is not a constant input");
+  if (st.consumers(tensor) != std::vector<int>{d.stage})
+    invalid(d, "another stage reads the operand too");
+  if (std::find(st.packed.begin(), st.packed.end(), tensor) != st.packed.end())
+    invalid(d, "the operand is packed already");
+  st.packed.push_back(tensor);
+}
+
 struct KindInfo {
   DecisionKind kind;
   std::string_view name;
@@ -313,7 +335,7 @@ struct KindInfo {
   void (*apply)(ScheduleState&, const Decision&);
 };
 
-const std::array<KindInfo, 10> kKinds = {{
+const std::array<KindInfo, 11> kKinds = {{
     {DecisionKind::Inline, "inline", false, apply_inline},
     {DecisionKind::CacheWrite, "cache_write", false, apply_cache_write},
     {DecisionKind::RFactor, "rfactor", false, apply_rfactor},
@@ -327,6 +349,7 @@ const std::array<KindInfo, 10> kKinds = {{
      [](ScheduleState& st, const Decision& d) { annotate(st, d, ir::LoopKind::Vectorized); }},
     {DecisionKind::Unroll, "unroll", false,
      [](ScheduleState& st, const Decision& d) { annotate(st, d, ir::LoopKind::Unrolled); }},
+    {DecisionKind::Pack, "pack", false, apply_pack},
 }};
 
 const KindInfo& info(DecisionKind k) { return kKinds[static_cast<size_t>(k)]; }

@@ -26,6 +26,9 @@ enum class DecisionKind {
   Parallel,    // stage, args {loop position}
   Vectorize,   // stage, args {loop position}: the innermost loop, over SIMD lanes
   Unroll,      // stage, args {loop position}
+  Pack,        // stage, args {operand k}: the k-th tensor the stage reads (in order of first
+               // load in its body), a constant input read by no other stage, is passed as a
+               // copy laid out in the order the stage's loops read it (pack_constants.h)
 };
 
 struct Decision {

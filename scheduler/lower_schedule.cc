@@ -1,9 +1,11 @@
 #include "scheduler/lower_schedule.h"
 
+#include <algorithm>
 #include <map>
 #include <utility>
 
 #include "ir/diagnostic.h"
+#include "scheduler/pack_constants.h"
 
 namespace tlmc::scheduler {
 
@@ -54,7 +56,7 @@ class Lowerer {
 
  private:
   int add_buffer(const ir::TeTensor& t, ir::BufferScope scope) {
-    out_.buffers.push_back(ir::Buffer{t.name, t.dtype, ir::shape_numel(t.shape), scope});
+    out_.buffers.push_back(ir::Buffer{t.name, t.dtype, ir::shape_numel(t.shape), scope, 0, {}});
     return static_cast<int>(out_.buffers.size()) - 1;
   }
 
@@ -146,7 +148,7 @@ class Lowerer {
     const Expr identity = ir::reduce_identity(ts.reduce, t);
     if (reduce_innermost) {
       const int acc = static_cast<int>(out_.buffers.size());
-      out_.buffers.push_back(ir::Buffer{ts.name + ".acc", t, 1, ir::BufferScope::Local});
+      out_.buffers.push_back(ir::Buffer{ts.name + ".acc", t, 1, ir::BufferScope::Local, 0, {}});
       const Expr zero = ir::make_int(0);
       const Expr acc_val = ir::make_load(t, acc, {zero});
       Stmt body = ir::make_store(acc, zero, ir::reduce_combine(ts.reduce, acc_val, value));
@@ -181,6 +183,14 @@ ir::LoopProgram lower_schedule(const ScheduleState& st, const std::string& kerne
   out.name = kernel_name;
   Lowerer(st, out).run();
   ir::verify_loops(out);
+  // After the nest is whole: a packed input is laid out in the order its loops read it.
+  std::vector<int> packed;
+  for (int t : st.packed) {
+    const auto in = std::find(st.te.inputs.begin(), st.te.inputs.end(), t);
+    TLMC_ASSERT(in != st.te.inputs.end(), "packed tensor " << t << " is no input");
+    packed.push_back(out.params.at(static_cast<size_t>(in - st.te.inputs.begin())));
+  }
+  pack_constants(out, packed);
   return out;
 }
 

@@ -51,6 +51,7 @@ void tile(SketchBuild& b, int stage) {
   add_outer_parallel_steps(b, stage, outer, reduce);
   add_vectorize_space(b, stage, largest());
   add_unroll_space(b, stage, smallest());
+  if (!ir::is_pointwise(ts)) add_layout_spaces(b, stage, largest());
 }
 
 class TileAloneRule : public SketchRule {

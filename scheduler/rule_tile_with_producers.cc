@@ -165,6 +165,7 @@ void tile_producer(SketchBuild& b, int a) {
   });
   add_vectorize_space(b, a, unless_narrow(a, n_spatial, lanes, largest(), smallest()));
   add_unroll_space(b, a, unless_narrow(a, n_spatial, lanes, at_most(kDefaultUnroll), smallest()));
+  add_layout_spaces(b, a, largest());
 }
 
 class TileWithProducersRule : public SketchRule {

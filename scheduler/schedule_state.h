@@ -43,6 +43,7 @@ struct StageState {
 struct ScheduleState {
   ir::TeProgram te;  // with inlined stages substituted into their consumers
   std::vector<StageState> stages;
+  std::vector<int> packed;  // constant input tensors passed as packed copies (Pack decisions)
   int next_var = 0;
 
   explicit ScheduleState(ir::TeProgram program);

@@ -10,12 +10,13 @@
 namespace tlmc::scheduler {
 namespace {
 
-constexpr std::array<std::pair<SpaceKind, std::string_view>, 5> kKindNames = {{
+constexpr std::array<std::pair<SpaceKind, std::string_view>, 6> kKindNames = {{
     {SpaceKind::Tile, "tile"},
     {SpaceKind::ComputeAt, "compute_at"},
     {SpaceKind::Parallel, "parallel"},
     {SpaceKind::Vectorize, "vectorize"},
     {SpaceKind::Unroll, "unroll"},
+    {SpaceKind::Layout, "layout"},
 }};
 
 constexpr std::string_view kTextHeader = "tlmc-schedule 2";

@@ -26,6 +26,8 @@ enum class SpaceKind {
   Parallel,   // 1: the outer tile loops are fused and run in parallel; 0: serial
   Vectorize,  // 1: the innermost loop runs over SIMD lanes; 0: scalar
   Unroll,     // the largest product of iteration counts unrolled (auto-unroll max step)
+  Layout,     // of a constant operand: 0 as the model lays it out, 1 packed in the order the
+              // loops read it (scheduler/pack_constants.h)
 };
 std::string_view space_kind_name(SpaceKind k);
 std::optional<SpaceKind> parse_space_kind(std::string_view name);

@@ -1,5 +1,7 @@
 #include "scheduler/sketch_steps.h"
 
+#include <algorithm>
+
 namespace tlmc::scheduler {
 namespace {
 
@@ -79,6 +81,30 @@ void add_unroll_space(SketchBuild& b, int stage, Fallback fallback) {
         }
       },
       std::move(fallback));
+}
+
+void add_layout_spaces(SketchBuild& b, int stage, const Fallback& fallback) {
+  const ScheduleState& st = b.base.state;
+  std::vector<int> operands;
+  ir::visit_expr(st.te.stages[static_cast<size_t>(stage)].body, [&](const ir::ExprNode& n) {
+    if (n.kind == ir::ExprKind::Load &&
+        std::find(operands.begin(), operands.end(), n.var_id) == operands.end())
+      operands.push_back(n.var_id);
+  });
+  for (size_t k = 0; k < operands.size(); ++k) {
+    const ir::TeTensor& t = st.te.tensor(operands[k]);
+    if (t.stage >= 0 || !t.constant || st.consumers(operands[k]) != std::vector<int>{stage})
+      continue;
+    b.add_space(
+        Space{SpaceKind::Layout, b.role(stage), "in" + std::to_string(k)},
+        [](const SketchRun&) {
+          return std::vector<int64_t>{0, 1};
+        },
+        [stage, k](SketchRun& r, int64_t v) {
+          if (v == 1) r.emit(Decision{DecisionKind::Pack, stage, -1, {static_cast<int64_t>(k)}});
+        },
+        fallback);
+  }
 }
 
 }  // namespace tlmc::scheduler

@@ -26,5 +26,9 @@ void add_vectorize_space(SketchBuild& b, int stage, Fallback fallback);
 // their iteration counts (a vectorized loop counting its vectors) is at most the value; it
 // stops at a reduction loop, or at a loop longer than the code generator writes out.
 void add_unroll_space(SketchBuild& b, int stage, Fallback fallback);
+// "layout STAGE in<k>" for each operand k of the stage (the k-th tensor its body reads) that
+// is a constant input no other stage reads: 1 passes it packed in the order the stage's
+// loops read it, 0 as the model lays it out.
+void add_layout_spaces(SketchBuild& b, int stage, const Fallback& fallback);
 
 }  // namespace tlmc::scheduler

@@ -32,10 +32,51 @@ using scheduler::MeasureStatus;
 constexpr double kAtol = 1e-4;
 constexpr double kRtol = 1e-3;
 
+// A request is this, then the object's bytes, then `packing_words` int64s: per kernel
+// input, -1 for the model's layout, else the rank, the extents, the source strides and the
+// source offset of its Packing.
 struct Request {
   uint64_t object_bytes;
   int64_t scratch_bytes;
+  uint64_t packing_words;
 };
+
+std::vector<int64_t> encode_packings(const std::vector<std::optional<ir::Packing>>& packings) {
+  std::vector<int64_t> out;
+  for (const std::optional<ir::Packing>& p : packings) {
+    if (!p) {
+      out.push_back(-1);
+      continue;
+    }
+    out.push_back(static_cast<int64_t>(p->extents.size()));
+    out.insert(out.end(), p->extents.begin(), p->extents.end());
+    out.insert(out.end(), p->source_strides.begin(), p->source_strides.end());
+    out.push_back(p->source_offset);
+  }
+  return out;
+}
+
+std::vector<std::optional<ir::Packing>> decode_packings(const std::vector<int64_t>& words) {
+  std::vector<std::optional<ir::Packing>> out;
+  for (size_t i = 0; i < words.size();) {
+    const int64_t rank = words[i++];
+    if (rank < 0) {
+      out.emplace_back();
+      continue;
+    }
+    const auto r = static_cast<size_t>(rank);
+    TLMC_ASSERT(i + 2 * r + 1 <= words.size(), "truncated packing");
+    ir::Packing p;
+    p.extents.assign(words.begin() + static_cast<long>(i),
+                     words.begin() + static_cast<long>(i + r));
+    p.source_strides.assign(words.begin() + static_cast<long>(i + r),
+                            words.begin() + static_cast<long>(i + 2 * r));
+    p.source_offset = words[i + 2 * r];
+    i += 2 * r + 1;
+    out.push_back(std::move(p));
+  }
+  return out;
+}
 
 struct Reply {
   int32_t status;  // MeasureStatus
@@ -101,7 +142,8 @@ std::string first_mismatch(const std::vector<reference::HostTensor>& got,
 
 // One candidate, inside the worker.
 Reply run_candidate(const MeasureTask& task, const MeasureOptions& options, int threads,
-                    const std::string& object, int64_t scratch_bytes) {
+                    const std::string& object, int64_t scratch_bytes,
+                    const std::vector<std::optional<ir::Packing>>& input_packings) {
   std::string error;
   std::unique_ptr<toolchain::LoadedObject> loaded = toolchain::LoadedObject::load(object, &error);
   if (!loaded) return reply(MeasureStatus::CompileError, 0, "cannot load the object: " + error);
@@ -116,6 +158,10 @@ Reply run_candidate(const MeasureTask& task, const MeasureOptions& options, int 
   // Fresh copies: a candidate writing into its inputs cannot spoil the next one's. Outputs
   // start as all-ones bytes (NaN for floats), so an element never written is caught.
   std::vector<reference::HostTensor> inputs = task.inputs, outputs = task.expected;
+  for (size_t i = 0; i < inputs.size() && i < input_packings.size(); ++i)
+    if (const std::optional<ir::Packing>& packing = input_packings[i])
+      inputs[i].bytes =
+          ir::pack_bytes(*packing, inputs[i].bytes, ir::dtype_size(inputs[i].type.dtype));
   for (reference::HostTensor& o : outputs) std::fill(o.bytes.begin(), o.bytes.end(), 0xff);
   std::vector<void*> params;
   for (reference::HostTensor& t : inputs) params.push_back(t.bytes.data());
@@ -154,7 +200,10 @@ Reply run_candidate(const MeasureTask& task, const MeasureOptions& options, int 
     if (!read_all(fd, &req, sizeof req)) _exit(0);
     std::string object(req.object_bytes, '\0');
     if (!read_all(fd, object.data(), object.size())) _exit(0);
-    const Reply r = run_candidate(task, options, threads, object, req.scratch_bytes);
+    std::vector<int64_t> words(req.packing_words);
+    if (!read_all(fd, words.data(), words.size() * sizeof(int64_t))) _exit(0);
+    const Reply r =
+        run_candidate(task, options, threads, object, req.scratch_bytes, decode_packings(words));
     if (!write_all(fd, &r, sizeof r)) _exit(0);
   }
 }
@@ -204,11 +253,14 @@ void Measurer::stop_worker() {
   socket_ = -1;
 }
 
-MeasureResult Measurer::run_in_worker(const std::string& object, int64_t scratch_bytes) {
+MeasureResult Measurer::run_in_worker(const std::string& object, int64_t scratch_bytes,
+                                      const std::vector<std::optional<ir::Packing>>& packings) {
   if (worker_ <= 0) start_worker();
-  const Request req{object.size(), scratch_bytes};
+  const std::vector<int64_t> words = encode_packings(packings);
+  const Request req{object.size(), scratch_bytes, words.size()};
   MeasureResult out;
-  if (!write_all(socket_, &req, sizeof req) || !write_all(socket_, object.data(), object.size())) {
+  if (!write_all(socket_, &req, sizeof req) || !write_all(socket_, object.data(), object.size()) ||
+      !write_all(socket_, words.data(), words.size() * sizeof(int64_t))) {
     stop_worker();
     out.status = MeasureStatus::Crashed;
     out.reason = "the measurement worker stopped before the candidate was sent";
@@ -269,7 +321,7 @@ MeasureResult Measurer::measure_source(const std::string& c_source, int64_t scra
     out.compile_seconds = compile_seconds;
     return out;
   }
-  MeasureResult out = run_in_worker(obj.object, scratch_bytes);
+  MeasureResult out = run_in_worker(obj.object, scratch_bytes, {});
   out.compile_seconds = compile_seconds;
   return out;
 }
@@ -283,6 +335,7 @@ std::vector<MeasureResult> Measurer::measure_batch(
   struct Unit {
     std::string source;
     int64_t scratch_bytes = 0;
+    std::vector<std::optional<ir::Packing>> packings;  // per input
     toolchain::InProcessObject object;
     double compile_seconds = 0;
   };
@@ -292,6 +345,9 @@ std::vector<MeasureResult> Measurer::measure_batch(
         scheduler::apply_schedule(task_.program, schedules[i]), "candidate");
     units[i].source = codegen::emit_measurement_source(loops, target_);
     units[i].scratch_bytes = loops.scratch_bytes;
+    for (int b = 0; b < loops.num_inputs; ++b)
+      units[i].packings.push_back(
+          loops.buffers.at(static_cast<size_t>(loops.params.at(static_cast<size_t>(b)))).packing);
   }
   // Compile on `jobs` threads; they are all joined before the worker is forked or runs.
   std::atomic<size_t> next{0};
@@ -314,7 +370,7 @@ std::vector<MeasureResult> Measurer::measure_batch(
       r.status = MeasureStatus::CompileError;
       r.reason = u.object.diagnostics.substr(0, 400);
     } else {
-      r = run_in_worker(u.object.object, u.scratch_bytes);
+      r = run_in_worker(u.object.object, u.scratch_bytes, u.packings);
     }
     r.compile_seconds = u.compile_seconds;
     out.push_back(std::move(r));

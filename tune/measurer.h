@@ -8,9 +8,11 @@
 
 #include <sys/types.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "ir/loop.h"
 #include "ir/target.h"
 #include "scheduler/decision.h"
 #include "scheduler/tuning_db.h"
@@ -54,7 +56,9 @@ class Measurer {
   int workers_started() const { return workers_started_; }
 
  private:
-  MeasureResult run_in_worker(const std::string& object, int64_t scratch_bytes);
+  // `packings`: per kernel input, the layout it takes (none: the model's).
+  MeasureResult run_in_worker(const std::string& object, int64_t scratch_bytes,
+                              const std::vector<std::optional<ir::Packing>>& packings);
   void start_worker();
   void stop_worker();
 

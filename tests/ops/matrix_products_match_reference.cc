@@ -84,5 +84,33 @@ outputs: [y]
 )");
 }
 
+// Constant operands, which the layout spaces may pack in the order the loops read them:
+// on either side, batched, transposed by Gemm, and one weight read by two products of
+// different shapes (two kernels, two packings) that is also an output in its own layout.
+TEST(MatrixProducts, ConstantOperandsPackedOrNot) {
+  expect_matches_reference(R"(
+tlmc: 1
+name: mm_constants
+inputs:
+  x: {shape: [13, 24]}
+  x2: {shape: [3, 24]}
+  y: {shape: [10, 21]}
+  z: {shape: [4, 7, 9]}
+weights:
+  w: {shape: [24, 40], init: {uniform: [-1, 1]}, seed: 1}
+  left: {shape: [6, 10], init: {uniform: [-1, 1]}, seed: 2}
+  wb: {shape: [4, 9, 11], init: {uniform: [-1, 1]}, seed: 3}
+  wt: {shape: [17, 24], init: {uniform: [-1, 1]}, seed: 4}
+  c: {shape: [17], init: {uniform: [-1, 1]}, seed: 5}
+nodes:
+  - {op: MatMul, inputs: [x, w], outputs: [xw]}
+  - {op: MatMul, inputs: [x2, w], outputs: [x2w]}
+  - {op: MatMul, inputs: [left, y], outputs: [ly]}
+  - {op: MatMul, inputs: [z, wb], outputs: [zw]}
+  - {op: Gemm, inputs: [x, wt, c], outputs: [g], attrs: {transB: 1}}
+outputs: [xw, x2w, ly, zw, g, w]
+)");
+}
+
 }  // namespace
 }  // namespace tlmc::test

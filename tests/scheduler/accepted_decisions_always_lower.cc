@@ -10,6 +10,7 @@
 namespace tlmc::scheduler {
 namespace {
 
+using test::error_of;
 using test::program_of;
 
 const char* const kSoftmax = R"(
@@ -21,15 +22,6 @@ nodes:
   - {op: Softmax, inputs: [x], outputs: [y]}
 outputs: [y]
 )";
-
-std::string error_of(ScheduleState& st, const Decision& d) {
-  try {
-    apply_decision(st, d);
-  } catch (const InvalidDecision& e) {
-    return e.what();
-  }
-  return "";
-}
 
 // Softmax: stage 0 the row max, stage 1 the row sum (reading the max), stage 2 the output.
 // Both reductions are computed per tile of 4 rows; the sum is a reader of the max attached

@@ -5,6 +5,7 @@
 
 #include "frontend/yaml_reader.h"
 #include "ir/lower.h"
+#include "scheduler/decision.h"
 #include "scheduler/partition.h"
 
 namespace tlmc::test {
@@ -20,6 +21,16 @@ inline std::string matmul_yaml(int m, int k, int n) {
   return "tlmc: 1\nname: mm\ninputs:\n  a: {shape: [" + std::to_string(m) + ", " +
          std::to_string(k) + "]}\n  b: {shape: [" + std::to_string(k) + ", " + std::to_string(n) +
          "]}\nnodes:\n  - {op: MatMul, inputs: [a, b], outputs: [c]}\noutputs: [c]\n";
+}
+
+// Applies `d`; the InvalidDecision's message, or "" when it applied.
+inline std::string error_of(scheduler::ScheduleState& st, const scheduler::Decision& d) {
+  try {
+    scheduler::apply_decision(st, d);
+  } catch (const scheduler::InvalidDecision& e) {
+    return e.what();
+  }
+  return "";
 }
 
 }  // namespace tlmc::test

@@ -8,17 +8,9 @@
 namespace tlmc::scheduler {
 namespace {
 
+using test::error_of;
 using test::matmul_yaml;
 using test::program_of;
-
-std::string error_of(ScheduleState& st, const Decision& d) {
-  try {
-    apply_decision(st, d);
-  } catch (const InvalidDecision& e) {
-    return e.what();
-  }
-  return "";
-}
 
 TEST(Decisions, SplitFactorsMustDivideTheExtent) {
   ScheduleState st(program_of(matmul_yaml(12, 7, 10)));

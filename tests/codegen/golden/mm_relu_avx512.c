@@ -175,7 +175,7 @@ TLMC_HELPER tlmc_vf4 tlmc_vsigmoid4(tlmc_vf4 x) {
   return r;
 }
 
-/* kernel 0: workload f181e075194d34fe; schedule:
+/* kernel 0: workload 9e1f3008519464c4; schedule:
  *   split 1 [0, 1, 4]
  *   split 1 [3, 1, 32]
  *   reorder 1 [0, 3, 1, 4, 2, 5]
@@ -188,6 +188,7 @@ TLMC_HELPER tlmc_vf4 tlmc_vsigmoid4(tlmc_vf4 x) {
  *   reorder 0 [4, 0, 2, 5, 1, 3]
  *   vectorize 0 [5]
  *   unroll 0 [4]
+ *   pack 0 [1]
  *   vectorize 1 [4]
  */
 static void mm_relu_k0(const float* restrict b0, const float* restrict b1, float* restrict b2, char* restrict scratch) {

@@ -25,7 +25,7 @@ TLMC_HELPER float tlmc_fminf(float a, float b) { return b < a ? b : a; }
 TLMC_HELPER float tlmc_fmaxf(float a, float b) { return b > a ? b : a; }
 TLMC_HELPER float tlmc_sigmoidf(float x) { return 1.0f / (1.0f + expf(-x)); }
 
-/* kernel 0: workload f181e075194d34fe; schedule:
+/* kernel 0: workload 9e1f3008519464c4; schedule:
  *   split 1 [0, 1, 2]
  *   split 1 [3, 1, 8]
  *   reorder 1 [0, 3, 1, 4, 2, 5]
@@ -38,6 +38,7 @@ TLMC_HELPER float tlmc_sigmoidf(float x) { return 1.0f / (1.0f + expf(-x)); }
  *   reorder 0 [4, 0, 2, 5, 1, 3]
  *   vectorize 0 [5]
  *   unroll 0 [4]
+ *   pack 0 [1]
  *   vectorize 1 [4]
  */
 struct mm_relu_k0_par0_ctx {
@@ -82,13 +83,13 @@ static void mm_relu_k0_par0(void* ctx_, int64_t begin, int64_t end) {
               {
                 const int64_t v18 = 0;
                 for (int64_t v20 = 0; v20 < 8; ++v20) {
-                  b3[((((v17 * 2) + v18) * 8) + ((v19 * 8) + v20))] = (b3[((((v17 * 2) + v18) * 8) + ((v19 * 8) + v20))] + (b0[(((((v16 / 4) * 2) + ((v17 * 2) + v18)) * 16) + (v21 + v22))] * b1[(((v21 + v22) * 32) + (((v16 % 4) * 8) + ((v19 * 8) + v20)))]));
+                  b3[((((v17 * 2) + v18) * 8) + ((v19 * 8) + v20))] = (b3[((((v17 * 2) + v18) * 8) + ((v19 * 8) + v20))] + (b0[(((((v16 / 4) * 2) + ((v17 * 2) + v18)) * 16) + (v21 + v22))] * b1[((((v16 % 4) * 128) + (v21 * 8)) + v20)]));
                 }
               }
               {
                 const int64_t v18 = 1;
                 for (int64_t v20 = 0; v20 < 8; ++v20) {
-                  b3[((((v17 * 2) + v18) * 8) + ((v19 * 8) + v20))] = (b3[((((v17 * 2) + v18) * 8) + ((v19 * 8) + v20))] + (b0[(((((v16 / 4) * 2) + ((v17 * 2) + v18)) * 16) + (v21 + v22))] * b1[(((v21 + v22) * 32) + (((v16 % 4) * 8) + ((v19 * 8) + v20)))]));
+                  b3[((((v17 * 2) + v18) * 8) + ((v19 * 8) + v20))] = (b3[((((v17 * 2) + v18) * 8) + ((v19 * 8) + v20))] + (b0[(((((v16 / 4) * 2) + ((v17 * 2) + v18)) * 16) + (v21 + v22))] * b1[((((v16 % 4) * 128) + (v21 * 8)) + v20)]));
                 }
               }
             }
