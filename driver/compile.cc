@@ -16,8 +16,8 @@
 #include "frontend/yaml_reader.h"
 #include "ir/lower.h"
 #include "ir/te.h"
-#include "scheduler/choose_layouts.h"
 #include "scheduler/decision.h"
+#include "scheduler/layout_variants.h"
 #include "scheduler/lower_schedule.h"
 #include "scheduler/partition.h"
 #include "scheduler/sketch.h"
@@ -62,25 +62,28 @@ class PassTimer {
   std::chrono::steady_clock::time_point t0_;
 };
 
-// A distinct subgraph: lowered once, compiled into one kernel that all its occurrences call.
+// A distinct subgraph: lowered once per layout variant, compiled into one kernel that all
+// its occurrences call.
 struct Distinct {
-  std::string key;
-  std::vector<int> nodes;  // of its first occurrence
-  ir::LoweredSubgraph lowered;
+  std::string key;                            // of the first variant
+  std::vector<int> nodes;                     // of its first occurrence
+  std::vector<ir::LoweredSubgraph> variants;  // the -O0 rule's first
   int occurrences = 0;
 };
 
-// The schedule of one kernel: its fastest successful tuning record for this target that
-// still applies (records of an older tlmc may not), else the -O0 schedule.
-std::vector<scheduler::Decision> choose_schedule(const CompileOptions& o,
-                                                 const scheduler::TuningDb& db,
-                                                 const ir::TeProgram& program,
-                                                 const std::string& key, int* from_records) {
-  if (o.random_schedule_seed >= 0)
-    return scheduler::random_schedule(
-        program, o.target,
-        static_cast<uint64_t>(o.random_schedule_seed) ^ std::stoull(key, nullptr, 16));
-  // Fastest first (ties: the smaller schedule text), so the same records give the same code.
+// One occurrence of a distinct subgraph: the graph tensors of each variant's parameters.
+struct Occurrence {
+  std::vector<int> nodes;
+  int distinct;
+  std::vector<std::vector<int>> params;  // per variant: its inputs, then its outputs
+};
+
+// The fastest successful tuning record of `program` for this target that still applies
+// (records of an older tlmc may not); ties go to the smaller schedule text, so the same
+// records give the same code.
+std::optional<std::pair<double, std::vector<scheduler::Decision>>> best_record(
+    const CompileOptions& o, const scheduler::TuningDb& db, const ir::TeProgram& program) {
+  const std::string key = ir::workload_key(program);
   for (const scheduler::TuningRecord& r : db.records(key, o.target.descriptor())) {
     if (r.status != scheduler::MeasureStatus::Ok) break;
     std::string why = "not a schedule this tlmc reads";
@@ -88,14 +91,11 @@ std::vector<scheduler::Decision> choose_schedule(const CompileOptions& o,
       if (std::optional<std::vector<scheduler::Decision>> recorded =
               scheduler::parse_schedule_record(r.schedule)) {
         scheduler::apply_schedule(program, *recorded);
-        ++*from_records;
-        return *recorded;
+        return std::make_pair(r.seconds, *recorded);
       }
       if (std::optional<std::vector<scheduler::Decision>> point =
-              scheduler::schedule_from_record(r.schedule, program, o.target)) {
-        ++*from_records;
-        return *point;
-      }
+              scheduler::schedule_from_record(r.schedule, program, o.target))
+        return std::make_pair(r.seconds, *point);
     } catch (const scheduler::InvalidDecision& e) {
       why = e.what();
     }
@@ -103,7 +103,35 @@ std::vector<scheduler::Decision> choose_schedule(const CompileOptions& o,
       *o.log_stream << "tlmc: note: a tuning record of workload " << key << " does not apply ("
                     << why << "); trying the next\n";
   }
-  return scheduler::default_schedule(program, o.target);
+  return std::nullopt;
+}
+
+// The variant and schedule of one kernel: the variant whose best record is fastest, else
+// the first variant's -O0 schedule.
+std::pair<size_t, std::vector<scheduler::Decision>> choose_schedule(const CompileOptions& o,
+                                                                    const scheduler::TuningDb& db,
+                                                                    const Distinct& d,
+                                                                    int* from_records) {
+  if (o.random_schedule_seed >= 0) {
+    const uint64_t seed =
+        static_cast<uint64_t>(o.random_schedule_seed) ^ std::stoull(d.key, nullptr, 16);
+    const size_t v = seed % d.variants.size();
+    return {v, scheduler::random_schedule(d.variants[v].program, o.target, seed)};
+  }
+  std::optional<std::pair<double, std::vector<scheduler::Decision>>> best;
+  size_t best_variant = 0;
+  for (size_t v = 0; v < d.variants.size(); ++v) {
+    auto r = best_record(o, db, d.variants[v].program);
+    if (r && (!best || r->first < best->first)) {
+      best = std::move(r);
+      best_variant = v;
+    }
+  }
+  if (best) {
+    ++*from_records;
+    return {best_variant, best->second};
+  }
+  return {0, scheduler::default_schedule(d.variants[0].program, o.target)};
 }
 
 // Default -O3 budget: measurements per distinct subgraph.
@@ -122,9 +150,10 @@ void tune(const CompileOptions& o, const ir::Graph& graph, const std::vector<Dis
   if (o.tuning_db.empty()) throw Diagnostic({}, "-O3 needs a tuning database (--tuning-db)");
   scheduler::TuningDb db = scheduler::TuningDb::open(o.tuning_db, true);
   std::vector<tune::TuneTask> tasks;
-  for (const Distinct& d : distinct)
-    tasks.push_back(
-        tune::TuneTask{tune::make_measure_task(graph, d.nodes, d.lowered, 1), d.occurrences});
+  for (size_t i = 0; i < distinct.size(); ++i)
+    for (const ir::LoweredSubgraph& variant : distinct[i].variants)
+      tasks.push_back(tune::TuneTask{tune::make_measure_task(graph, distinct[i].nodes, variant, 1),
+                                     distinct[i].occurrences, static_cast<int>(i)});
   tune::TuneOptions options;
   options.trials =
       o.trials > 0 ? o.trials : kDefaultTrialsPerSubgraph * static_cast<int64_t>(tasks.size());
@@ -172,9 +201,6 @@ CompiledModel compile_model(const CompileOptions& o) {
   std::ostream* dump = o.dump_stream;
   if (dump && wants(o, "graph")) *dump << ir::graph_str(graph);
 
-  // Weight layouts (packed copies of constant weights) before lowering reads them.
-  const ir::LoweringChoices layouts = scheduler::choose_layouts(graph, o.target);
-
   // Fused subgraphs; views share storage (after verification: shapes are known).
   scheduler::Partition partition;
   {
@@ -182,22 +208,29 @@ CompiledModel compile_model(const CompileOptions& o) {
     partition = scheduler::partition_graph(graph);
   }
 
-  // Each distinct subgraph (by workload key) is lowered, scheduled and compiled once.
+  // Each distinct subgraph (by the workload key of its first layout variant) is lowered
+  // once per variant, then scheduled and compiled once.
   std::vector<Distinct> distinct;
-  std::vector<codegen::CompiledSubgraph> subgraphs;
+  std::vector<Occurrence> occurrences;
   {
     PassTimer t(o, "lower");
     std::map<std::string, int> kernel_of_key;
     for (const std::vector<int>& nodes : partition.subgraphs) {
-      ir::LoweredSubgraph lowered = ir::lower_subgraph(graph, nodes, layouts);
-      const std::string key = ir::workload_key(lowered.program);
+      Occurrence occurrence{nodes, 0, {}};
+      std::vector<ir::LoweredSubgraph> variants;
+      for (const ir::LoweringChoices& c : scheduler::layout_variants(graph, nodes, o.target)) {
+        variants.push_back(ir::lower_subgraph(graph, nodes, c));
+        std::vector<int> params = variants.back().input_tensors;
+        params.insert(params.end(), variants.back().output_tensors.begin(),
+                      variants.back().output_tensors.end());
+        occurrence.params.push_back(std::move(params));
+      }
+      const std::string key = ir::workload_key(variants[0].program);
       auto [found, added] = kernel_of_key.emplace(key, static_cast<int>(distinct.size()));
-      if (added) distinct.push_back(Distinct{key, nodes, lowered, 0});
+      if (added) distinct.push_back(Distinct{key, nodes, std::move(variants), 0});
       ++distinct[static_cast<size_t>(found->second)].occurrences;
-      codegen::CompiledSubgraph sg{nodes, found->second, lowered.input_tensors};
-      sg.param_tensors.insert(sg.param_tensors.end(), lowered.output_tensors.begin(),
-                              lowered.output_tensors.end());
-      subgraphs.push_back(std::move(sg));
+      occurrence.distinct = found->second;
+      occurrences.push_back(std::move(occurrence));
     }
   }
   // -O3: measure on this machine and record, before the schedules are chosen from records.
@@ -208,18 +241,20 @@ CompiledModel compile_model(const CompileOptions& o) {
   std::vector<codegen::KernelInfo> kernels;
   const scheduler::TuningDb db = scheduler::TuningDb::open(o.tuning_db, false);
   int from_records = 0;
+  std::vector<size_t> variant_of;  // per distinct subgraph: the layout variant compiled
   {
     PassTimer t(o, "schedule");
     for (size_t k = 0; k < distinct.size(); ++k) {
       const Distinct& d = distinct[k];
-      const ir::TeProgram& program = d.lowered.program;
-      const std::vector<scheduler::Decision> schedule =
-          choose_schedule(o, db, program, d.key, &from_records);
+      const auto [variant, schedule] = choose_schedule(o, db, d, &from_records);
+      variant_of.push_back(variant);
+      const ir::TeProgram& program = d.variants[variant].program;
       const scheduler::ScheduleState state = scheduler::apply_schedule(program, schedule);
       ir::LoopProgram loops =
           scheduler::lower_schedule(state, m.graph.name + "_k" + std::to_string(k));
       if (dump && wants(o, "te"))
-        *dump << "# kernel " << k << " (workload " << d.key << ")\n" << ir::te_str(program);
+        *dump << "# kernel " << k << " (workload " << ir::workload_key(program) << ")\n"
+              << ir::te_str(program);
       if (dump && wants(o, "sketch")) {
         for (const scheduler::Sketch& sketch : scheduler::generate_sketches(program, o.target)) {
           *dump << "# kernel " << k << " sketch " << sketch.name() << "\n";
@@ -230,10 +265,14 @@ CompiledModel compile_model(const CompileOptions& o) {
       if (dump && wants(o, "loops"))
         *dump << "# kernel " << k << " schedule:\n"
               << scheduler::schedule_str(schedule) << ir::loop_str(loops);
-      kernels.push_back(
-          codegen::KernelInfo{std::move(loops), d.key, scheduler::schedule_str(schedule)});
+      kernels.push_back(codegen::KernelInfo{std::move(loops), ir::workload_key(program),
+                                            scheduler::schedule_str(schedule)});
     }
   }
+  std::vector<codegen::CompiledSubgraph> subgraphs;
+  for (const Occurrence& c : occurrences)
+    subgraphs.push_back(codegen::CompiledSubgraph{
+        c.nodes, c.distinct, c.params.at(variant_of.at(static_cast<size_t>(c.distinct)))});
   if (o.log_stream && !o.tuning_db.empty())
     *o.log_stream << "tlmc: " << from_records << " of " << kernels.size()
                   << " kernels scheduled from tuning records (" << o.tuning_db << ")\n";

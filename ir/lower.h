@@ -4,7 +4,7 @@
 // writes for the outside (graph outputs, or read by nodes outside the set).
 #pragma once
 
-#include <map>
+#include <set>
 #include <vector>
 
 #include "ir/graph.h"
@@ -18,11 +18,14 @@ struct LoweredSubgraph {
   std::vector<int> output_tensors;  // graph tensor id of each program output
 };
 
-// Layout choices made for the whole graph before lowering (scheduler/choose_layouts.h).
+// Layout choices made before lowering (scheduler/layout_variants.h).
 struct LoweringChoices {
-  // Conv node id -> a weight tensor holding the Conv's weights channels-last, [C/group,
-  // k..., M]: the convolution is then computed per tile vectorised over output channels.
-  std::map<int, int> channels_last_weights;
+  // Conv nodes (group 1) computed channels-last, into an [N, spatial..., M] tensor that
+  // their epilogue writes out as [N, M, spatial...]: a tile vectorises over output channels.
+  std::set<int> channels_last_convs;
+  bool operator==(const LoweringChoices& o) const {
+    return channels_last_convs == o.channels_last_convs;
+  }
 };
 
 LoweredSubgraph lower_subgraph(const Graph& g, const std::vector<int>& node_ids,

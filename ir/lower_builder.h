@@ -17,12 +17,9 @@ class TeBuilder {
   TeBuilder(const Graph& g, TeProgram& p, const LoweringChoices& choices)
       : graph_(g), program_(p), choices_(choices) {}
 
-  // The node being lowered, and the channels-last weight chosen for it (-1 for none).
+  // The node being lowered, and whether it is computed channels-last.
   void set_node(int node_id) { node_ = node_id; }
-  int channels_last_weight() const {
-    auto it = choices_.channels_last_weights.find(node_);
-    return it == choices_.channels_last_weights.end() ? -1 : it->second;
-  }
+  bool channels_last() const { return choices_.channels_last_convs.count(node_) != 0; }
 
   const Graph& graph() const { return graph_; }
   // The TE tensor holding graph tensor `id`: a stage output already built, or a new input.

@@ -94,15 +94,15 @@ void convolution_with_bias(const Node& n, TeBuilder& b, const std::vector<Axis>&
          b.stage(name, ot.dtype, oa, b.load(conv, oi) + b.load(b.tensor(n.inputs[2]), {oi[1]})));
 }
 
-// A convolution whose weights were packed channels-last, [C, k..., M]: computed into a
-// [N, spatial..., M] tensor (output channels innermost, so a tile vectorises over them,
-// with the packed weights as contiguous vector operands), which the epilogue writes out
-// in the model's [N, M, spatial...] layout, adding the bias.
+// A convolution computed channels-last: into a [N, spatial..., M] tensor (output channels
+// innermost, so a tile vectorises over them; packing the weights in loop order makes them
+// contiguous vector operands), which the epilogue writes out in the model's
+// [N, M, spatial...] layout, adding the bias.
 void lower_conv_channels_last(const Node& n, TeBuilder& b, int padded,
                               const std::vector<Window>& w) {
   const TensorType& ot = b.graph().type(out0(n));
-  const int wp = b.tensor(b.channels_last_weight());
-  const Shape ps = b.te(wp).shape;  // [C, k..., M]
+  const int wt = b.tensor(n.inputs[1]);
+  const Shape ws = b.te(wt).shape;  // [M, C, k...]
   const size_t rank = w.size();
   Shape cl = {ot.shape[0]};
   for (size_t i = 0; i < rank; ++i) cl.push_back(ot.shape[2 + i]);
@@ -112,18 +112,17 @@ void lower_conv_channels_last(const Node& n, TeBuilder& b, int padded,
   cl_names.push_back("oc");
   std::vector<Axis> axes = b.named_axes(cl, cl_names);
   std::vector<Expr> o = TeBuilder::vars(axes);
-  std::vector<Axis> red = {b.reduce_axis("ic", ps[0])};
+  std::vector<Axis> red = {b.reduce_axis("ic", ws[1])};
   const std::vector<std::string> taps = window_names("k", rank);
   for (size_t i = 0; i < rank; ++i) red.push_back(b.reduce_axis(taps[i], w[i].kernel));
   std::vector<Expr> r = TeBuilder::vars(red);
-  std::vector<Expr> xi = {o[0], r[0]}, wi = {r[0]};
+  std::vector<Expr> xi = {o[0], r[0]}, wi = {o[rank + 1], r[0]};
   for (size_t i = 0; i < rank; ++i) {
     xi.push_back(o[1 + i] * w[i].stride + r[1 + i] * w[i].dilation);
     wi.push_back(r[1 + i]);
   }
-  wi.push_back(o[rank + 1]);
   const std::string name = out_name(n, b);
-  const int conv = b.stage(name + ".conv", ot.dtype, axes, b.load(padded, xi) * b.load(wp, wi),
+  const int conv = b.stage(name + ".conv", ot.dtype, axes, b.load(padded, xi) * b.load(wt, wi),
                            ReduceKind::Sum, red);
   std::vector<Axis> oa = b.axes(ot.shape);
   std::vector<Expr> oi = TeBuilder::vars(oa), ci = {oi[0]};
@@ -144,7 +143,7 @@ void lower_conv(const Node& n, TeBuilder& b) {
   const std::vector<Window> w = windows(b.graph(), n);
   const int padded = pad_input(b, x, w, 0.0, out_name(n, b));
   const int64_t group = n.attr_int("group"), m_per_group = ws[0] / group, c_per_group = ws[1];
-  if (b.channels_last_weight() >= 0 && group == 1) {
+  if (b.channels_last() && group == 1) {
     lower_conv_channels_last(n, b, padded, w);
     return;
   }

@@ -4,8 +4,10 @@
 #include <chrono>
 #include <cstdio>
 #include <limits>
+#include <map>
 #include <memory>
 #include <ostream>
+#include <set>
 
 #include "scheduler/sketch.h"
 #include "scheduler/sketch_rules.h"
@@ -73,6 +75,19 @@ double gradient(const TaskState& s) {
   return s.task->occurrences * (kRecentWeight * recent + (1 - kRecentWeight) * optimistic);
 }
 
+// The gradient of a task among alternatives (layout variants of one subgraph): scaled by
+// how close its best is to the best alternative's, which its trials must beat to matter.
+double alternative_gradient(const TaskState& s, const std::vector<TaskState>& states) {
+  if (s.task->subgraph < 0) return gradient(s);
+  double leader = s.best;
+  for (const TaskState& o : states)
+    if (o.task->subgraph == s.task->subgraph && o.best > 0 && (leader <= 0 || o.best < leader))
+      leader = o.best;
+  const double g = gradient(s);
+  if (s.best <= 0 || leader <= 0 || g == std::numeric_limits<double>::max()) return g;
+  return g * leader / s.best;
+}
+
 // A measurement of the task's schedule space (this run's, or a record's read back).
 void note(TaskState& s, const MeasureResult& r) {
   if (r.status != MeasureStatus::Ok || r.seconds <= 0) return;
@@ -86,7 +101,8 @@ void note(TaskState& s, const MeasureResult& r) {
 void start(TaskState& s, int index, CostModel& model, const ir::Target& target,
            scheduler::TuningDb& db, const TuneOptions& options) {
   const MeasureTask& task = s.task->measure;
-  s.report = TaskReport{task.workload_key, s.task->occurrences, task.flops, 0, 0, 0};
+  s.report =
+      TaskReport{task.workload_key, s.task->occurrences, s.task->subgraph, task.flops, 0, 0, 0};
   const uint64_t seed = options.seed + static_cast<uint64_t>(index);
   s.search =
       options.search == SearchKind::Random
@@ -203,8 +219,8 @@ std::vector<TaskReport> tune_tasks(const std::vector<TuneTask>& tasks, const ir:
     if (!next) {
       double best_gradient = -1;
       for (TaskState& s : states)
-        if (!s.done && gradient(s) > best_gradient) {
-          best_gradient = gradient(s);
+        if (!s.done && alternative_gradient(s, states) > best_gradient) {
+          best_gradient = alternative_gradient(s, states);
           next = &s;
         }
     }
@@ -237,19 +253,34 @@ std::vector<TaskReport> tune_tasks(const std::vector<TuneTask>& tasks, const ir:
     reports.push_back(s.report);
   }
   const double seconds = std::chrono::duration<double>(Clock::now() - begin).count();
-  progress << "tlmc: tuned " << tasks.size() << " subgraphs with " << spent << " trials ("
-           << measured << " measured now) in " << static_cast<int64_t>(seconds) << " s; records in "
-           << db.path() << "\n";
+  std::set<int> subgraphs;
+  int alone = 0;
+  for (const TuneTask& t : tasks) t.subgraph < 0 ? ++alone : (subgraphs.insert(t.subgraph), 0);
+  const size_t n_subgraphs = alone + subgraphs.size();
+  progress << "tlmc: tuned " << n_subgraphs << " subgraphs";
+  if (n_subgraphs != tasks.size()) progress << " as " << tasks.size() << " tasks (layout variants)";
+  progress << " with " << spent << " trials (" << measured << " measured now) in "
+           << static_cast<int64_t>(seconds) << " s; records in " << db.path() << "\n";
   return reports;
 }
 
 void print_tune_report(std::ostream& os, const std::vector<TaskReport>& reports) {
+  // Of alternatives, the model runs the fastest (the first of equals).
+  std::map<int, const TaskReport*> fastest;
+  for (const TaskReport& r : reports) {
+    if (r.subgraph < 0) continue;
+    const TaskReport*& f = fastest[r.subgraph];
+    if (!f || (r.best_seconds > 0 && (f->best_seconds <= 0 || r.best_seconds < f->best_seconds)))
+      f = &r;
+  }
+  auto leads = [&](const TaskReport& r) { return r.subgraph < 0 || fastest.at(r.subgraph) == &r; };
   double total = 0;
-  for (const TaskReport& r : reports) total += r.best_seconds * r.occurrences;
+  for (const TaskReport& r : reports)
+    if (leads(r)) total += r.best_seconds * r.occurrences;
   os << "  workload          times  share  trials  GFLOP/s  speedup over -O0\n";
   for (const TaskReport& r : reports) {
     char line[160];
-    const double share = total > 0 ? r.best_seconds * r.occurrences / total : 0;
+    const double share = total > 0 && leads(r) ? r.best_seconds * r.occurrences / total : 0;
     std::snprintf(line, sizeof line, "  %-16s %6d %5.1f%% %7lld %8.1f  %.2fx\n",
                   r.workload_key.c_str(), r.occurrences, 100 * share,
                   static_cast<long long>(r.trials), gflops(r.flops, r.best_seconds),

@@ -20,6 +20,9 @@ namespace tlmc::tune {
 struct TuneTask {
   MeasureTask measure;
   int occurrences = 1;  // how often one run of the model runs this subgraph
+  // Tasks of one subgraph are alternatives (its layout variants): the model runs the
+  // fastest, so a trial of one counts only as far as it may beat the others. -1: alone.
+  int subgraph = -1;
 };
 
 enum class SearchKind { Random, Evolutionary };
@@ -38,6 +41,7 @@ struct TuneOptions {
 struct TaskReport {
   std::string workload_key;
   int occurrences = 1;
+  int subgraph = -1;  // TuneTask::subgraph
   double flops = 0;
   int64_t trials = 0;          // candidates measured for it, in this run and before
   double default_seconds = 0;  // the -O0 schedule
@@ -49,7 +53,9 @@ std::vector<TaskReport> tune_tasks(const std::vector<TuneTask>& tasks, const ir:
                                    scheduler::TuningDb& db, const TuneOptions& options,
                                    std::ostream& progress, bool live);
 
-// The table printed after tuning: each task, its share of the latency, trials, speedup.
+// The table printed after tuning: each task, its share of the latency (a layout variant
+// slower than another of its subgraph has none: the model does not run it), trials,
+// speedup.
 void print_tune_report(std::ostream& os, const std::vector<TaskReport>& reports);
 
 }  // namespace tlmc::tune

@@ -88,8 +88,8 @@ outputs: [plain, strided, grouped]
 )");
 }
 
-// Output rows shorter than half a vector: the weights are packed channels-last and the
-// tile is vectorised over output channels (scheduler/choose_layouts.h).
+// Output rows shorter than half a vector: the -O0 rule computes channels-last, vectorised
+// over output channels (scheduler/layout_variants.h).
 TEST(Convolutions, ShortRowsVectoriseOverOutputChannels) {
   expect_matches_reference(R"(
 tlmc: 1
