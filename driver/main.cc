@@ -85,7 +85,8 @@ int run(int argc, char** argv) {
          "-O0 .. -O3: how hard to look for fast schedules (-O0: fixed; -O3: search, measured "
          "here and recorded; -O1, -O2: -O0 until the language model exists)");
   option("trials", po::value<int64_t>()->default_value(0),
-         "-O3: measurements in all, spread over the subgraphs (0: 64 per distinct subgraph)");
+         "-O3: measurements in all, spread over the tasks (0: 64 per task: a distinct "
+         "subgraph, or each of its layout variants)");
   option("tuning-db", po::value<std::string>(),
          "tuning records to use, and -O3 extends (default: $TLMC_TUNING_DB, else "
          "~/.cache/tlmc/tuning.db)");
