@@ -1,5 +1,6 @@
 #include "ir/te.h"
 
+#include <algorithm>
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
@@ -134,6 +135,15 @@ std::string print_program(const TeProgram& p, bool canonical) {
 }  // namespace
 
 std::string te_str(const TeProgram& p) { return print_program(p, false); }
+std::vector<int> stage_operands(const Stage& s) {
+  std::vector<int> out;
+  visit_expr(s.body, [&](const ExprNode& n) {
+    if (n.kind == ExprKind::Load && std::find(out.begin(), out.end(), n.var_id) == out.end())
+      out.push_back(n.var_id);
+  });
+  return out;
+}
+
 std::string te_canonical_str(const TeProgram& p) { return print_program(p, true); }
 
 std::string workload_key(const TeProgram& p) {

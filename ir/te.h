@@ -60,6 +60,10 @@ struct TeProgram {
 Expr reduce_identity(ReduceKind k, DType t);
 Expr reduce_combine(ReduceKind k, const Expr& acc, Expr value);
 
+// The tensors a stage's body loads, each once, in order of first load: its operands, as
+// Pack decisions and layout spaces number them.
+std::vector<int> stage_operands(const Stage& s);
+
 // A stage is pointwise when it has no reduction.
 inline bool is_pointwise(const Stage& s) { return s.reduce == ReduceKind::None; }
 

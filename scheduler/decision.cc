@@ -310,12 +310,7 @@ void apply_pack(ScheduleState& st, const Decision& d) {
   stage_of(st, d);
   if (d.args.size() != 1) invalid(d, "expected one operand");
   const ir::Stage& ts = st.te.stages[static_cast<size_t>(d.stage)];
-  std::vector<int> operands;
-  ir::visit_expr(ts.body, [&](const ir::ExprNode& n) {
-    if (n.kind == ir::ExprKind::Load &&
-        std::find(operands.begin(), operands.end(), n.var_id) == operands.end())
-      operands.push_back(n.var_id);
-  });
+  const std::vector<int> operands = ir::stage_operands(ts);
   if (d.args[0] < 0 || d.args[0] >= static_cast<int64_t>(operands.size()))
     invalid(d, "the stage reads no such operand");
   const int tensor = operands[static_cast<size_t>(d.args[0])];

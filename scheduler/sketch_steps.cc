@@ -1,7 +1,5 @@
 #include "scheduler/sketch_steps.h"
 
-#include <algorithm>
-
 namespace tlmc::scheduler {
 namespace {
 
@@ -85,12 +83,7 @@ void add_unroll_space(SketchBuild& b, int stage, Fallback fallback) {
 
 void add_layout_spaces(SketchBuild& b, int stage, const Fallback& fallback) {
   const ScheduleState& st = b.base.state;
-  std::vector<int> operands;
-  ir::visit_expr(st.te.stages[static_cast<size_t>(stage)].body, [&](const ir::ExprNode& n) {
-    if (n.kind == ir::ExprKind::Load &&
-        std::find(operands.begin(), operands.end(), n.var_id) == operands.end())
-      operands.push_back(n.var_id);
-  });
+  const std::vector<int> operands = ir::stage_operands(st.te.stages[static_cast<size_t>(stage)]);
   for (size_t k = 0; k < operands.size(); ++k) {
     const ir::TeTensor& t = st.te.tensor(operands[k]);
     if (t.stage >= 0 || !t.constant || st.consumers(operands[k]) != std::vector<int>{stage})

@@ -218,11 +218,14 @@ std::vector<TaskReport> tune_tasks(const std::vector<TuneTask>& tasks, const ir:
       if (!s.done && s.report.trials == 0) next = next ? next : &s;
     if (!next) {
       double best_gradient = -1;
-      for (TaskState& s : states)
-        if (!s.done && alternative_gradient(s, states) > best_gradient) {
-          best_gradient = alternative_gradient(s, states);
+      for (TaskState& s : states) {
+        if (s.done) continue;
+        const double g = alternative_gradient(s, states);
+        if (g > best_gradient) {
+          best_gradient = g;
           next = &s;
         }
+      }
     }
     if (!next || spent >= options.trials) break;
     // A first round is the task's equal share when the budget is small.
@@ -255,7 +258,12 @@ std::vector<TaskReport> tune_tasks(const std::vector<TuneTask>& tasks, const ir:
   const double seconds = std::chrono::duration<double>(Clock::now() - begin).count();
   std::set<int> subgraphs;
   int alone = 0;
-  for (const TuneTask& t : tasks) t.subgraph < 0 ? ++alone : (subgraphs.insert(t.subgraph), 0);
+  for (const TuneTask& t : tasks) {
+    if (t.subgraph < 0)
+      ++alone;
+    else
+      subgraphs.insert(t.subgraph);
+  }
   const size_t n_subgraphs = alone + subgraphs.size();
   progress << "tlmc: tuned " << n_subgraphs << " subgraphs";
   if (n_subgraphs != tasks.size()) progress << " as " << tasks.size() << " tasks (layout variants)";
