@@ -16,6 +16,7 @@
 #include "frontend/yaml_reader.h"
 #include "ir/lower.h"
 #include "ir/te.h"
+#include "scheduler/channels_last_activations.h"
 #include "scheduler/decision.h"
 #include "scheduler/layout_variants.h"
 #include "scheduler/lower_schedule.h"
@@ -66,9 +67,10 @@ class PassTimer {
 // its occurrences call.
 struct Distinct {
   std::string key;                            // of the first variant
+  int plan = 0;                               // the layout plan whose graph `nodes` are of
   std::vector<int> nodes;                     // of its first occurrence
   std::vector<ir::LoweredSubgraph> variants;  // the -O0 rule's first
-  int occurrences = 0;
+  std::vector<int> occurrences;               // per layout plan
 };
 
 // One occurrence of a distinct subgraph: the graph tensors of each variant's parameters.
@@ -76,6 +78,14 @@ struct Occurrence {
   std::vector<int> nodes;
   int distinct;
   std::vector<std::vector<int>> params;  // per variant: its inputs, then its outputs
+};
+
+// One activation layout of the whole model: its graph, split into subgraphs.
+struct LayoutPlan {
+  std::string name;  // for messages
+  ir::Graph graph;
+  scheduler::Partition partition;
+  std::vector<Occurrence> occurrences;
 };
 
 // The fastest successful tuning record of `program` for this target that still applies
@@ -134,6 +144,38 @@ std::pair<size_t, std::vector<scheduler::Decision>> choose_schedule(const Compil
   return {0, scheduler::default_schedule(d.variants[0].program, o.target)};
 }
 
+// The layout plan the model is built in: the one of least latency by the tuning records
+// (occurrences times each subgraph's fastest record), among the plans whose every subgraph
+// has a record; else the model's layout (plan 0), -O0's choice. A random schedule draws it.
+size_t choose_plan(const CompileOptions& o, const scheduler::TuningDb& db,
+                   const std::vector<LayoutPlan>& plans, const std::vector<Distinct>& distinct) {
+  if (o.random_schedule_seed >= 0)
+    return static_cast<size_t>(o.random_schedule_seed) % plans.size();
+  std::vector<double> fastest(distinct.size(), -1);  // -1: no record
+  for (size_t k = 0; k < distinct.size(); ++k)
+    for (const ir::LoweredSubgraph& v : distinct[k].variants)
+      if (auto r = best_record(o, db, v.program))
+        fastest[k] = fastest[k] < 0 ? r->first : std::min(fastest[k], r->first);
+  size_t chosen = 0;
+  double chosen_latency = -1;
+  for (size_t p = 0; p < plans.size(); ++p) {
+    double latency = 0;
+    for (size_t k = 0; k < distinct.size() && latency >= 0; ++k) {
+      if (distinct[k].occurrences[p] == 0) continue;
+      latency = fastest[k] < 0 ? -1 : latency + distinct[k].occurrences[p] * fastest[k];
+    }
+    if (latency >= 0 && (chosen_latency < 0 || latency < chosen_latency)) {
+      chosen = p;
+      chosen_latency = latency;
+    }
+  }
+  if (o.log_stream && plans.size() > 1)
+    *o.log_stream << "tlmc: activation layout: " << plans[chosen].name
+                  << (chosen_latency < 0 ? " (no complete tuning records)" : " (tuning records)")
+                  << "\n";
+  return chosen;
+}
+
 // Default -O3 budget: measurements per distinct subgraph.
 constexpr int64_t kDefaultTrialsPerSubgraph = 64;
 // A subgraph is left alone after this many trials without a better schedule.
@@ -141,7 +183,8 @@ constexpr int64_t kEarlyStopping = 256;
 
 // -O3: every distinct subgraph is a task measured on this machine; the records land in the
 // tuning database, where choose_schedule finds the best.
-void tune(const CompileOptions& o, const ir::Graph& graph, const std::vector<Distinct>& distinct) {
+void tune(const CompileOptions& o, const std::vector<LayoutPlan>& plans,
+          const std::vector<Distinct>& distinct) {
   if (!o.target.runs_here)
     throw Diagnostic({},
                      "-O3 measures schedules on this machine, which cannot run code for "
@@ -150,10 +193,14 @@ void tune(const CompileOptions& o, const ir::Graph& graph, const std::vector<Dis
   if (o.tuning_db.empty()) throw Diagnostic({}, "-O3 needs a tuning database (--tuning-db)");
   scheduler::TuningDb db = scheduler::TuningDb::open(o.tuning_db, true);
   std::vector<tune::TuneTask> tasks;
-  for (size_t i = 0; i < distinct.size(); ++i)
-    for (const ir::LoweredSubgraph& variant : distinct[i].variants)
-      tasks.push_back(tune::TuneTask{tune::make_measure_task(graph, distinct[i].nodes, variant, 1),
-                                     distinct[i].occurrences, static_cast<int>(i)});
+  for (size_t i = 0; i < distinct.size(); ++i) {
+    const Distinct& d = distinct[i];
+    const int times = *std::max_element(d.occurrences.begin(), d.occurrences.end());
+    for (const ir::LoweredSubgraph& variant : d.variants)
+      tasks.push_back(tune::TuneTask{
+          tune::make_measure_task(plans[static_cast<size_t>(d.plan)].graph, d.nodes, variant, 1),
+          times, static_cast<int>(i), plans.size() > 1 ? d.occurrences : std::vector<int>{}});
+  }
   tune::TuneOptions options;
   options.trials =
       o.trials > 0 ? o.trials : kDefaultTrialsPerSubgraph * static_cast<int64_t>(tasks.size());
@@ -201,51 +248,71 @@ CompiledModel compile_model(const CompileOptions& o) {
   std::ostream* dump = o.dump_stream;
   if (dump && wants(o, "graph")) *dump << ir::graph_str(graph);
 
-  // Fused subgraphs; views share storage (after verification: shapes are known).
-  scheduler::Partition partition;
-  {
-    PassTimer t(o, "partition");
-    partition = scheduler::partition_graph(graph);
+  // The activation layouts the model may run in: the model's own, and, when it has
+  // convolutions or pools, channels-last between them. -O3 tunes the subgraphs of both;
+  // the records decide (choose_plan).
+  std::vector<LayoutPlan> plans;
+  plans.push_back(LayoutPlan{"model layout", graph, {}, {}});
+  if (o.target.isa != ir::Isa::Generic) {
+    PassTimer t(o, "channels-last activations");
+    if (std::optional<ir::Graph> cl = scheduler::channels_last_activations(graph))
+      plans.push_back(LayoutPlan{"channels-last", std::move(*cl), {}, {}});
   }
 
   // Each distinct subgraph (by the workload key of its first layout variant) is lowered
   // once per variant, then scheduled and compiled once.
   std::vector<Distinct> distinct;
-  std::vector<Occurrence> occurrences;
   {
-    PassTimer t(o, "lower");
+    PassTimer t(o, "partition and lower");
     std::map<std::string, int> kernel_of_key;
-    for (const std::vector<int>& nodes : partition.subgraphs) {
-      Occurrence occurrence{nodes, 0, {}};
-      std::vector<ir::LoweredSubgraph> variants;
-      for (const ir::LoweringChoices& c : scheduler::layout_variants(graph, nodes, o.target)) {
-        variants.push_back(ir::lower_subgraph(graph, nodes, c));
-        std::vector<int> params = variants.back().input_tensors;
-        params.insert(params.end(), variants.back().output_tensors.begin(),
-                      variants.back().output_tensors.end());
-        occurrence.params.push_back(std::move(params));
+    for (size_t p = 0; p < plans.size(); ++p) {
+      LayoutPlan& plan = plans[p];
+      // Fused subgraphs; views share storage (after verification: shapes are known).
+      plan.partition = scheduler::partition_graph(plan.graph);
+      for (const std::vector<int>& nodes : plan.partition.subgraphs) {
+        Occurrence occurrence{nodes, 0, {}};
+        std::vector<ir::LoweredSubgraph> variants;
+        for (const ir::LoweringChoices& c :
+             scheduler::layout_variants(plan.graph, nodes, o.target)) {
+          variants.push_back(ir::lower_subgraph(plan.graph, nodes, c));
+          std::vector<int> params = variants.back().input_tensors;
+          params.insert(params.end(), variants.back().output_tensors.begin(),
+                        variants.back().output_tensors.end());
+          occurrence.params.push_back(std::move(params));
+        }
+        const std::string key = ir::workload_key(variants[0].program);
+        auto [found, added] = kernel_of_key.emplace(key, static_cast<int>(distinct.size()));
+        if (added)
+          distinct.push_back(Distinct{key, static_cast<int>(p), nodes, std::move(variants),
+                                      std::vector<int>(plans.size(), 0)});
+        ++distinct[static_cast<size_t>(found->second)].occurrences[p];
+        occurrence.distinct = found->second;
+        plan.occurrences.push_back(std::move(occurrence));
       }
-      const std::string key = ir::workload_key(variants[0].program);
-      auto [found, added] = kernel_of_key.emplace(key, static_cast<int>(distinct.size()));
-      if (added) distinct.push_back(Distinct{key, nodes, std::move(variants), 0});
-      ++distinct[static_cast<size_t>(found->second)].occurrences;
-      occurrence.distinct = found->second;
-      occurrences.push_back(std::move(occurrence));
     }
   }
   // -O3: measure on this machine and record, before the schedules are chosen from records.
   if (o.opt_level >= 3 && o.random_schedule_seed < 0) {
     PassTimer t(o, "tune");
-    tune(o, graph, distinct);
+    tune(o, plans, distinct);
   }
-  std::vector<codegen::KernelInfo> kernels;
   const scheduler::TuningDb db = scheduler::TuningDb::open(o.tuning_db, false);
+  const LayoutPlan& plan = plans[choose_plan(o, db, plans, distinct)];
+  if (dump && wants(o, "graph") && &plan != &plans[0]) *dump << ir::graph_str(plan.graph);
+
+  // The chosen plan's distinct subgraphs, numbered as they first occur, are its kernels.
+  std::vector<codegen::KernelInfo> kernels;
+  std::map<int, int> kernel_of;  // distinct subgraph -> kernel
+  for (const Occurrence& c : plan.occurrences)
+    kernel_of.emplace(c.distinct, static_cast<int>(kernel_of.size()));
+  std::vector<int> distinct_of(kernel_of.size());
+  for (const auto& [d, k] : kernel_of) distinct_of[static_cast<size_t>(k)] = d;
   int from_records = 0;
-  std::vector<size_t> variant_of;  // per distinct subgraph: the layout variant compiled
+  std::vector<size_t> variant_of;  // per kernel: the layout variant compiled
   {
     PassTimer t(o, "schedule");
-    for (size_t k = 0; k < distinct.size(); ++k) {
-      const Distinct& d = distinct[k];
+    for (size_t k = 0; k < distinct_of.size(); ++k) {
+      const Distinct& d = distinct[static_cast<size_t>(distinct_of[k])];
       const auto [variant, schedule] = choose_schedule(o, db, d, &from_records);
       variant_of.push_back(variant);
       const ir::TeProgram& program = d.variants[variant].program;
@@ -270,15 +337,18 @@ CompiledModel compile_model(const CompileOptions& o) {
     }
   }
   std::vector<codegen::CompiledSubgraph> subgraphs;
-  for (const Occurrence& c : occurrences)
-    subgraphs.push_back(codegen::CompiledSubgraph{
-        c.nodes, c.distinct, c.params.at(variant_of.at(static_cast<size_t>(c.distinct)))});
+  for (const Occurrence& c : plan.occurrences) {
+    const int k = kernel_of.at(c.distinct);
+    subgraphs.push_back(
+        codegen::CompiledSubgraph{c.nodes, k, c.params.at(variant_of.at(static_cast<size_t>(k)))});
+  }
   if (o.log_stream && !o.tuning_db.empty())
     *o.log_stream << "tlmc: " << from_records << " of " << kernels.size()
                   << " kernels scheduled from tuning records (" << o.tuning_db << ")\n";
   {
     PassTimer t(o, "plan and generate C");
-    m.plan = codegen::plan_model(graph, partition.storage_of, subgraphs, std::move(kernels));
+    m.plan =
+        codegen::plan_model(plan.graph, plan.partition.storage_of, subgraphs, std::move(kernels));
     m.files = codegen::emit_c(m.plan, codegen::CodegenOptions{o.target, o.threads});
   }
   return m;

@@ -86,7 +86,7 @@ int run(int argc, char** argv) {
          "here and recorded; -O1, -O2: -O0 until the language model exists)");
   option("trials", po::value<int64_t>()->default_value(0),
          "-O3: measurements in all, spread over the tasks (0: 64 per task: a distinct "
-         "subgraph, or each of its layout variants)");
+         "subgraph of either activation layout)");
   option("tuning-db", po::value<std::string>(),
          "tuning records to use, and -O3 extends (default: $TLMC_TUNING_DB, else "
          "~/.cache/tlmc/tuning.db)");

@@ -35,24 +35,25 @@ std::vector<Window> windows(const Graph& g, const Node& n) {
   return w;
 }
 
-// x[N, C, spatial...] extended to the extents the windows read, `fill` outside the input;
-// x itself when no padding is read.
+// x[N, C, spatial...] (or [N, spatial..., C] when channels-last) extended to the extents
+// the windows read, `fill` outside the input; x itself when no padding is read.
 int pad_input(TeBuilder& b, int x, const std::vector<Window>& w, double fill,
-              const std::string& name) {
+              const std::string& name, bool channels_last) {
   const Shape s = b.te(x).shape;
+  const size_t first = channels_last ? 1 : 2;  // the first spatial dimension
   bool needs = false;
-  Shape padded = {s[0], s[1]};
-  for (const Window& win : w) {
-    padded.push_back(win.needed());
-    needs = needs || win.pad_begin > 0 || win.needed() > win.in;
+  Shape padded = s;
+  for (size_t i = 0; i < w.size(); ++i) {
+    padded[first + i] = w[i].needed();
+    needs = needs || w[i].pad_begin > 0 || w[i].needed() > w[i].in;
   }
   if (!needs) return x;
   std::vector<Axis> axes = b.axes(padded, "p");
   std::vector<Expr> idx = TeBuilder::vars(axes), src = idx;
   Expr inside;
   for (size_t i = 0; i < w.size(); ++i) {
-    Expr v = idx[2 + i] - w[i].pad_begin;
-    src[2 + i] = v;
+    Expr v = idx[first + i] - w[i].pad_begin;
+    src[first + i] = v;
     inside = all_of(inside, all_of(le(make_int(0), v), lt(v, make_int(w[i].in))));
   }
   Expr body = make_select(inside, b.load(x, src), make_float(fill, b.te(x).dtype));
@@ -70,10 +71,14 @@ std::vector<std::string> window_names(const std::string& prefix, size_t rank) {
   return out;
 }
 
-// Axes of a windowed operator's [N, C, positions...] output: n, `channel`, oh, ow...
-std::vector<std::string> windowed_output_names(const std::string& channel, size_t rank) {
-  std::vector<std::string> names = {"n", channel};
+// Axes of a windowed operator's [N, C, positions...] output: n, `channel`, oh, ow...; or
+// n, oh, ow..., `channel` for its [N, positions..., C] output when channels-last.
+std::vector<std::string> windowed_output_names(const std::string& channel, size_t rank,
+                                               bool channels_last = false) {
+  std::vector<std::string> names = {"n"};
+  if (!channels_last) names.push_back(channel);
   for (const std::string& p : window_names("o", rank)) names.push_back(p);
+  if (channels_last) names.push_back(channel);
   return names;
 }
 
@@ -88,10 +93,13 @@ void convolution_with_bias(const Node& n, TeBuilder& b, const std::vector<Axis>&
     b.bind(out0(n), conv);
     return;
   }
-  std::vector<Axis> oa = b.named_axes(ot.shape, windowed_output_names("oc", ot.shape.size() - 2));
+  const bool last = is_channels_last(n);
+  std::vector<Axis> oa =
+      b.named_axes(ot.shape, windowed_output_names("oc", ot.shape.size() - 2, last));
   std::vector<Expr> oi = TeBuilder::vars(oa);
+  const Expr channel = oi[channel_axis(n, oi.size())];
   b.bind(out0(n),
-         b.stage(name, ot.dtype, oa, b.load(conv, oi) + b.load(b.tensor(n.inputs[2]), {oi[1]})));
+         b.stage(name, ot.dtype, oa, b.load(conv, oi) + b.load(b.tensor(n.inputs[2]), {channel})));
 }
 
 // A convolution computed channels-last: into a [N, spatial..., M] tensor (output channels
@@ -141,28 +149,32 @@ void lower_conv(const Node& n, TeBuilder& b) {
   const Shape ws = b.te(wt).shape;  // [M, C/group, k...]
   const std::vector<int64_t> kernel(ws.begin() + 2, ws.end());
   const std::vector<Window> w = windows(b.graph(), n);
-  const int padded = pad_input(b, x, w, 0.0, out_name(n, b));
+  const bool last = is_channels_last(n);
+  const int padded = pad_input(b, x, w, 0.0, out_name(n, b), last);
   const int64_t group = n.attr_int("group"), m_per_group = ws[0] / group, c_per_group = ws[1];
-  if (b.channels_last() && group == 1) {
+  if (b.channels_last() && group == 1 && !last) {
     lower_conv_channels_last(n, b, padded, w);
     return;
   }
 
-  std::vector<Axis> axes = b.named_axes(ot.shape, windowed_output_names("oc", kernel.size()));
+  std::vector<Axis> axes = b.named_axes(ot.shape, windowed_output_names("oc", kernel.size(), last));
   std::vector<Expr> o = TeBuilder::vars(axes);
+  const Expr oc = o[channel_axis(n, o.size())];
+  const size_t first = last ? 1 : 2;  // the first spatial dimension
   std::vector<Axis> red = {b.reduce_axis("ic", c_per_group)};
   const std::vector<std::string> taps = window_names("k", kernel.size());
   for (size_t i = 0; i < kernel.size(); ++i) red.push_back(b.reduce_axis(taps[i], kernel[i]));
   std::vector<Expr> r = TeBuilder::vars(red);
   Expr channel =
-      group == 1
-          ? r[0]
-          : make_binary(BinaryOp::FloorDiv, o[1], make_int(m_per_group)) * c_per_group + r[0];
-  std::vector<Expr> xi = {o[0], channel}, wi = {o[1], r[0]};
+      group == 1 ? r[0]
+                 : make_binary(BinaryOp::FloorDiv, oc, make_int(m_per_group)) * c_per_group + r[0];
+  std::vector<Expr> xi = {o[0]}, wi = {oc, r[0]};
+  if (!last) xi.push_back(channel);
   for (size_t i = 0; i < kernel.size(); ++i) {
-    xi.push_back(o[2 + i] * w[i].stride + r[1 + i] * w[i].dilation);
+    xi.push_back(o[first + i] * w[i].stride + r[1 + i] * w[i].dilation);
     wi.push_back(r[1 + i]);
   }
+  if (last) xi.push_back(channel);
   convolution_with_bias(n, b, axes, red, b.load(padded, xi) * b.load(wt, wi));
 }
 
@@ -208,21 +220,22 @@ void lower_conv_transpose(const Node& n, TeBuilder& b) {
 void lower_pool(const Node& n, TeBuilder& b) {
   const TensorType& ot = b.graph().type(out0(n));
   const int x = b.tensor(n.inputs[0]);
-  const bool is_max = n.op == "MaxPool";
+  const bool is_max = n.op == "MaxPool", last = is_channels_last(n);
+  const size_t first = last ? 1 : 2;  // the first spatial dimension
   const std::vector<Window> w = windows(b.graph(), n);
   std::vector<int64_t> kernel;
   for (const Window& win : w) kernel.push_back(win.kernel);
   const double inf = std::numeric_limits<double>::infinity();
-  const int padded = pad_input(b, x, w, is_max ? -inf : 0.0, out_name(n, b));
-  std::vector<Axis> axes = b.named_axes(ot.shape, windowed_output_names("c", kernel.size()));
+  const int padded = pad_input(b, x, w, is_max ? -inf : 0.0, out_name(n, b), last);
+  std::vector<Axis> axes = b.named_axes(ot.shape, windowed_output_names("c", kernel.size(), last));
   std::vector<Expr> o = TeBuilder::vars(axes);
   std::vector<Axis> red;
   const std::vector<std::string> taps = window_names("k", kernel.size());
   for (size_t i = 0; i < kernel.size(); ++i) red.push_back(b.reduce_axis(taps[i], kernel[i]));
   std::vector<Expr> r = TeBuilder::vars(red);
-  std::vector<Expr> xi = {o[0], o[1]};
+  std::vector<Expr> xi = o;
   for (size_t i = 0; i < kernel.size(); ++i)
-    xi.push_back(o[2 + i] * w[i].stride + r[i] * w[i].dilation);
+    xi[first + i] = o[first + i] * w[i].stride + r[i] * w[i].dilation;
   if (is_max) {
     b.bind(out0(n),
            b.stage(out_name(n, b), ot.dtype, axes, b.load(padded, xi), ReduceKind::Max, red));
@@ -237,7 +250,7 @@ void lower_pool(const Node& n, TeBuilder& b) {
   std::vector<Expr> oi = TeBuilder::vars(oa);
   Expr count = make_int(1);
   for (size_t i = 0; i < w.size(); ++i) {
-    Expr start = oi[2 + i] * w[i].stride - w[i].pad_begin;
+    Expr start = oi[first + i] * w[i].stride - w[i].pad_begin;
     const int64_t lo = include_pad ? -w[i].pad_begin : 0,
                   hi = include_pad ? w[i].in + w[i].pad_end : w[i].in;
     Expr a = make_binary(BinaryOp::Max, start, make_int(lo));
@@ -252,16 +265,18 @@ void lower_global_average_pool(const Node& n, TeBuilder& b) {
   const TensorType& ot = b.graph().type(out0(n));
   const int x = b.tensor(n.inputs[0]);
   const Shape xs = b.te(x).shape;
+  const size_t channel = channel_axis(n, xs.size());
   std::vector<Axis> axes = b.axes(ot.shape);
   std::vector<Expr> o = TeBuilder::vars(axes);
   std::vector<Axis> red;
+  std::vector<Expr> xi = o;
   int64_t count = 1;
-  for (size_t i = 2; i < xs.size(); ++i) {
+  for (size_t i = 1; i < xs.size(); ++i) {
+    if (i == channel) continue;
     red.push_back(b.reduce_axis("r" + std::to_string(i), xs[i]));
+    xi[i] = make_var(red.back().var_id, red.back().name);
     count *= xs[i];
   }
-  std::vector<Expr> xi = {o[0], o[1]};
-  for (const Axis& a : red) xi.push_back(make_var(a.var_id, a.name));
   const int sum =
       b.stage(out_name(n, b) + ".sum", ot.dtype, axes, b.load(x, xi), ReduceKind::Sum, red);
   std::vector<Axis> oa = b.axes(ot.shape);

@@ -69,25 +69,41 @@ void check_bias(const Graph& g, const Node& n, int64_t channels) {
                      shape_str({channels}) + " (one per output channel)");
 }
 
+// tlmc's attribute channels_last (not ONNX's): 0, or 1 for [N, spatial..., C] tensors.
+void check_channels_last(const Node& n) {
+  const int64_t v = n.attr_int("channels_last");
+  if (v != 0 && v != 1)
+    fail_node(n, "has channels_last " + std::to_string(v) + " (expected 0 or 1)");
+}
+
+// [N, C, spatial...], or [N, spatial..., C] for a channels-last node.
+Shape windowed_output(const Node& n, int64_t batch, int64_t channels, const SpatialGeometry& geo) {
+  Shape out{batch};
+  if (!is_channels_last(n)) out.push_back(channels);
+  out.insert(out.end(), geo.output.begin(), geo.output.end());
+  if (is_channels_last(n)) out.push_back(channels);
+  return out;
+}
+
 std::vector<TensorType> infer_conv(const Graph& g, const Node& n) {
   require_float32_inputs(g, n);
   const Shape& x = input_type(g, n, 0).shape;
   const Shape& w = input_type(g, n, 1).shape;
+  check_channels_last(n);
   const SpatialGeometry geo = spatial_geometry(g, n);
   const int64_t group = n.attr_int("group");
   check_group(n, group);
-  if (w[1] * group != x[1])
+  const int64_t channels = x[channel_axis(n, x.size())];
+  if (w[1] * group != channels)
     fail_node(n, "weight W of shape " + shape_str(w) + " does not fit input X of shape " +
                      shape_str(x) + " with group " + std::to_string(group) +
-                     ": W.shape[1] * group must equal the " + std::to_string(x[1]) +
+                     ": W.shape[1] * group must equal the " + std::to_string(channels) +
                      " input channels");
   if (w[0] % group != 0)
     fail_node(n, "weight W of shape " + shape_str(w) + " has " + std::to_string(w[0]) +
                      " output channels, not a multiple of group " + std::to_string(group));
   check_bias(g, n, w[0]);
-  Shape out{x[0], w[0]};
-  out.insert(out.end(), geo.output.begin(), geo.output.end());
-  return {{DType::Float32, out}};
+  return {{DType::Float32, windowed_output(n, x[0], w[0], geo)}};
 }
 
 std::vector<TensorType> infer_conv_transpose(const Graph& g, const Node& n) {
@@ -112,13 +128,13 @@ std::vector<TensorType> infer_conv_transpose(const Graph& g, const Node& n) {
 std::vector<TensorType> infer_pool(const Graph& g, const Node& n) {
   require_float32_inputs(g, n);
   const Shape& x = input_type(g, n, 0).shape;
+  check_channels_last(n);
   const SpatialGeometry geo = spatial_geometry(g, n);
   if (n.op == "MaxPool" && n.attr_int("storage_order") != 0 && n.attr_int("storage_order") != 1)
     fail_node(n, "has storage_order " + std::to_string(n.attr_int("storage_order")) +
                      " (expected 0 or 1)");
-  Shape out{x[0], x[1]};
-  out.insert(out.end(), geo.output.begin(), geo.output.end());
-  return only_first_output(g, n, {DType::Float32, out});
+  return only_first_output(
+      g, n, {DType::Float32, windowed_output(n, x[0], x[channel_axis(n, x.size())], geo)});
 }
 
 std::vector<TensorType> infer_global_average_pool(const Graph& g, const Node& n) {
@@ -126,9 +142,11 @@ std::vector<TensorType> infer_global_average_pool(const Graph& g, const Node& n)
   const Shape& x = input_type(g, n, 0).shape;
   if (x.size() < 3)
     fail_node(n, "input X must have rank 3 or more (N, C and spatial axes), got " + shape_str(x));
+  check_channels_last(n);
   Shape out(x.size(), 1);
   out[0] = x[0];
-  out[1] = x[1];
+  const size_t c = channel_axis(n, x.size());
+  out[c] = x[c];
   return {{DType::Float32, out}};
 }
 
@@ -184,6 +202,14 @@ std::vector<AttrSpec> conv_attrs() {
           ints_attr("kernel_shape"),         ints_attr("pads"),      ints_attr("strides")};
 }
 
+// tlmc's own attribute of Conv and the pools, beside ONNX's (see check_channels_last).
+AttrSpec channels_last_attr() { return int_attr("channels_last", 0); }
+
+std::vector<AttrSpec> with_channels_last(std::vector<AttrSpec> attrs) {
+  attrs.push_back(channels_last_attr());
+  return attrs;
+}
+
 }  // namespace
 
 std::vector<OpSchema> nn_op_schemas() {
@@ -196,20 +222,21 @@ std::vector<OpSchema> nn_op_schemas() {
                   {float_attr("alpha", 1.0), float_attr("beta", 1.0), int_attr("transA", 0),
                    int_attr("transB", 0)},
                   infer_gemm),
-      make_schema("Conv", {2, 3}, {1, 1}, OpClass::Anchor, 11, conv_attrs(), infer_conv),
+      make_schema("Conv", {2, 3}, {1, 1}, OpClass::Anchor, 11, with_channels_last(conv_attrs()),
+                  infer_conv),
       make_schema("ConvTranspose", {2, 3}, {1, 1}, OpClass::Anchor, 11, conv_transpose_attrs,
                   infer_conv_transpose),
       make_schema("MaxPool", {1, 1}, {1, 2}, OpClass::Anchor, 12,
                   {string_attr("auto_pad", "NOTSET"), int_attr("ceil_mode", 0),
-                   ints_attr("dilations"), required_ints("kernel_shape"), ints_attr("pads"),
-                   int_attr("storage_order", 0), ints_attr("strides")},
+                   channels_last_attr(), ints_attr("dilations"), required_ints("kernel_shape"),
+                   ints_attr("pads"), int_attr("storage_order", 0), ints_attr("strides")},
                   infer_pool),
       make_schema("AveragePool", {1, 1}, {1, 1}, OpClass::Anchor, 11,
                   {string_attr("auto_pad", "NOTSET"), int_attr("ceil_mode", 0),
-                   int_attr("count_include_pad", 0), required_ints("kernel_shape"),
-                   ints_attr("pads"), ints_attr("strides")},
+                   channels_last_attr(), int_attr("count_include_pad", 0),
+                   required_ints("kernel_shape"), ints_attr("pads"), ints_attr("strides")},
                   infer_pool),
-      make_schema("GlobalAveragePool", {1, 1}, {1, 1}, OpClass::Anchor, 1, {},
+      make_schema("GlobalAveragePool", {1, 1}, {1, 1}, OpClass::Anchor, 1, {channels_last_attr()},
                   infer_global_average_pool),
       make_schema(
           "BatchNormalization", {5, 5}, {1, 5}, OpClass::Elementwise, 9,

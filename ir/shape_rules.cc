@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <string>
 
@@ -137,13 +138,50 @@ std::optional<int> normalize_axis(int64_t axis, int64_t rank) {
   return static_cast<int>(axis < 0 ? axis + rank : axis);
 }
 
+bool is_channels_last(const Node& n) {
+  auto it = n.attrs.find("channels_last");
+  return it != n.attrs.end() && std::get<int64_t>(it->second.value) != 0;
+}
+
+size_t channel_axis(const Node& n, size_t rank) { return is_channels_last(n) ? rank - 1 : 1; }
+
+Shape channels_last_shape(const Shape& channels_first) {
+  Shape s = {channels_first.at(0)};
+  s.insert(s.end(), channels_first.begin() + 2, channels_first.end());
+  s.push_back(channels_first.at(1));
+  return s;
+}
+
+Shape channels_first_shape(const Shape& channels_last) {
+  Shape s = {channels_last.at(0), channels_last.back()};
+  s.insert(s.end(), channels_last.begin() + 1, channels_last.end() - 1);
+  return s;
+}
+
+std::vector<uint8_t> move_channels(const std::vector<uint8_t>& bytes, const Shape& channels_first,
+                                   size_t elem_size, bool to_last) {
+  std::vector<uint8_t> out(bytes.size());
+  const int64_t batch = channels_first.at(0), channels = channels_first.at(1);
+  const int64_t plane = batch * channels == 0 ? 0 : shape_numel(channels_first) / batch / channels;
+  for (int64_t n = 0; n < batch; ++n)
+    for (int64_t c = 0; c < channels; ++c)
+      for (int64_t p = 0; p < plane; ++p) {
+        const int64_t first = (n * channels + c) * plane + p, last = (n * plane + p) * channels + c;
+        const int64_t src = to_last ? first : last, dst = to_last ? last : first;
+        std::memcpy(out.data() + static_cast<size_t>(dst) * elem_size,
+                    bytes.data() + static_cast<size_t>(src) * elem_size, elem_size);
+      }
+  return out;
+}
+
 SpatialGeometry spatial_geometry(const Graph& g, const Node& n) {
   const Shape& x = g.type(n.inputs.at(0)).shape;
   if (x.size() < 3 || x.size() > 5)
     fail(n, "input X must have rank 3, 4 or 5 (N, C and 1 to 3 spatial axes), got " + shape_str(x));
   const int rank = static_cast<int>(x.size()) - 2;
   SpatialGeometry s;
-  s.input.assign(x.begin() + 2, x.end());
+  const auto first_spatial = x.begin() + (is_channels_last(n) ? 1 : 2);
+  s.input.assign(first_spatial, first_spatial + rank);
   s.kernel = kernel_of(g, n, rank, x);
   s.strides = per_axis(n, "strides", rank, 1, 1, x);
   s.dilations = per_axis(n, "dilations", rank, 1, 1, x);

@@ -38,6 +38,21 @@ struct SpatialGeometry {
 // shape inference (onnx/onnx#5741), PyTorch and ONNX Runtime do.
 SpatialGeometry spatial_geometry(const Graph& g, const Node& n);
 
+// Whether a Conv or pooling node has tlmc's attribute channels_last = 1: its input and output
+// are [N, spatial..., C] rather than ONNX's [N, C, spatial...] (scheduler/
+// channels_last_activations.h writes such nodes).
+bool is_channels_last(const Node& n);
+// The channel dimension of such a node's input and output: 1, or rank - 1 when channels-last.
+size_t channel_axis(const Node& n, size_t rank);
+// [N, C, s...] as [N, s..., C]: the shape of a tensor moved to channels-last.
+Shape channels_last_shape(const Shape& channels_first);
+// [N, s..., C] as [N, C, s...]: the inverse.
+Shape channels_first_shape(const Shape& channels_last);
+// The dense elements (each elem_size bytes) of a tensor of shape `channels_first` moved to
+// channels-last order (to_last), or from it back to channels-first order.
+std::vector<uint8_t> move_channels(const std::vector<uint8_t>& bytes, const Shape& channels_first,
+                                   size_t elem_size, bool to_last);
+
 // The values of input i, a constant 1-D int64 tensor that messages call `what` ("axes",
 // "pads", ...). Throws a Diagnostic at the node otherwise: "... does not support axes dtype
 // int32 (supported: int64)", "... needs its axes 'a' to be a constant weight", "... needs

@@ -75,17 +75,46 @@ double gradient(const TaskState& s) {
   return s.task->occurrences * (kRecentWeight * recent + (1 - kRecentWeight) * optimistic);
 }
 
-// The gradient of a task among alternatives (layout variants of one subgraph): scaled by
-// how close its best is to the best alternative's, which its trials must beat to matter.
-double alternative_gradient(const TaskState& s, const std::vector<TaskState>& states) {
-  if (s.task->subgraph < 0) return gradient(s);
-  double leader = s.best;
-  for (const TaskState& o : states)
-    if (o.task->subgraph == s.task->subgraph && o.best > 0 && (leader <= 0 || o.best < leader))
-      leader = o.best;
+// How often the model runs the task's subgraph in layout plan p.
+int occurrences_in(const TaskReport& r, size_t p) {
+  return r.plan_occurrences.empty() ? r.occurrences : r.plan_occurrences.at(p);
+}
+
+// Whether r is the fastest of its alternatives (the first of equals).
+bool fastest_alternative(const TaskReport& r, const std::vector<TaskReport>& reports) {
+  if (r.subgraph < 0) return true;
+  for (const TaskReport& o : reports) {
+    if (&o == &r) return true;
+    if (o.subgraph == r.subgraph && o.best_seconds > 0 &&
+        (r.best_seconds <= 0 || o.best_seconds <= r.best_seconds))
+      return false;
+  }
+  return true;
+}
+
+// The gradient of a task among alternatives (layout variants of one subgraph, layout plans
+// of the model): scaled by how close its best is to the best alternative's, and its plans'
+// latency to the best plan's, which its trials must beat to matter.
+double alternative_gradient(const TaskState& s, const std::vector<TaskState>& states,
+                            const std::vector<double>& plans) {
   const double g = gradient(s);
-  if (s.best <= 0 || leader <= 0 || g == std::numeric_limits<double>::max()) return g;
-  return g * leader / s.best;
+  if (s.best <= 0 || g == std::numeric_limits<double>::max()) return g;
+  double scale = 1;
+  if (s.task->subgraph >= 0) {
+    double leader = s.best;
+    for (const TaskState& o : states)
+      if (o.task->subgraph == s.task->subgraph && o.best > 0 && o.best < leader) leader = o.best;
+    scale = leader / s.best;
+  }
+  double best_plan = 0, own_plan = 0;
+  for (size_t p = 0; p < plans.size(); ++p) {
+    if (plans[p] <= 0) return g * scale;  // a plan not measured yet: no plan leads
+    best_plan = best_plan > 0 ? std::min(best_plan, plans[p]) : plans[p];
+    if (occurrences_in(s.report, p) > 0)
+      own_plan = own_plan > 0 ? std::min(own_plan, plans[p]) : plans[p];
+  }
+  if (own_plan > 0) scale *= best_plan / own_plan;
+  return g * scale;
 }
 
 // A measurement of the task's schedule space (this run's, or a record's read back).
@@ -93,6 +122,7 @@ void note(TaskState& s, const MeasureResult& r) {
   if (r.status != MeasureStatus::Ok || r.seconds <= 0) return;
   if (s.best == 0 || r.seconds < s.best) {
     s.best = r.seconds;
+    s.report.best_seconds = r.seconds;
     s.last_improvement = s.report.trials;
   }
 }
@@ -101,8 +131,14 @@ void note(TaskState& s, const MeasureResult& r) {
 void start(TaskState& s, int index, CostModel& model, const ir::Target& target,
            scheduler::TuningDb& db, const TuneOptions& options) {
   const MeasureTask& task = s.task->measure;
-  s.report =
-      TaskReport{task.workload_key, s.task->occurrences, s.task->subgraph, task.flops, 0, 0, 0};
+  s.report = TaskReport{task.workload_key,
+                        s.task->occurrences,
+                        s.task->subgraph,
+                        s.task->plan_occurrences,
+                        task.flops,
+                        0,
+                        0,
+                        0};
   const uint64_t seed = options.seed + static_cast<uint64_t>(index);
   s.search =
       options.search == SearchKind::Random
@@ -217,10 +253,13 @@ std::vector<TaskReport> tune_tasks(const std::vector<TuneTask>& tasks, const ir:
     for (TaskState& s : states)
       if (!s.done && s.report.trials == 0) next = next ? next : &s;
     if (!next) {
+      std::vector<TaskReport> now;
+      for (const TaskState& s : states) now.push_back(s.report);
+      const std::vector<double> plans = plan_latencies(now);
       double best_gradient = -1;
       for (TaskState& s : states) {
         if (s.done) continue;
-        const double g = alternative_gradient(s, states);
+        const double g = alternative_gradient(s, states, plans);
         if (g > best_gradient) {
           best_gradient = g;
           next = &s;
@@ -272,23 +311,56 @@ std::vector<TaskReport> tune_tasks(const std::vector<TuneTask>& tasks, const ir:
   return reports;
 }
 
-void print_tune_report(std::ostream& os, const std::vector<TaskReport>& reports) {
-  // Of alternatives, the model runs the fastest (the first of equals).
-  std::map<int, const TaskReport*> fastest;
-  for (const TaskReport& r : reports) {
-    if (r.subgraph < 0) continue;
-    const TaskReport*& f = fastest[r.subgraph];
-    if (!f || (r.best_seconds > 0 && (f->best_seconds <= 0 || r.best_seconds < f->best_seconds)))
-      f = &r;
+std::vector<double> plan_latencies(const std::vector<TaskReport>& reports) {
+  size_t n = 1;
+  for (const TaskReport& r : reports) n = std::max(n, r.plan_occurrences.size());
+  std::vector<double> latency(n, 0);
+  for (size_t p = 0; p < n; ++p) {
+    std::set<int> seen;  // subgraphs with alternatives already counted
+    for (const TaskReport& r : reports) {
+      const int times = occurrences_in(r, p);
+      if (times == 0 || (r.subgraph >= 0 && !seen.insert(r.subgraph).second)) continue;
+      double best = r.best_seconds;
+      for (const TaskReport& o : reports)
+        if (r.subgraph >= 0 && o.subgraph == r.subgraph && o.best_seconds > 0 &&
+            (best <= 0 || o.best_seconds < best))
+          best = o.best_seconds;
+      if (best <= 0) {
+        latency[p] = -1;
+        break;
+      }
+      latency[p] += times * best;
+    }
+    latency[p] = std::max(0.0, latency[p]);
   }
-  auto leads = [&](const TaskReport& r) { return r.subgraph < 0 || fastest.at(r.subgraph) == &r; };
-  double total = 0;
-  for (const TaskReport& r : reports)
-    if (leads(r)) total += r.best_seconds * r.occurrences;
+  return latency;
+}
+
+void print_tune_report(std::ostream& os, const std::vector<TaskReport>& reports) {
+  // The model runs the fastest plan (the first of equals), and in it the fastest of
+  // alternatives.
+  const std::vector<double> plans = plan_latencies(reports);
+  size_t plan = 0;
+  for (size_t p = 1; p < plans.size(); ++p)
+    if (plans[p] > 0 && (plans[plan] <= 0 || plans[p] < plans[plan])) plan = p;
+  const double total = plans[plan];
+  if (plans.size() > 1) {
+    os << "  layout plans (estimated latency):";
+    for (size_t p = 0; p < plans.size(); ++p) {
+      char ms[32];
+      std::snprintf(ms, sizeof ms, "%.3f ms", plans[p] * 1e3);
+      os << (p ? ", " : " ") << p << ": " << (plans[p] > 0 ? ms : "not measured")
+         << (p == plan ? " (chosen)" : "");
+    }
+    os << "\n";
+  }
   os << "  workload          times  share  trials  GFLOP/s  speedup over -O0\n";
   for (const TaskReport& r : reports) {
     char line[160];
-    const double share = total > 0 && leads(r) ? r.best_seconds * r.occurrences / total : 0;
+    const int times = occurrences_in(r, plan);
+    const double share = total > 0 && times > 0 && fastest_alternative(r, reports)
+                             ? r.best_seconds * times / total
+                             : 0;
     std::snprintf(line, sizeof line, "  %-16s %6d %5.1f%% %7lld %8.1f  %.2fx\n",
                   r.workload_key.c_str(), r.occurrences, 100 * share,
                   static_cast<long long>(r.trials), gflops(r.flops, r.best_seconds),

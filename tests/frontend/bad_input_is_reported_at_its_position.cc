@@ -214,6 +214,20 @@ TEST_F(BadInput, UnknownAttribute) {
             at(7, 54) + "Gemm has no attribute 'transC' (it has: alpha, beta, transA, transB)");
 }
 
+// tlmc's own attribute of Conv and the pools: 0 (ONNX's [N, C, spatial...]) or 1.
+TEST_F(BadInput, ChannelsLastIsZeroOrOne) {
+  EXPECT_EQ(
+      error_of("tlmc: 1\n"
+               "inputs:\n"
+               "  x: {shape: [1, 3, 4, 4]}\n"
+               "weights:\n"
+               "  w: {shape: [4, 3, 1, 1], init: ones}\n"
+               "nodes:\n"
+               "  - {name: c1, op: Conv, inputs: [x, w], outputs: [y], attrs: {channels_last: 2}}\n"
+               "outputs: [y]\n"),
+      at(7, 5) + "Conv 'c1' has channels_last 2 (expected 0 or 1)");
+}
+
 TEST_F(BadInput, AttributeOfTheWrongKind) {
   const std::string weights = "weights:\n  w: {shape: [4, 3, 1, 1], init: ones}\n";
   EXPECT_EQ(error_of(model(weights,

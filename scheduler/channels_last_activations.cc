@@ -1,0 +1,221 @@
+#include "scheduler/channels_last_activations.h"
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "ir/graph_verify.h"
+#include "ir/op_schema.h"
+#include "ir/shape_rules.h"
+
+namespace tlmc::scheduler {
+namespace {
+
+using ir::Graph;
+using ir::Node;
+using ir::Shape;
+
+// Conv and the pools: they read and write channels-last themselves (rank 3 to 5).
+bool is_windowed(const Graph& g, const Node& n) {
+  const bool op = n.op == "Conv" || n.op == "AveragePool" || n.op == "GlobalAveragePool" ||
+                  (n.op == "MaxPool" && (n.outputs.size() == 1 || n.outputs[1] < 0));
+  if (!op || ir::is_channels_last(n)) return false;
+  const size_t rank = g.type(n.inputs[0]).shape.size();
+  return rank >= 3 && rank <= 5;
+}
+
+bool is_scalar(const Graph& g, int t) { return g.type(t).numel() == 1; }
+
+// An element-wise operator with numpy broadcasting (BatchNormalization indexes its
+// operands by channel instead), one result of rank 3 to 5, reading a channels-last result:
+// it may follow, if each other operand can be moved (a constant, a scalar, or a tensor of
+// the result's rank).
+bool follows(const Graph& g, const Node& n, const std::set<int>& moved) {
+  if (ir::find_op(n.op)->op_class != ir::OpClass::Elementwise || n.op == "BatchNormalization" ||
+      n.outputs.size() != 1)
+    return false;
+  const size_t rank = g.type(n.outputs[0]).shape.size();
+  if (rank < 3 || rank > 5) return false;
+  bool reads_moved = false;
+  for (int in : n.inputs) {
+    if (in < 0) continue;
+    const size_t r = g.type(in).shape.size();
+    if (moved.count(in)) {
+      if (r != rank) return false;
+      reads_moved = true;
+      continue;
+    }
+    if (r != rank && g.tensor(in).kind != ir::TensorKind::Weight && !is_scalar(g, in)) return false;
+  }
+  return reads_moved;
+}
+
+// Builds the rewritten graph: tensors keep their ids (their types are inferred again), and
+// a tensor moved to channels-last that is also needed in the model's layout gets a new id.
+class Rewriter {
+ public:
+  explicit Rewriter(const Graph& g) : g_(g), out_(g) {
+    out_.nodes.clear();
+    consumers_ = g.consumers();
+  }
+
+  Graph rewrite(const std::set<int>& nodes) {
+    for (int i : nodes)
+      for (int t : g_.nodes[static_cast<size_t>(i)].outputs)
+        if (t >= 0) moved_.insert(t);
+    for (size_t i = 0; i < g_.nodes.size(); ++i) {
+      Node n = g_.nodes[i];
+      if (!nodes.count(static_cast<int>(i))) {
+        out_.nodes.push_back(std::move(n));
+        continue;
+      }
+      rewrite_node(n);
+    }
+    return ir::verify_graph(std::move(out_));
+  }
+
+ private:
+  void rewrite_node(Node n) {
+    const size_t rank = g_.type(n.outputs[0]).shape.size();
+    if (ir::find_op(n.op)->op_class != ir::OpClass::Elementwise) {
+      n.attrs["channels_last"] = ir::Attr{int64_t{1}, n.loc};
+      n.inputs[0] = channels_last_operand(n.inputs[0], rank);
+    } else {
+      for (int& in : n.inputs)
+        if (in >= 0) in = channels_last_operand(in, rank);
+    }
+    // A result also read in the model's layout (by an operator that stays, or as a graph
+    // output) is computed channels-last into a new tensor and converted back to its id.
+    std::vector<std::pair<int, int>> back;
+    for (int& t : n.outputs) {
+      if (!needed_as_is(t)) continue;
+      const int cl = add_tensor(g_.tensor(t).name + ".cl", g_.tensor(t).loc);
+      channels_last_of_[t] = cl;
+      back.emplace_back(cl, t);
+      t = cl;
+    }
+    out_.nodes.push_back(n);
+    for (const auto& [cl, t] : back) convert(cl, t, rank, false, n.loc);
+  }
+
+  bool needed_as_is(int t) const {
+    if (g_.is_output(t)) return true;
+    for (int c : consumers_[static_cast<size_t>(t)])
+      if (!rewritten(c)) return true;
+    return false;
+  }
+  bool rewritten(int node) const {
+    for (int t : g_.nodes[static_cast<size_t>(node)].outputs)
+      if (moved_.count(t)) return true;
+    return false;
+  }
+
+  // The channels-last tensor holding operand t of a node whose result has rank `rank`.
+  int channels_last_operand(int t, size_t rank) {
+    if (auto it = channels_last_of_.find(t); it != channels_last_of_.end()) return it->second;
+    if (moved_.count(t)) return t;  // produced channels-last in place
+    const ir::Tensor& src = g_.tensor(t);
+    if (is_scalar(g_, t)) return t;  // one element: every layout is the same
+    int cl = -1;
+    if (src.kind == ir::TensorKind::Weight && src.data) {
+      // A constant: moved now. A broadcast operand of lower rank counts as [1..., shape].
+      Shape first(rank - src.type.shape.size(), 1);
+      first.insert(first.end(), src.type.shape.begin(), src.type.shape.end());
+      ir::Tensor w = src;
+      w.name = unique_name(src.name + ".cl");
+      w.type.shape = ir::channels_last_shape(first);
+      w.data = std::make_shared<const std::vector<uint8_t>>(
+          ir::move_channels(*src.data, first, ir::dtype_size(src.type.dtype), true));
+      out_.tensors.push_back(std::move(w));
+      cl = static_cast<int>(out_.tensors.size()) - 1;
+    } else {
+      cl = add_tensor(src.name + ".cl", src.loc);
+      convert(t, cl, rank, true, src.loc);
+    }
+    channels_last_of_[t] = cl;
+    return cl;
+  }
+
+  // A node writing `to` as `from` moved to channels-last (to_last) or back: a Reshape when
+  // no element moves (one channel, or one position), else a Transpose.
+  void convert(int from, int to, size_t rank, bool to_last, const SourceLoc& loc) {
+    const Shape& model = g_.type(to_last ? from : to).shape;  // channels-first
+    const int64_t positions = ir::shape_numel(model) / std::max<int64_t>(1, model[0] * model[1]);
+    Node c;
+    c.name = out_tensor_name(to);
+    c.loc = loc;
+    c.inputs = {from};
+    c.outputs = {to};
+    if (model[1] == 1 || positions == 1) {
+      const Shape shape = to_last ? ir::channels_last_shape(model) : model;
+      ir::Tensor s;
+      s.name = unique_name(c.name + ".shape");
+      s.kind = ir::TensorKind::Weight;
+      s.type = {ir::DType::Int64, {static_cast<int64_t>(shape.size())}};
+      auto bytes = std::make_shared<std::vector<uint8_t>>(shape.size() * sizeof(int64_t));
+      std::memcpy(bytes->data(), shape.data(), bytes->size());
+      s.data = std::move(bytes);
+      s.loc = loc;
+      out_.tensors.push_back(std::move(s));
+      c.op = "Reshape";
+      c.inputs.push_back(static_cast<int>(out_.tensors.size()) - 1);
+    } else {
+      std::vector<int64_t> perm = {0};
+      if (to_last) {
+        for (size_t i = 2; i < rank; ++i) perm.push_back(static_cast<int64_t>(i));
+        perm.push_back(1);
+      } else {
+        perm.push_back(static_cast<int64_t>(rank) - 1);
+        for (size_t i = 1; i + 1 < rank; ++i) perm.push_back(static_cast<int64_t>(i));
+      }
+      c.op = "Transpose";
+      c.attrs["perm"] = ir::Attr{perm, loc};
+    }
+    out_.nodes.push_back(std::move(c));
+  }
+
+  std::string out_tensor_name(int t) const { return out_.tensors[static_cast<size_t>(t)].name; }
+
+  // A new intermediate tensor (its type is inferred by verification).
+  int add_tensor(const std::string& name, const SourceLoc& loc) {
+    ir::Tensor t;
+    t.name = unique_name(name);
+    t.loc = loc;
+    out_.tensors.push_back(std::move(t));
+    return static_cast<int>(out_.tensors.size()) - 1;
+  }
+
+  std::string unique_name(const std::string& base) {
+    std::string name = base;
+    for (int i = 1; out_.find_tensor(name) >= 0; ++i) name = base + std::to_string(i);
+    return name;
+  }
+
+  const Graph& g_;
+  Graph out_;
+  std::vector<std::vector<int>> consumers_;
+  std::set<int> moved_;                  // results of rewritten nodes: channels-last
+  std::map<int, int> channels_last_of_;  // a tensor -> its channels-last copy
+};
+
+}  // namespace
+
+std::optional<ir::Graph> channels_last_activations(const ir::Graph& g) {
+  std::set<int> nodes, moved;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const Node& n = g.nodes[i];
+    if (!is_windowed(g, n) && !follows(g, n, moved)) continue;
+    nodes.insert(static_cast<int>(i));
+    for (int t : n.outputs)
+      if (t >= 0) moved.insert(t);
+  }
+  if (nodes.empty()) return std::nullopt;
+  return Rewriter(g).rewrite(nodes);
+}
+
+}  // namespace tlmc::scheduler

@@ -1,0 +1,94 @@
+// A model with convolutions may run its activations in the model's layout or channels-last
+// (with conversions where the chain meets the graph's boundary). -O3 tunes the subgraphs of
+// both; the library is built in the layout whose records add up to less latency, and
+// follows the records when they change their minds.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+
+#include "driver/compile.h"
+#include "ir/target.h"
+#include "scheduler/tuning_db.h"
+#include "support/test_support.h"
+
+namespace tlmc::test {
+namespace {
+
+const char* const kConv = R"(tlmc: 1
+name: conv
+inputs:
+  x: {shape: [1, 8, 12, 12]}
+weights:
+  w: {shape: [16, 8, 3, 3], init: {uniform: [-0.3, 0.3]}, seed: 3}
+nodes:
+  - {op: Conv, inputs: [x, w], outputs: [c], attrs: {pads: [1, 1, 1, 1]}}
+  - {op: Relu, inputs: [c], outputs: [y]}
+outputs: [y]
+)";
+
+// Per workload key: the best successful record.
+std::map<std::string, scheduler::TuningRecord> best_by_key(const std::string& db) {
+  std::map<std::string, scheduler::TuningRecord> out;
+  for (const scheduler::TuningRecord& r : scheduler::TuningDb::open(db, false).all()) {
+    if (r.status != scheduler::MeasureStatus::Ok) continue;
+    auto it = out.find(r.workload_key);
+    if (it == out.end() || r.seconds < it->second.seconds) out[r.workload_key] = r;
+  }
+  return out;
+}
+
+TEST(ActivationLayouts, TheFasterLayoutIsCompiled) {
+  if (ir::host_target().isa == ir::Isa::Generic) GTEST_SKIP() << "no vector ISA: one layout";
+  TempDir dir;
+  write_file(dir.file("conv.yaml"), kConv);
+  const std::string db = dir.file("t.db");
+  CommandResult tuned = run_command(std::string(TLMC_EXE) + " " + dir.file("conv.yaml") +
+                                    " -O3 --trials 32 --tuning-db " + db + " -o " + dir.file("a"));
+  ASSERT_EQ(tuned.exit_code, 0) << tuned.out;
+  // The model's layout: Conv + Relu. Channels-last: x converted, Conv + Relu, y converted.
+  EXPECT_NE(tuned.out.find("tuned 4 subgraphs"), std::string::npos) << tuned.out;
+  EXPECT_NE(tuned.out.find("layout plans (estimated latency): 0: "), std::string::npos)
+      << tuned.out;
+  std::map<std::string, scheduler::TuningRecord> best = best_by_key(db);
+  ASSERT_EQ(best.size(), 4u) << "every subgraph of both layouts measured";
+
+  driver::CompileOptions o;
+  o.model_path = dir.file("conv.yaml");
+  o.target = ir::host_target();
+  o.tuning_db = db;
+  auto compiled_keys = [&] {
+    const driver::CompiledModel m = driver::compile_model(o);
+    std::set<std::string> keys;
+    for (const codegen::KernelInfo& k : m.plan.kernels) keys.insert(k.workload_key);
+    return keys;
+  };
+  // The model's layout compiles one kernel, channels-last three.
+  const std::set<std::string> chosen = compiled_keys();
+  ASSERT_TRUE(chosen.size() == 1 || chosen.size() == 3) << chosen.size();
+  std::set<std::string> other;
+  for (const auto& [key, record] : best)
+    if (!chosen.count(key)) other.insert(key);
+  ASSERT_EQ(chosen.size() + other.size(), 4u);
+  auto latency = [&](const std::set<std::string>& keys) {
+    double sum = 0;
+    for (const std::string& k : keys) sum += best.at(k).seconds;
+    return sum;
+  };
+  EXPECT_LE(latency(chosen), latency(other));
+
+  // The other layout's best schedules, recorded again as together ten times faster (a
+  // faster success replaces the row): the library follows.
+  for (const std::string& k : other) {
+    scheduler::TuningRecord again = best.at(k);
+    again.seconds = latency(chosen) / 10 / static_cast<double>(other.size());
+    scheduler::TuningDb::open(db, false).add({again});
+  }
+  EXPECT_EQ(compiled_keys(), other);
+  CommandResult check = run_command(std::string(TLMC_EXE) + " " + dir.file("conv.yaml") +
+                                    " --check --tuning-db " + db);
+  EXPECT_EQ(check.exit_code, 0) << check.out;
+}
+
+}  // namespace
+}  // namespace tlmc::test
