@@ -1,9 +1,10 @@
 #!/usr/bin/python3
-"""End-to-end latency of whole models: tlmc's -O0 library beside PyTorch eager, in one run.
+"""End-to-end latency of whole models: a tlmc library beside PyTorch eager and TorchScript.
 
     /usr/bin/python3 bench/e2e_vs_pytorch.py [--tlmc build-bench/driver/tlmc] [--threads N]
         [--models resnet50,mobilenet_v2,bert,gpt2] [--opset 17] [--work build-bench/e2e]
-        [--runs 30] [--rounds 3] [--max-time 20] [--target host]
+        [--runs 30] [--rounds 3] [--max-time 20] [--target host] [-O 0|3]
+        [--tuning-db FILE]
 
 Run it with Debian's python3 (python3-torch, python3-torchvision, python3-onnx). For each
 model (shared/bench.md's end-to-end list: batch 1, images 224x224, 128 tokens) it
@@ -11,15 +12,21 @@ model (shared/bench.md's end-to-end list: batch 1, images 224x224, 128 tokens) i
 1. exports the model to ONNX with random weights, or reuses the export: the exporter and
    the models are the model-zoo test's (tests/zoo/export_models.py), written into
    WORK/models and kept there while the script and torch stay the same;
-2. compiles it with the `tlmc` executable: `tlmc MODEL.onnx --emit=source -O0 --name NAME
-   --target TARGET`, then the C into a shared library with the flags tlmc itself gives the
-   C compiler (toolchain/cc.cc) plus -fPIC, so that Python can load it with ctypes;
+2. compiles it with the `tlmc` executable: `tlmc MODEL.onnx --emit=source -O LEVEL --name
+   NAME --target TARGET [--tuning-db FILE]`, then the C into a shared library with the flags
+   tlmc itself gives the C compiler (toolchain/cc.cc) plus -fPIC, so that Python can load
+   it with ctypes. With -O 3, tlmc tunes (or resumes tuning) into the tuning database, and
+   the `build` column's tlmc time is the tuning time; a database that already holds the
+   model's records is used as is (no measurement, tlmc's time is then its compile time);
 3. times NAME_run through ctypes on the zoo's random inputs, with NAME_set_num_threads(N),
-   and PyTorch eager (model(*inputs) under torch.inference_mode) with
-   torch.set_num_threads(N), N the same for both (--threads, default: all online cores);
-4. prints a table: model | tlmc ms | PyTorch ms | ratio (PyTorch time / tlmc time: above 1,
-   tlmc is faster) | spread | runs | max abs difference of the outputs (a sanity check, not
-   a test) | build times.
+   PyTorch eager (model(*inputs) under torch.inference_mode) and TorchScript (the model
+   traced, frozen and passed through torch.jit.optimize_for_inference, which moves
+   convolutions to oneDNN's blocked layouts), with torch.set_num_threads(N), N the same for
+   all (--threads, default: all online cores). OMP_WAIT_POLICY is PASSIVE unless already
+   set, so that PyTorch's idle OpenMP threads do not spin against the other sides;
+4. prints a table: model | tlmc ms | eager ms | TorchScript ms | ratio (PyTorch's faster
+   configuration's time / tlmc time: above 1, tlmc is faster) | spread | runs | max abs
+   difference of the outputs (a sanity check, not a test) | build times.
 
 Timing, as bench/kernels_vs_onednn.cc does it: a warm-up of at least 2 runs and 0.2 s per
 side, then --rounds rounds in which tlmc and PyTorch alternate, each doing --runs/--rounds
@@ -86,12 +93,12 @@ def cpu_model():
 class TlmcModel:
     """A model compiled by tlmc into a shared library, called through ctypes."""
 
-    def __init__(self, tlmc, onnx_path, name, target, work):
+    def __init__(self, tlmc, onnx_path, name, target, work, opt, tuning_db):
         self.name = name
         src = os.path.join(work, name)
         t0 = time.monotonic()
-        run([tlmc, onnx_path, "--emit=source", "-O0", "--name", name, "--target", target,
-             "-o", src])
+        run([tlmc, onnx_path, "--emit=source", f"-O{opt}", "--name", name, "--target", target,
+             "-o", src] + (["--tuning-db", tuning_db] if tuning_db else []))
         self.tlmc_seconds = time.monotonic() - t0
         with open(os.path.join(src, name + ".c")) as f:
             first = f.readline()
@@ -215,7 +222,7 @@ def measure(sides, runs, rounds, max_seconds):
 
 def bench_model(name, entry, models_dir, args):
     tlmc = TlmcModel(args.tlmc, os.path.join(models_dir, entry["onnx"]), "e2e_" + name,
-                     args.target, args.work)
+                     args.target, args.work, args.opt, args.tuning_db)
     inputs = [np.fromfile(os.path.join(models_dir, t["file"]), dtype=NP_DTYPE[t["dtype"]])
               .reshape(t["shape"]) for t in entry["inputs"]]
     outputs = [np.empty(t["shape"], dtype=NP_DTYPE[t["dtype"]]) for t in entry["outputs"]]
@@ -226,17 +233,31 @@ def bench_model(name, entry, models_dir, args):
     for a, b in zip(inputs, torch_inputs):
         assert np.array_equal(a, b.numpy()), f"{name}: saved inputs differ from the model's"
 
+    model.eval()
+
     def torch_run():
         with torch.inference_mode():
             return model(*torch_inputs)
+
+    with torch.no_grad():
+        script = torch.jit.optimize_for_inference(
+            torch.jit.freeze(torch.jit.trace(model, tuple(torch_inputs))))
+
+    def script_run():
+        with torch.inference_mode():
+            return script(*torch_inputs)
 
     tlmc()
     want = torch_run()
     want = (want,) if isinstance(want, torch.Tensor) else want
     diff = max(float(np.abs(o - w.numpy()).max()) for o, w in zip(outputs, want))
-    (tlmc_s, torch_s), spread, counts = measure([tlmc, torch_run], args.runs, args.rounds,
-                                                args.max_time)
-    return {"tlmc_ms": tlmc_s * 1e3, "torch_ms": torch_s * 1e3, "spread": spread,
+    got = script_run()
+    got = (got,) if isinstance(got, torch.Tensor) else got
+    script_diff = max(float((g - w).abs().max()) for g, w in zip(got, want))
+    (tlmc_s, torch_s, script_s), spread, counts = measure([tlmc, torch_run, script_run],
+                                                          args.runs, args.rounds, args.max_time)
+    return {"tlmc_ms": tlmc_s * 1e3, "torch_ms": torch_s * 1e3, "script_ms": script_s * 1e3,
+            "script_diff": script_diff, "spread": spread,
             "diff": diff, "target": tlmc.target, "runs": "/".join(map(str, counts)),
             "build": f"tlmc {tlmc.tlmc_seconds:.1f} s + cc {tlmc.cc_seconds:.1f} s"}
 
@@ -256,6 +277,10 @@ def main():
                     help="seconds of timed runs per side and model, at most (default 20): "
                     "a slow side gets fewer runs")
     ap.add_argument("--target", default="host", help="tlmc --target (default: host)")
+    ap.add_argument("-O", dest="opt", type=int, default=0, choices=(0, 1, 2, 3),
+                    help="tlmc's optimisation level (default 0; 3 tunes on this machine)")
+    ap.add_argument("--tuning-db", default="",
+                    help="tlmc --tuning-db (default: tlmc's own default)")
     ap.add_argument("--work", default=os.path.join(REPO, "build-bench", "e2e"),
                     help="folder for the exports and the libraries (default: build-bench/e2e)")
     args = ap.parse_args()
@@ -265,8 +290,10 @@ def main():
                  "build-bench tlmc) or pass --tlmc")
     if args.threads < 1:
         sys.exit("e2e_vs_pytorch: --threads must be at least 1")
-    # OpenBLAS, if that is the BLAS PyTorch loads, takes its thread count from here.
+    # OpenBLAS, if that is the BLAS PyTorch loads, takes its thread count from here; the
+    # OpenMP runtime its wait policy (read when torch loads it).
     os.environ.setdefault("OPENBLAS_NUM_THREADS", str(args.threads))
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     global torch, zoo
     import torch
     import export_models as zoo
@@ -296,24 +323,28 @@ def main():
 
     targets = sorted({r["target"] for _, r in rows if "target" in r})
     load = os.getloadavg()
-    print(f"# end-to-end latency, batch 1, float32: tlmc -O0 (target {', '.join(targets) or '?'})"
-          f" vs PyTorch {torch.__version__} eager (inference_mode)")
+    print(f"# end-to-end latency, batch 1, float32: tlmc -O{args.opt} (target "
+          f"{', '.join(targets) or '?'}) vs PyTorch {torch.__version__} eager (inference_mode) "
+          f"and TorchScript (traced, frozen, optimize_for_inference)")
     threads = f"{args.threads} thread{'s' if args.threads > 1 else ''}"
     print(f"# {cpu_model()}, {os.cpu_count()} online cores, load average {load[0]:.2f}; "
           f"{threads} for both; ONNX opset {args.opset}; median of up to "
           f"{max(1, args.runs // args.rounds) * args.rounds} runs per side in {args.rounds} "
-          f"rounds, at most {args.max_time:g} s per side")
+          f"rounds, at most {args.max_time:g} s per side; "
+          f"OMP_WAIT_POLICY={os.environ['OMP_WAIT_POLICY']}")
     print(f"# {blas_note(libs)}")
-    header = ("model", "tlmc ms", "PyTorch ms", "ratio", "spread", "runs", "max abs diff",
-              "build")
+    header = ("model", "tlmc ms", "eager ms", "TorchScript ms", "ratio", "spread", "runs",
+              "max abs diff", "build")
     table = []
     for name, r in rows:
         if "error" in r:
-            table.append((name, "-", "-", "-", "-", "-", "-", "FAILED: " + r["error"]))
+            table.append((name, "-", "-", "-", "-", "-", "-", "-", "FAILED: " + r["error"]))
         else:
+            best = min(r["torch_ms"], r["script_ms"])
             table.append((name, f"{r['tlmc_ms']:.2f}", f"{r['torch_ms']:.2f}",
-                          f"{r['torch_ms'] / r['tlmc_ms']:.2f}", f"{r['spread']:.2f}", r["runs"],
-                          f"{r['diff']:.1e}", r["build"]))
+                          f"{r['script_ms']:.2f}", f"{best / r['tlmc_ms']:.2f}",
+                          f"{r['spread']:.2f}", r["runs"],
+                          f"{r['diff']:.1e} ({r['script_diff']:.1e})", r["build"]))
     widths = [max(len(str(x[i])) for x in table + [header]) for i in range(len(header))]
 
     def line(cells):
@@ -323,8 +354,9 @@ def main():
     print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
     for row in table:
         print(line(row))
-    print("# ratio = PyTorch time / tlmc time (above 1: tlmc is faster); runs = timed runs, "
-          "tlmc/PyTorch")
+    print("# ratio = the faster PyTorch configuration's time / tlmc time (above 1: tlmc is "
+          "faster); runs = timed runs, tlmc/eager/TorchScript; max abs diff = tlmc against "
+          "eager (TorchScript against eager)")
     return 1 if failed else 0
 
 

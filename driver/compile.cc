@@ -18,8 +18,8 @@
 #include "ir/te.h"
 #include "scheduler/channels_last_activations.h"
 #include "scheduler/decision.h"
-#include "scheduler/layout_variants.h"
 #include "scheduler/lower_schedule.h"
+#include "scheduler/lowering_choices.h"
 #include "scheduler/partition.h"
 #include "scheduler/sketch.h"
 #include "scheduler/sketch_rules.h"
@@ -63,21 +63,27 @@ class PassTimer {
   std::chrono::steady_clock::time_point t0_;
 };
 
-// A distinct subgraph: lowered once per layout variant, compiled into one kernel that all
-// its occurrences call.
+// A distinct subgraph: lowered once, compiled into one kernel that all its occurrences
+// call.
 struct Distinct {
-  std::string key;                            // of the first variant
-  int plan = 0;                               // the layout plan whose graph `nodes` are of
-  std::vector<int> nodes;                     // of its first occurrence
-  std::vector<ir::LoweredSubgraph> variants;  // the -O0 rule's first
-  std::vector<int> occurrences;               // per layout plan
+  std::string key;               // workload key of `lowered`
+  int plan = 0;                  // the layout plan whose graph `nodes` are of
+  std::vector<int> nodes;        // of its first occurrence
+  ir::LoweredSubgraph lowered;   // of its first occurrence
+  std::vector<int> occurrences;  // per layout plan
 };
 
-// One occurrence of a distinct subgraph: the graph tensors of each variant's parameters.
+// One occurrence of a distinct subgraph: the graph tensors of its kernel's parameters.
 struct Occurrence {
   std::vector<int> nodes;
   int distinct;
-  std::vector<std::vector<int>> params;  // per variant: its inputs, then its outputs
+  std::vector<int> params;  // inputs, then outputs
+};
+
+// A tuning record read back: its measured time and its schedule.
+struct BestRecord {
+  double seconds;
+  std::vector<scheduler::Decision> schedule;
 };
 
 // One activation layout of the whole model: its graph, split into subgraphs.
@@ -91,8 +97,8 @@ struct LayoutPlan {
 // The fastest successful tuning record of `program` for this target that still applies
 // (records of an older tlmc may not); ties go to the smaller schedule text, so the same
 // records give the same code.
-std::optional<std::pair<double, std::vector<scheduler::Decision>>> best_record(
-    const CompileOptions& o, const scheduler::TuningDb& db, const ir::TeProgram& program) {
+std::optional<BestRecord> best_record(const CompileOptions& o, const scheduler::TuningDb& db,
+                                      const ir::TeProgram& program) {
   const std::string key = ir::workload_key(program);
   for (const scheduler::TuningRecord& r : db.records(key, o.target.descriptor())) {
     if (r.status != scheduler::MeasureStatus::Ok) break;
@@ -101,11 +107,11 @@ std::optional<std::pair<double, std::vector<scheduler::Decision>>> best_record(
       if (std::optional<std::vector<scheduler::Decision>> recorded =
               scheduler::parse_schedule_record(r.schedule)) {
         scheduler::apply_schedule(program, *recorded);
-        return std::make_pair(r.seconds, *recorded);
+        return BestRecord{r.seconds, *recorded};
       }
       if (std::optional<std::vector<scheduler::Decision>> point =
               scheduler::schedule_from_record(r.schedule, program, o.target))
-        return std::make_pair(r.seconds, *point);
+        return BestRecord{r.seconds, *point};
     } catch (const scheduler::InvalidDecision& e) {
       why = e.what();
     }
@@ -116,53 +122,49 @@ std::optional<std::pair<double, std::vector<scheduler::Decision>>> best_record(
   return std::nullopt;
 }
 
-// The variant and schedule of one kernel: the variant whose best record is fastest, else
-// the first variant's -O0 schedule.
-std::pair<size_t, std::vector<scheduler::Decision>> choose_schedule(const CompileOptions& o,
-                                                                    const scheduler::TuningDb& db,
-                                                                    const Distinct& d,
-                                                                    int* from_records) {
+// Each distinct subgraph's best tuning record (none when a random schedule is drawn): read
+// once, for the choice of the layout plan and then of its kernels' schedules.
+std::vector<std::optional<BestRecord>> best_records(const CompileOptions& o,
+                                                    const scheduler::TuningDb& db,
+                                                    const std::vector<Distinct>& distinct) {
+  std::vector<std::optional<BestRecord>> best(distinct.size());
+  if (o.random_schedule_seed >= 0) return best;
+  for (size_t k = 0; k < distinct.size(); ++k)
+    best[k] = best_record(o, db, distinct[k].lowered.program);
+  return best;
+}
+
+// The schedule of one kernel: its best record's, else the -O0 schedule.
+std::vector<scheduler::Decision> choose_schedule(const CompileOptions& o, const Distinct& d,
+                                                 const std::optional<BestRecord>& best,
+                                                 int* from_records) {
   if (o.random_schedule_seed >= 0) {
     const uint64_t seed =
         static_cast<uint64_t>(o.random_schedule_seed) ^ std::stoull(d.key, nullptr, 16);
-    const size_t v = seed % d.variants.size();
-    return {v, scheduler::random_schedule(d.variants[v].program, o.target, seed)};
-  }
-  std::optional<std::pair<double, std::vector<scheduler::Decision>>> best;
-  size_t best_variant = 0;
-  for (size_t v = 0; v < d.variants.size(); ++v) {
-    auto r = best_record(o, db, d.variants[v].program);
-    if (r && (!best || r->first < best->first)) {
-      best = std::move(r);
-      best_variant = v;
-    }
+    return scheduler::random_schedule(d.lowered.program, o.target, seed);
   }
   if (best) {
     ++*from_records;
-    return {best_variant, best->second};
+    return best->schedule;
   }
-  return {0, scheduler::default_schedule(d.variants[0].program, o.target)};
+  return scheduler::default_schedule(d.lowered.program, o.target);
 }
 
 // The layout plan the model is built in: the one of least latency by the tuning records
-// (occurrences times each subgraph's fastest record), among the plans whose every subgraph
+// (occurrences times each subgraph's best record), among the plans whose every subgraph
 // has a record; else the model's layout (plan 0), -O0's choice. A random schedule draws it.
-size_t choose_plan(const CompileOptions& o, const scheduler::TuningDb& db,
-                   const std::vector<LayoutPlan>& plans, const std::vector<Distinct>& distinct) {
+size_t choose_plan(const CompileOptions& o, const std::vector<LayoutPlan>& plans,
+                   const std::vector<Distinct>& distinct,
+                   const std::vector<std::optional<BestRecord>>& best) {
   if (o.random_schedule_seed >= 0)
     return static_cast<size_t>(o.random_schedule_seed) % plans.size();
-  std::vector<double> fastest(distinct.size(), -1);  // -1: no record
-  for (size_t k = 0; k < distinct.size(); ++k)
-    for (const ir::LoweredSubgraph& v : distinct[k].variants)
-      if (auto r = best_record(o, db, v.program))
-        fastest[k] = fastest[k] < 0 ? r->first : std::min(fastest[k], r->first);
   size_t chosen = 0;
   double chosen_latency = -1;
   for (size_t p = 0; p < plans.size(); ++p) {
     double latency = 0;
     for (size_t k = 0; k < distinct.size() && latency >= 0; ++k) {
       if (distinct[k].occurrences[p] == 0) continue;
-      latency = fastest[k] < 0 ? -1 : latency + distinct[k].occurrences[p] * fastest[k];
+      latency = best[k] ? latency + distinct[k].occurrences[p] * best[k]->seconds : -1;
     }
     if (latency >= 0 && (chosen_latency < 0 || latency < chosen_latency)) {
       chosen = p;
@@ -196,10 +198,9 @@ void tune(const CompileOptions& o, const std::vector<LayoutPlan>& plans,
   for (size_t i = 0; i < distinct.size(); ++i) {
     const Distinct& d = distinct[i];
     const int times = *std::max_element(d.occurrences.begin(), d.occurrences.end());
-    for (const ir::LoweredSubgraph& variant : d.variants)
-      tasks.push_back(tune::TuneTask{
-          tune::make_measure_task(plans[static_cast<size_t>(d.plan)].graph, d.nodes, variant, 1),
-          times, static_cast<int>(i), plans.size() > 1 ? d.occurrences : std::vector<int>{}});
+    tasks.push_back(tune::TuneTask{
+        tune::make_measure_task(plans[static_cast<size_t>(d.plan)].graph, d.nodes, d.lowered, 1),
+        times, plans.size() > 1 ? d.occurrences : std::vector<int>{}});
   }
   tune::TuneOptions options;
   options.trials =
@@ -249,18 +250,25 @@ CompiledModel compile_model(const CompileOptions& o) {
   if (dump && wants(o, "graph")) *dump << ir::graph_str(graph);
 
   // The activation layouts the model may run in: the model's own, and, when it has
-  // convolutions or pools, channels-last between them. -O3 tunes the subgraphs of both;
-  // the records decide (choose_plan).
+  // convolutions or pools, channels-last between them (on a vector target, unless the
+  // user asked for one). -O3 tunes the subgraphs of all; the records decide (choose_plan).
   std::vector<LayoutPlan> plans;
-  plans.push_back(LayoutPlan{"model layout", graph, {}, {}});
-  if (o.target.isa != ir::Isa::Generic) {
+  if (o.activation_layout != ActivationLayout::ChannelsLast)
+    plans.push_back(LayoutPlan{"model layout", graph, {}, {}});
+  if (o.activation_layout == ActivationLayout::ChannelsLast ||
+      (o.activation_layout == ActivationLayout::Auto && o.target.isa != ir::Isa::Generic)) {
     PassTimer t(o, "channels-last activations");
     if (std::optional<ir::Graph> cl = scheduler::channels_last_activations(graph))
       plans.push_back(LayoutPlan{"channels-last", std::move(*cl), {}, {}});
   }
+  if (plans.empty()) {  // channels-last asked for, but nothing to lay out so
+    if (o.log_stream)
+      *o.log_stream << "tlmc: note: no convolution or pool to compute channels-last; "
+                       "the model's layout it is\n";
+    plans.push_back(LayoutPlan{"model layout", graph, {}, {}});
+  }
 
-  // Each distinct subgraph (by the workload key of its first layout variant) is lowered
-  // once per variant, then scheduled and compiled once.
+  // Each distinct subgraph (by workload key) is lowered, scheduled and compiled once.
   std::vector<Distinct> distinct;
   {
     PassTimer t(o, "partition and lower");
@@ -270,20 +278,15 @@ CompiledModel compile_model(const CompileOptions& o) {
       // Fused subgraphs; views share storage (after verification: shapes are known).
       plan.partition = scheduler::partition_graph(plan.graph);
       for (const std::vector<int>& nodes : plan.partition.subgraphs) {
-        Occurrence occurrence{nodes, 0, {}};
-        std::vector<ir::LoweredSubgraph> variants;
-        for (const ir::LoweringChoices& c :
-             scheduler::layout_variants(plan.graph, nodes, o.target)) {
-          variants.push_back(ir::lower_subgraph(plan.graph, nodes, c));
-          std::vector<int> params = variants.back().input_tensors;
-          params.insert(params.end(), variants.back().output_tensors.begin(),
-                        variants.back().output_tensors.end());
-          occurrence.params.push_back(std::move(params));
-        }
-        const std::string key = ir::workload_key(variants[0].program);
+        ir::LoweredSubgraph lowered = ir::lower_subgraph(
+            plan.graph, nodes, scheduler::lowering_choices(plan.graph, nodes, o.target));
+        Occurrence occurrence{nodes, 0, lowered.input_tensors};
+        occurrence.params.insert(occurrence.params.end(), lowered.output_tensors.begin(),
+                                 lowered.output_tensors.end());
+        const std::string key = ir::workload_key(lowered.program);
         auto [found, added] = kernel_of_key.emplace(key, static_cast<int>(distinct.size()));
         if (added)
-          distinct.push_back(Distinct{key, static_cast<int>(p), nodes, std::move(variants),
+          distinct.push_back(Distinct{key, static_cast<int>(p), nodes, std::move(lowered),
                                       std::vector<int>(plans.size(), 0)});
         ++distinct[static_cast<size_t>(found->second)].occurrences[p];
         occurrence.distinct = found->second;
@@ -297,8 +300,9 @@ CompiledModel compile_model(const CompileOptions& o) {
     tune(o, plans, distinct);
   }
   const scheduler::TuningDb db = scheduler::TuningDb::open(o.tuning_db, false);
-  const LayoutPlan& plan = plans[choose_plan(o, db, plans, distinct)];
-  if (dump && wants(o, "graph") && &plan != &plans[0]) *dump << ir::graph_str(plan.graph);
+  const std::vector<std::optional<BestRecord>> best = best_records(o, db, distinct);
+  const LayoutPlan& plan = plans[choose_plan(o, plans, distinct, best)];
+  if (dump && wants(o, "graph") && plan.name != "model layout") *dump << ir::graph_str(plan.graph);
 
   // The chosen plan's distinct subgraphs, numbered as they first occur, are its kernels.
   std::vector<codegen::KernelInfo> kernels;
@@ -308,14 +312,14 @@ CompiledModel compile_model(const CompileOptions& o) {
   std::vector<int> distinct_of(kernel_of.size());
   for (const auto& [d, k] : kernel_of) distinct_of[static_cast<size_t>(k)] = d;
   int from_records = 0;
-  std::vector<size_t> variant_of;  // per kernel: the layout variant compiled
   {
     PassTimer t(o, "schedule");
     for (size_t k = 0; k < distinct_of.size(); ++k) {
-      const Distinct& d = distinct[static_cast<size_t>(distinct_of[k])];
-      const auto [variant, schedule] = choose_schedule(o, db, d, &from_records);
-      variant_of.push_back(variant);
-      const ir::TeProgram& program = d.variants[variant].program;
+      const size_t i = static_cast<size_t>(distinct_of[k]);
+      const Distinct& d = distinct[i];
+      const std::vector<scheduler::Decision> schedule =
+          choose_schedule(o, d, best[i], &from_records);
+      const ir::TeProgram& program = d.lowered.program;
       const scheduler::ScheduleState state = scheduler::apply_schedule(program, schedule);
       ir::LoopProgram loops =
           scheduler::lower_schedule(state, m.graph.name + "_k" + std::to_string(k));
@@ -338,9 +342,7 @@ CompiledModel compile_model(const CompileOptions& o) {
   }
   std::vector<codegen::CompiledSubgraph> subgraphs;
   for (const Occurrence& c : plan.occurrences) {
-    const int k = kernel_of.at(c.distinct);
-    subgraphs.push_back(
-        codegen::CompiledSubgraph{c.nodes, k, c.params.at(variant_of.at(static_cast<size_t>(k)))});
+    subgraphs.push_back(codegen::CompiledSubgraph{c.nodes, kernel_of.at(c.distinct), c.params});
   }
   if (o.log_stream && !o.tuning_db.empty())
     *o.log_stream << "tlmc: " << from_records << " of " << kernels.size()

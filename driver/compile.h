@@ -14,6 +14,14 @@
 
 namespace tlmc::driver {
 
+// The activation layout between subgraphs (--activation-layout).
+enum class ActivationLayout {
+  Auto,          // -O3 tunes both and builds the faster; other levels follow the records,
+                 // else keep the model's layout
+  Model,         // the model's layout throughout (only its subgraphs are tuned)
+  ChannelsLast,  // convolutions and pools channels-last between conversions
+};
+
 struct CompileOptions {
   std::string model_path;
   std::string name;  // C prefix of the API; empty: the model's name
@@ -23,6 +31,7 @@ struct CompileOptions {
   int opt_level = 0;           // -O0 .. -O3
   int64_t trials = 0;          // -O3: measurements in all (--trials); 0: 64 per distinct subgraph
   bool random_search = false;  // -O3: uniform sampling instead of the evolutionary search
+  ActivationLayout activation_layout = ActivationLayout::Auto;
   std::ostream* progress_stream = nullptr;  // -O3: tuning progress and report; nullptr: quiet
   bool progress_live = false;               // progress_stream is a terminal
   int jobs = 1;                             // -j: threads of the compiler's own work

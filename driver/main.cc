@@ -92,6 +92,10 @@ int run(int argc, char** argv) {
          "~/.cache/tlmc/tuning.db)");
   option("search", po::value<std::string>()->default_value("evolutionary"),
          "-O3: evolutionary (guided by a learned cost model) | random (uniform sampling)");
+  option("activation-layout", po::value<std::string>()->default_value("auto"),
+         "the layout of activations between subgraphs: auto (-O3 tunes both and builds the "
+         "faster; otherwise the records decide, else the model's) | model | channels-last "
+         "(convolutions and pools in [N, spatial..., C], converted at the graph's boundary)");
   option("input-shape", po::value<std::vector<std::string>>()->composing(),
          "NAME=1x3x224x224: the shape of an ONNX input with symbolic dimensions (repeatable)");
   option("threads", po::value<int>()->default_value(0),
@@ -169,6 +173,13 @@ int run(int argc, char** argv) {
   if (search != "evolutionary" && search != "random")
     throw UsageError("--search takes evolutionary or random, not '" + search + "'");
   options.random_search = search == "random";
+  const std::string layout = vm["activation-layout"].as<std::string>();
+  if (layout != "auto" && layout != "model" && layout != "channels-last")
+    throw UsageError("--activation-layout takes auto, model or channels-last, not '" + layout +
+                     "'");
+  options.activation_layout = layout == "model"           ? driver::ActivationLayout::Model
+                              : layout == "channels-last" ? driver::ActivationLayout::ChannelsLast
+                                                          : driver::ActivationLayout::Auto;
   options.progress_stream = &std::cerr;
   options.progress_live = isatty(STDERR_FILENO) != 0;
   if (vm.count("input-shape"))

@@ -18,7 +18,7 @@ struct LoweredSubgraph {
   std::vector<int> output_tensors;  // graph tensor id of each program output
 };
 
-// Layout choices made before lowering (scheduler/layout_variants.h).
+// Layout choices made before lowering (scheduler/lowering_choices.h).
 struct LoweringChoices {
   // Conv nodes (group 1) computed channels-last, into an [N, spatial..., M] tensor that
   // their epilogue writes out as [N, M, spatial...]: a tile vectorises over output channels.

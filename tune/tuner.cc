@@ -4,10 +4,8 @@
 #include <chrono>
 #include <cstdio>
 #include <limits>
-#include <map>
 #include <memory>
 #include <ostream>
-#include <set>
 
 #include "scheduler/sketch.h"
 #include "scheduler/sketch_rules.h"
@@ -80,41 +78,20 @@ int occurrences_in(const TaskReport& r, size_t p) {
   return r.plan_occurrences.empty() ? r.occurrences : r.plan_occurrences.at(p);
 }
 
-// Whether r is the fastest of its alternatives (the first of equals).
-bool fastest_alternative(const TaskReport& r, const std::vector<TaskReport>& reports) {
-  if (r.subgraph < 0) return true;
-  for (const TaskReport& o : reports) {
-    if (&o == &r) return true;
-    if (o.subgraph == r.subgraph && o.best_seconds > 0 &&
-        (r.best_seconds <= 0 || o.best_seconds <= r.best_seconds))
-      return false;
-  }
-  return true;
-}
-
-// The gradient of a task among alternatives (layout variants of one subgraph, layout plans
-// of the model): scaled by how close its best is to the best alternative's, and its plans'
-// latency to the best plan's, which its trials must beat to matter.
-double alternative_gradient(const TaskState& s, const std::vector<TaskState>& states,
-                            const std::vector<double>& plans) {
+// The gradient of a task when the model may run in several layout plans: scaled by how
+// close the latency of its fastest plan is to the fastest plan's, which its trials must
+// beat to matter.
+double plan_gradient(const TaskState& s, const std::vector<double>& plans) {
   const double g = gradient(s);
   if (s.best <= 0 || g == std::numeric_limits<double>::max()) return g;
-  double scale = 1;
-  if (s.task->subgraph >= 0) {
-    double leader = s.best;
-    for (const TaskState& o : states)
-      if (o.task->subgraph == s.task->subgraph && o.best > 0 && o.best < leader) leader = o.best;
-    scale = leader / s.best;
-  }
   double best_plan = 0, own_plan = 0;
   for (size_t p = 0; p < plans.size(); ++p) {
-    if (plans[p] <= 0) return g * scale;  // a plan not measured yet: no plan leads
+    if (plans[p] <= 0) return g;  // a plan not measured yet: no plan leads
     best_plan = best_plan > 0 ? std::min(best_plan, plans[p]) : plans[p];
     if (occurrences_in(s.report, p) > 0)
       own_plan = own_plan > 0 ? std::min(own_plan, plans[p]) : plans[p];
   }
-  if (own_plan > 0) scale *= best_plan / own_plan;
-  return g * scale;
+  return own_plan > 0 ? g * best_plan / own_plan : g;
 }
 
 // A measurement of the task's schedule space (this run's, or a record's read back).
@@ -131,14 +108,8 @@ void note(TaskState& s, const MeasureResult& r) {
 void start(TaskState& s, int index, CostModel& model, const ir::Target& target,
            scheduler::TuningDb& db, const TuneOptions& options) {
   const MeasureTask& task = s.task->measure;
-  s.report = TaskReport{task.workload_key,
-                        s.task->occurrences,
-                        s.task->subgraph,
-                        s.task->plan_occurrences,
-                        task.flops,
-                        0,
-                        0,
-                        0};
+  s.report =
+      TaskReport{task.workload_key, s.task->occurrences, s.task->plan_occurrences, task.flops};
   const uint64_t seed = options.seed + static_cast<uint64_t>(index);
   s.search =
       options.search == SearchKind::Random
@@ -259,7 +230,7 @@ std::vector<TaskReport> tune_tasks(const std::vector<TuneTask>& tasks, const ir:
       double best_gradient = -1;
       for (TaskState& s : states) {
         if (s.done) continue;
-        const double g = alternative_gradient(s, states, plans);
+        const double g = plan_gradient(s, plans);
         if (g > best_gradient) {
           best_gradient = g;
           next = &s;
@@ -295,18 +266,8 @@ std::vector<TaskReport> tune_tasks(const std::vector<TuneTask>& tasks, const ir:
     reports.push_back(s.report);
   }
   const double seconds = std::chrono::duration<double>(Clock::now() - begin).count();
-  std::set<int> subgraphs;
-  int alone = 0;
-  for (const TuneTask& t : tasks) {
-    if (t.subgraph < 0)
-      ++alone;
-    else
-      subgraphs.insert(t.subgraph);
-  }
-  const size_t n_subgraphs = alone + subgraphs.size();
-  progress << "tlmc: tuned " << n_subgraphs << " subgraphs";
-  if (n_subgraphs != tasks.size()) progress << " as " << tasks.size() << " tasks (layout variants)";
-  progress << " with " << spent << " trials (" << measured << " measured now) in "
+  progress << "tlmc: tuned " << tasks.size() << (tasks.size() == 1 ? " subgraph" : " subgraphs")
+           << " with " << spent << " trials (" << measured << " measured now) in "
            << static_cast<int64_t>(seconds) << " s; records in " << db.path() << "\n";
   return reports;
 }
@@ -316,20 +277,14 @@ std::vector<double> plan_latencies(const std::vector<TaskReport>& reports) {
   for (const TaskReport& r : reports) n = std::max(n, r.plan_occurrences.size());
   std::vector<double> latency(n, 0);
   for (size_t p = 0; p < n; ++p) {
-    std::set<int> seen;  // subgraphs with alternatives already counted
     for (const TaskReport& r : reports) {
       const int times = occurrences_in(r, p);
-      if (times == 0 || (r.subgraph >= 0 && !seen.insert(r.subgraph).second)) continue;
-      double best = r.best_seconds;
-      for (const TaskReport& o : reports)
-        if (r.subgraph >= 0 && o.subgraph == r.subgraph && o.best_seconds > 0 &&
-            (best <= 0 || o.best_seconds < best))
-          best = o.best_seconds;
-      if (best <= 0) {
+      if (times == 0) continue;
+      if (r.best_seconds <= 0) {
         latency[p] = -1;
         break;
       }
-      latency[p] += times * best;
+      latency[p] += times * r.best_seconds;
     }
     latency[p] = std::max(0.0, latency[p]);
   }
@@ -337,8 +292,7 @@ std::vector<double> plan_latencies(const std::vector<TaskReport>& reports) {
 }
 
 void print_tune_report(std::ostream& os, const std::vector<TaskReport>& reports) {
-  // The model runs the fastest plan (the first of equals), and in it the fastest of
-  // alternatives.
+  // The model runs the fastest plan (the first of equals).
   const std::vector<double> plans = plan_latencies(reports);
   size_t plan = 0;
   for (size_t p = 1; p < plans.size(); ++p)
@@ -358,9 +312,7 @@ void print_tune_report(std::ostream& os, const std::vector<TaskReport>& reports)
   for (const TaskReport& r : reports) {
     char line[160];
     const int times = occurrences_in(r, plan);
-    const double share = total > 0 && times > 0 && fastest_alternative(r, reports)
-                             ? r.best_seconds * times / total
-                             : 0;
+    const double share = total > 0 && times > 0 ? r.best_seconds * times / total : 0;
     std::snprintf(line, sizeof line, "  %-16s %6d %5.1f%% %7lld %8.1f  %.2fx\n",
                   r.workload_key.c_str(), r.occurrences, 100 * share,
                   static_cast<long long>(r.trials), gflops(r.flops, r.best_seconds),

@@ -20,9 +20,6 @@ namespace tlmc::tune {
 struct TuneTask {
   MeasureTask measure;
   int occurrences = 1;  // how often one run of the model runs this subgraph
-  // Tasks of one subgraph are alternatives (its layout variants): the model runs the
-  // fastest, so a trial of one counts only as far as it may beat the others. -1: alone.
-  int subgraph = -1;
   // When the model may run in several activation layouts (layout plans), the occurrences
   // of this subgraph in each plan (0 where the plan does not run it); the model runs the
   // plan of least latency. Empty: one plan, with `occurrences`.
@@ -45,7 +42,6 @@ struct TuneOptions {
 struct TaskReport {
   std::string workload_key;
   int occurrences = 1;
-  int subgraph = -1;                  // TuneTask::subgraph
   std::vector<int> plan_occurrences;  // TuneTask::plan_occurrences
   double flops = 0;
   int64_t trials = 0;          // candidates measured for it, in this run and before
@@ -59,12 +55,11 @@ std::vector<TaskReport> tune_tasks(const std::vector<TuneTask>& tasks, const ir:
                                    std::ostream& progress, bool live);
 
 // The model's latency in each layout plan from the tasks' best times (occurrences times
-// the fastest alternative of each subgraph); 0 for a plan with a subgraph that never ran.
+// best time); 0 for a plan with a subgraph that never ran.
 std::vector<double> plan_latencies(const std::vector<TaskReport>& reports);
 
-// The table printed after tuning: each task, its share of the latency (a layout variant
-// slower than another of its subgraph, or a task of a slower layout plan, has none: the
-// model does not run it), trials, speedup.
+// The table printed after tuning: each task, its share of the latency (none for a task
+// only a slower layout plan runs: the model does not run it), trials, speedup.
 void print_tune_report(std::ostream& os, const std::vector<TaskReport>& reports);
 
 }  // namespace tlmc::tune

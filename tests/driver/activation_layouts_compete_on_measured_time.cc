@@ -1,7 +1,7 @@
 // A model with convolutions may run its activations in the model's layout or channels-last
 // (with conversions where the chain meets the graph's boundary). -O3 tunes the subgraphs of
 // both; the library is built in the layout whose records add up to less latency, and
-// follows the records when they change their minds.
+// follows the records when they change their minds. The user may fix the layout instead.
 #include <gtest/gtest.h>
 
 #include <map>
@@ -88,6 +88,40 @@ TEST(ActivationLayouts, TheFasterLayoutIsCompiled) {
   CommandResult check = run_command(std::string(TLMC_EXE) + " " + dir.file("conv.yaml") +
                                     " --check --tuning-db " + db);
   EXPECT_EQ(check.exit_code, 0) << check.out;
+}
+
+// --activation-layout fixes the layout: -O3 tunes that layout's subgraphs only, and every
+// level builds it (channels-last on any target, the generic one included), correctly.
+TEST(ActivationLayouts, AFixedLayoutIsTheOnlyOneTunedAndBuilt) {
+  TempDir dir;
+  write_file(dir.file("conv.yaml"), kConv);
+  const std::string db = dir.file("t.db");
+  const std::string tlmc =
+      std::string(TLMC_EXE) + " " + dir.file("conv.yaml") + " --tuning-db " + db;
+  CommandResult model =
+      run_command(tlmc + " -O3 --trials 8 --activation-layout model -o " + dir.file("a"));
+  ASSERT_EQ(model.exit_code, 0) << model.out;
+  EXPECT_NE(model.out.find("tuned 1 subgraph with"), std::string::npos) << model.out;
+  EXPECT_EQ(model.out.find("layout plans"), std::string::npos) << model.out;
+  if (ir::host_target().isa != ir::Isa::Generic) {
+    CommandResult cl =
+        run_command(tlmc + " -O3 --trials 8 --activation-layout channels-last -o " + dir.file("b"));
+    ASSERT_EQ(cl.exit_code, 0) << cl.out;
+    EXPECT_NE(cl.out.find("tuned 3 subgraphs with"), std::string::npos) << cl.out;
+    CommandResult check = run_command(tlmc + " --check --activation-layout channels-last");
+    EXPECT_EQ(check.exit_code, 0) << check.out;
+  }
+  for (const char* target : {"x86-64", "host"}) {
+    CommandResult graph = run_command(std::string(TLMC_EXE) + " " + dir.file("conv.yaml") +
+                                      " --dump=graph --activation-layout channels-last --target " +
+                                      target + " -o " + dir.file("c"));
+    ASSERT_EQ(graph.exit_code, 0) << graph.out;
+    EXPECT_NE(graph.out.find("channels_last"), std::string::npos) << target << "\n" << graph.out;
+    CommandResult check = run_command(std::string(TLMC_EXE) + " " + dir.file("conv.yaml") +
+                                      " --check --activation-layout channels-last --target " +
+                                      target + " --tuning-db " + dir.file("none.db"));
+    EXPECT_EQ(check.exit_code, 0) << target << "\n" << check.out;
+  }
 }
 
 }  // namespace

@@ -99,6 +99,11 @@ TEST_F(CommandLine, BadUsageExitsTwo) {
   EXPECT_EQ(s.out,
             "tlmc: error: --search takes evolutionary or random, not 'genetic'\nRun 'tlmc --help' "
             "for the options.\n");
+  CommandResult l = run_command(tlmc(dir.file("tiny.yaml") + " --activation-layout nhwc"));
+  EXPECT_EQ(l.exit_code, 2);
+  EXPECT_EQ(l.out,
+            "tlmc: error: --activation-layout takes auto, model or channels-last, not 'nhwc'\n"
+            "Run 'tlmc --help' for the options.\n");
 }
 
 TEST_F(CommandLine, HelpAndVersion) {

@@ -89,7 +89,7 @@ outputs: [plain, strided, grouped]
 }
 
 // Output rows shorter than half a vector: the -O0 rule computes channels-last, vectorised
-// over output channels (scheduler/layout_variants.h).
+// over output channels (scheduler/lowering_choices.h).
 TEST(Convolutions, ShortRowsVectoriseOverOutputChannels) {
   expect_matches_reference(R"(
 tlmc: 1

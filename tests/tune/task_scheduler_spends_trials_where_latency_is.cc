@@ -4,6 +4,7 @@
 // nothing.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <sstream>
 
 #include "frontend/yaml_reader.h"
@@ -50,6 +51,39 @@ TEST(TaskScheduler, TrialsGoWhereTheLatencyIs) {
       tune_tasks(tasks, ir::host_target(), db, options, again, false);
   EXPECT_NE(again.str().find("with 48 trials (0 measured now)"), std::string::npos) << again.str();
   EXPECT_EQ(db.all().size(), 50u);
+}
+
+// With two activation layouts (plans), each plan's latency sums the best times of the
+// subgraphs it runs, occurrences counted; a plan with a subgraph never measured has none;
+// the report gives shares of the faster plan only.
+TEST(TaskScheduler, LayoutPlansAreWeighedByTheirSubgraphs) {
+  auto report = [](const char* key, std::vector<int> plans, double best) {
+    TaskReport r{key, *std::max_element(plans.begin(), plans.end()), plans, 2e6};
+    r.trials = 4;
+    r.default_seconds = 2 * best;
+    r.best_seconds = best;
+    return r;
+  };
+  // Subgraph a runs in both plans, b twice in the model's layout, c once in the other.
+  std::vector<TaskReport> r = {report("a", {1, 1}, 1e-3), report("b", {2, 0}, 3e-3),
+                               report("c", {0, 1}, 2e-3)};
+  std::vector<double> plans = plan_latencies(r);
+  ASSERT_EQ(plans.size(), 2u);
+  EXPECT_DOUBLE_EQ(plans[0], 7e-3);
+  EXPECT_DOUBLE_EQ(plans[1], 3e-3);
+  std::ostringstream table;
+  print_tune_report(table, r);
+  EXPECT_NE(table.str().find("0: 7.000 ms, 1: 3.000 ms (chosen)"), std::string::npos)
+      << table.str();
+  EXPECT_NE(table.str().find("  b                     2   0.0%"), std::string::npos)
+      << "the model does not run b\n"
+      << table.str();
+  EXPECT_NE(table.str().find("  c                     1  66.7%"), std::string::npos) << table.str();
+
+  r[2].best_seconds = 0;  // c never ran
+  plans = plan_latencies(r);
+  EXPECT_DOUBLE_EQ(plans[0], 7e-3);
+  EXPECT_EQ(plans[1], 0);
 }
 
 // A record that no longer fits the spaces (a value the space does not list: a record of

@@ -1,13 +1,13 @@
-#include "scheduler/layout_variants.h"
+#include "scheduler/lowering_choices.h"
 
 #include "ir/shape_rules.h"
 
 namespace tlmc::scheduler {
 
-std::vector<ir::LoweringChoices> layout_variants(const ir::Graph& g, const std::vector<int>& nodes,
-                                                 const ir::Target& target) {
+ir::LoweringChoices lowering_choices(const ir::Graph& g, const std::vector<int>& nodes,
+                                     const ir::Target& target) {
   ir::LoweringChoices rule;
-  if (target.isa == ir::Isa::Generic) return {rule};
+  if (target.isa == ir::Isa::Generic) return rule;
   const int64_t lanes = target.vector_lanes(4);
   for (int i : nodes) {
     const ir::Node& n = g.nodes.at(static_cast<size_t>(i));
@@ -21,7 +21,7 @@ std::vector<ir::LoweringChoices> layout_variants(const ir::Graph& g, const std::
     // Rows of at least half a vector vectorise well along the row itself.
     if (out.shape.back() * 2 < lanes && out.shape[1] >= lanes) rule.channels_last_convs.insert(i);
   }
-  return {rule};
+  return rule;
 }
 
 }  // namespace tlmc::scheduler
