@@ -4,7 +4,7 @@
     /usr/bin/python3 bench/e2e_vs_pytorch.py [--tlmc build-bench/driver/tlmc] [--threads N]
         [--models resnet50,mobilenet_v2,bert,gpt2] [--opset 17] [--work build-bench/e2e]
         [--runs 30] [--rounds 3] [--max-time 20] [--target host] [-O 0|3]
-        [--tuning-db FILE]
+        [--tuning-db FILE] [--tlmc-args "--activation-layout channels-last ..."]
 
 Run it with Debian's python3 (python3-torch, python3-torchvision, python3-onnx). For each
 model (shared/bench.md's end-to-end list: batch 1, images 224x224, 128 tokens) it
@@ -93,12 +93,12 @@ def cpu_model():
 class TlmcModel:
     """A model compiled by tlmc into a shared library, called through ctypes."""
 
-    def __init__(self, tlmc, onnx_path, name, target, work, opt, tuning_db):
+    def __init__(self, tlmc, onnx_path, name, target, work, opt, tuning_db, extra):
         self.name = name
         src = os.path.join(work, name)
         t0 = time.monotonic()
         run([tlmc, onnx_path, "--emit=source", f"-O{opt}", "--name", name, "--target", target,
-             "-o", src] + (["--tuning-db", tuning_db] if tuning_db else []))
+             "-o", src] + (["--tuning-db", tuning_db] if tuning_db else []) + extra)
         self.tlmc_seconds = time.monotonic() - t0
         with open(os.path.join(src, name + ".c")) as f:
             first = f.readline()
@@ -222,7 +222,7 @@ def measure(sides, runs, rounds, max_seconds):
 
 def bench_model(name, entry, models_dir, args):
     tlmc = TlmcModel(args.tlmc, os.path.join(models_dir, entry["onnx"]), "e2e_" + name,
-                     args.target, args.work, args.opt, args.tuning_db)
+                     args.target, args.work, args.opt, args.tuning_db, args.tlmc_args.split())
     inputs = [np.fromfile(os.path.join(models_dir, t["file"]), dtype=NP_DTYPE[t["dtype"]])
               .reshape(t["shape"]) for t in entry["inputs"]]
     outputs = [np.empty(t["shape"], dtype=NP_DTYPE[t["dtype"]]) for t in entry["outputs"]]
@@ -281,6 +281,8 @@ def main():
                     help="tlmc's optimisation level (default 0; 3 tunes on this machine)")
     ap.add_argument("--tuning-db", default="",
                     help="tlmc --tuning-db (default: tlmc's own default)")
+    ap.add_argument("--tlmc-args", default="",
+                    help="more options for tlmc, space-separated (--activation-layout ...)")
     ap.add_argument("--work", default=os.path.join(REPO, "build-bench", "e2e"),
                     help="folder for the exports and the libraries (default: build-bench/e2e)")
     args = ap.parse_args()
@@ -323,7 +325,7 @@ def main():
 
     targets = sorted({r["target"] for _, r in rows if "target" in r})
     load = os.getloadavg()
-    print(f"# end-to-end latency, batch 1, float32: tlmc -O{args.opt} (target "
+    print(f"# end-to-end latency, batch 1, float32: tlmc -O{args.opt} {args.tlmc_args} (target "
           f"{', '.join(targets) or '?'}) vs PyTorch {torch.__version__} eager (inference_mode) "
           f"and TorchScript (traced, frozen, optimize_for_inference)")
     threads = f"{args.threads} thread{'s' if args.threads > 1 else ''}"

@@ -173,6 +173,12 @@ struct Onednn {
 // ---------------------------------------------------------------------------------------
 // Workloads
 
+// oneDNN's activations (source and destination): in the model's layout, plain NCHW or
+// row-major, as a tlmc library reads and writes them (the peer), or in the layouts
+// oneDNN prefers (format_tag::any: blocked channels), reordered outside the timed region.
+// Weights are in oneDNN's preferred layout either way (prepacked).
+enum class Layouts { Model, Own };
+
 struct Workload {
   std::string id, shape;
   double macs = 0;
@@ -180,7 +186,7 @@ struct Workload {
   std::vector<std::shared_ptr<Buffer>> tlmc_inputs;  // the model's inputs, in its order
   size_t out_elems = 0;
   // Builds the oneDNN primitive for the same computation on the same data.
-  std::function<OnednnCase(Onednn&)> onednn;
+  std::function<OnednnCase(Onednn&, Layouts)> onednn;
   // The matrix products only: OpenBLAS's sgemm into `out` (empty for the convolutions).
   std::function<void(float* out)> openblas;
 };
@@ -203,12 +209,15 @@ std::function<void(float*)> openblas_matmul(std::shared_ptr<Buffer> x, std::shar
 }
 
 // Y[b] = X[b] (M x K) * W[b] (K x N) (+ bias[N], Relu): MatMul, or Gemm + bias + Relu.
-OnednnCase onednn_matmul(Onednn& d, const Dims& src_dims, const Dims& wei_dims,
+OnednnCase onednn_matmul(Onednn& d, Layouts layouts, const Dims& src_dims, const Dims& wei_dims,
                          const Dims& dst_dims, const Buffer& x, const Buffer& w,
                          const Buffer* bias) {
   const Tag tag = src_dims.size() == 3 ? Tag::abc : Tag::ab;
   const auto any = [](const Dims& dims) {
     return memory::desc(dims, memory::data_type::f32, Tag::any);
+  };
+  const auto act = [&](const Dims& dims) {
+    return memory::desc(dims, memory::data_type::f32, layouts == Layouts::Own ? Tag::any : tag);
   };
   dnnl::primitive_attr attr;
   std::unique_ptr<dnnl::matmul::desc> desc;
@@ -218,9 +227,9 @@ OnednnCase onednn_matmul(Onednn& d, const Dims& src_dims, const Dims& wei_dims,
     ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
     attr.set_post_ops(ops);
     bias_md = memory::desc({1, dst_dims.back()}, memory::data_type::f32, Tag::ab);
-    desc.reset(new dnnl::matmul::desc(any(src_dims), any(wei_dims), bias_md, any(dst_dims)));
+    desc.reset(new dnnl::matmul::desc(act(src_dims), any(wei_dims), bias_md, act(dst_dims)));
   } else {
-    desc.reset(new dnnl::matmul::desc(any(src_dims), any(wei_dims), any(dst_dims)));
+    desc.reset(new dnnl::matmul::desc(act(src_dims), any(wei_dims), act(dst_dims)));
   }
   dnnl::matmul::primitive_desc pd(*desc, attr, d.eng);
   OnednnCase c;
@@ -237,8 +246,8 @@ OnednnCase onednn_matmul(Onednn& d, const Dims& src_dims, const Dims& wei_dims,
 }
 
 // NCHW convolution, OIHW weights (GOIHW when grouped), symmetric padding, stride 1.
-OnednnCase onednn_conv(Onednn& d, int64_t c_in, int64_t k_out, int64_t h, int64_t w_,
-                       int64_t kernel, int64_t pad, int64_t groups, const Buffer& x,
+OnednnCase onednn_conv(Onednn& d, Layouts layouts, int64_t c_in, int64_t k_out, int64_t h,
+                       int64_t w_, int64_t kernel, int64_t pad, int64_t groups, const Buffer& x,
                        const Buffer& w, const Buffer* bias, bool relu) {
   const Dims src_dims{1, c_in, h, w_};
   const int64_t oh = h + 2 * pad - kernel + 1, ow = w_ + 2 * pad - kernel + 1;
@@ -248,6 +257,10 @@ OnednnCase onednn_conv(Onednn& d, int64_t c_in, int64_t k_out, int64_t h, int64_
   const Tag wei_tag = groups == 1 ? Tag::oihw : Tag::goihw;
   const auto any = [](const Dims& dims) {
     return memory::desc(dims, memory::data_type::f32, Tag::any);
+  };
+  const auto act = [&](const Dims& dims) {
+    return memory::desc(dims, memory::data_type::f32,
+                        layouts == Layouts::Own ? Tag::any : Tag::nchw);
   };
   dnnl::primitive_attr attr;
   if (relu) {
@@ -259,13 +272,13 @@ OnednnCase onednn_conv(Onednn& d, int64_t c_in, int64_t k_out, int64_t h, int64_
   std::unique_ptr<dnnl::convolution_forward::desc> desc;
   if (bias) {
     desc.reset(new dnnl::convolution_forward::desc(
-        dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, any(src_dims),
-        any(wei_dims), memory::desc({k_out}, memory::data_type::f32, Tag::any), any(dst_dims),
+        dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, act(src_dims),
+        any(wei_dims), memory::desc({k_out}, memory::data_type::f32, Tag::any), act(dst_dims),
         strides, pads, pads));
   } else {
     desc.reset(new dnnl::convolution_forward::desc(
-        dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, any(src_dims),
-        any(wei_dims), any(dst_dims), strides, pads, pads));
+        dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, act(src_dims),
+        any(wei_dims), act(dst_dims), strides, pads, pads));
   }
   dnnl::convolution_forward::primitive_desc pd(*desc, attr, d.eng);
   OnednnCase c;
@@ -293,8 +306,8 @@ std::vector<Workload> make_workloads() {
     auto b = make_uniform(1024 * 1024, 101, -1, 1);  // W1.yaml: b
     w.tlmc_inputs = {a};
     w.out_elems = 1024 * 1024;
-    w.onednn = [a, b](Onednn& d) {
-      return onednn_matmul(d, {1024, 1024}, {1024, 1024}, {1024, 1024}, *a, *b, nullptr);
+    w.onednn = [a, b](Onednn& d, Layouts l) {
+      return onednn_matmul(d, l, {1024, 1024}, {1024, 1024}, {1024, 1024}, *a, *b, nullptr);
     };
     w.openblas = openblas_matmul(a, b, 1, 1024, 1024, 1024);
     ws.push_back(std::move(w));
@@ -313,8 +326,8 @@ std::vector<Workload> make_workloads() {
     auto bias = make_uniform(3072, 202, -1, 1);      // W2.yaml: bias
     w.tlmc_inputs = {x};
     w.out_elems = 128 * 3072;
-    w.onednn = [x, wt, bias](Onednn& d) {
-      return onednn_matmul(d, {128, 768}, {768, 3072}, {128, 3072}, *x, *wt, bias.get());
+    w.onednn = [x, wt, bias](Onednn& d, Layouts l) {
+      return onednn_matmul(d, l, {128, 768}, {768, 3072}, {128, 3072}, *x, *wt, bias.get());
     };
     w.openblas = openblas_matmul(x, wt, 1, 128, 768, 3072);
     ws.push_back(std::move(w));
@@ -333,8 +346,8 @@ std::vector<Workload> make_workloads() {
     auto bias = make_uniform(64, 302, -1, 1);         // W3.yaml: bias
     w.tlmc_inputs = {x};
     w.out_elems = 64 * 56 * 56;
-    w.onednn = [x, wt, bias](Onednn& d) {
-      return onednn_conv(d, 64, 64, 56, 56, 3, 1, 1, *x, *wt, bias.get(), true);
+    w.onednn = [x, wt, bias](Onednn& d, Layouts l) {
+      return onednn_conv(d, l, 64, 64, 56, 56, 3, 1, 1, *x, *wt, bias.get(), true);
     };
     ws.push_back(std::move(w));
   }
@@ -345,8 +358,8 @@ std::vector<Workload> make_workloads() {
     auto wt = make_uniform(64 * 256, 401, -1, 1);  // W4.yaml: w
     w.tlmc_inputs = {x};
     w.out_elems = 64 * 56 * 56;
-    w.onednn = [x, wt](Onednn& d) {
-      return onednn_conv(d, 256, 64, 56, 56, 1, 0, 1, *x, *wt, nullptr, false);
+    w.onednn = [x, wt](Onednn& d, Layouts l) {
+      return onednn_conv(d, l, 256, 64, 56, 56, 1, 0, 1, *x, *wt, nullptr, false);
     };
     ws.push_back(std::move(w));
   }
@@ -363,8 +376,8 @@ std::vector<Workload> make_workloads() {
     auto k = make_uniform(12 * 64 * 128, 1006, -1, 1);
     w.tlmc_inputs = {q, k};
     w.out_elems = 12 * 128 * 128;
-    w.onednn = [q, k](Onednn& d) {
-      return onednn_matmul(d, {12, 128, 64}, {12, 64, 128}, {12, 128, 128}, *q, *k, nullptr);
+    w.onednn = [q, k](Onednn& d, Layouts l) {
+      return onednn_matmul(d, l, {12, 128, 64}, {12, 64, 128}, {12, 128, 128}, *q, *k, nullptr);
     };
     w.openblas = openblas_matmul(q, k, 12, 128, 64, 128);
     ws.push_back(std::move(w));
@@ -382,8 +395,8 @@ std::vector<Workload> make_workloads() {
     auto wt = make_uniform(144 * 9, 601, -1, 1);  // W6.yaml: w
     w.tlmc_inputs = {x};
     w.out_elems = 144 * 56 * 56;
-    w.onednn = [x, wt](Onednn& d) {
-      return onednn_conv(d, 144, 144, 56, 56, 3, 1, 144, *x, *wt, nullptr, false);
+    w.onednn = [x, wt](Onednn& d, Layouts l) {
+      return onednn_conv(d, l, 144, 144, 56, 56, 3, 1, 144, *x, *wt, nullptr, false);
     };
     ws.push_back(std::move(w));
   }
@@ -676,10 +689,13 @@ int main(int argc, char** argv) {
 
   Onednn dnn;
   std::vector<std::vector<std::string>> rows = {
-      {"workload", "shape", "tlmc ms", "tlmc GFLOP/s", "% peak", "oneDNN ms", "oneDNN GFLOP/s",
-       "tlmc/oneDNN", "OpenBLAS GFLOP/s", "tlmc/OpenBLAS", "max rel err", "runs", "round spread"}};
-  std::vector<double> ratios;
-  std::string results;  // --results: workload, then GFLOP/s of tlmc, oneDNN, OpenBLAS
+      {"workload", "shape", "tlmc ms", "tlmc GFLOP/s", "% peak", "oneDNN GFLOP/s", "tlmc/oneDNN",
+       "oneDNN own layouts", "tlmc/own", "OpenBLAS GFLOP/s", "tlmc/OpenBLAS", "max rel err", "runs",
+       "round spread"}};
+  std::vector<double> ratios, own_ratios;
+  // --results: workload, then GFLOP/s of tlmc, oneDNN (model layout), OpenBLAS, oneDNN (own
+  // layouts)
+  std::string results;
   std::vector<std::string> notes;
   bool ok = true;
   for (Workload& w : make_workloads()) {
@@ -698,57 +714,75 @@ int main(int argc, char** argv) {
       if (w.tlmc.run(in.data(), outs, workspace.data()) != 0)
         throw std::runtime_error(w.id + ": tlmc run failed");
     };
-    OnednnCase c = w.onednn(dnn);
+    OnednnCase model = w.onednn(dnn, Layouts::Model), own = w.onednn(dnn, Layouts::Own);
     Buffer blas_out(w.out_elems);
     // Alternate them, so that a spell of load from elsewhere on the machine falls on all.
-    Samples tt, dt, bt;
+    Samples tt, dt, ot, bt;
     for (int r = 0; r < o.rounds; ++r) {
       settle();
       tt.round(run_tlmc, o);
       settle();
-      dt.round([&] { dnn.run(c); }, o);
+      dt.round([&] { dnn.run(model); }, o);
+      settle();
+      ot.round([&] { dnn.run(own); }, o);
       if (!w.openblas) continue;
       settle();
       bt.round([&] { w.openblas(blas_out.data()); }, o);
     }
-    dnn.read_back(c);
+    dnn.read_back(model);
+    dnn.read_back(own);
 
-    // Agreement: max |tlmc - oneDNN| over max |oneDNN|.
-    const float* a = out.data();
-    const float* b = static_cast<const float*>(c.dst_plain.get_data_handle());
-    double max_diff = 0, max_ref = 0;
-    for (size_t i = 0; i < w.out_elems; ++i) {
-      const double d = std::fabs(static_cast<double>(a[i]) - b[i]);
-      max_diff = std::isnan(d) ? INFINITY : std::max(max_diff, d);
-      max_ref = std::max(max_ref, std::fabs(static_cast<double>(b[i])));
+    // Agreement: max |tlmc - oneDNN| over max |oneDNN|, against both of oneDNN's results.
+    double err = 0;
+    bool agree = true;
+    for (const OnednnCase* c : {&model, &own}) {
+      const float* a = out.data();
+      const float* b = static_cast<const float*>(c->dst_plain.get_data_handle());
+      double max_diff = 0, max_ref = 0;
+      for (size_t i = 0; i < w.out_elems; ++i) {
+        const double d = std::fabs(static_cast<double>(a[i]) - b[i]);
+        max_diff = std::isnan(d) ? INFINITY : std::max(max_diff, d);
+        max_ref = std::max(max_ref, std::fabs(static_cast<double>(b[i])));
+      }
+      const double e = max_ref > 0 ? max_diff / max_ref : max_diff;
+      err = std::max(err, e);
+      agree = agree && e <= 1e-3 && max_ref > 0;  // all zeros on random data: vacuous
     }
-    const double err = max_ref > 0 ? max_diff / max_ref : max_diff;
-    const bool agree = err <= 1e-3 && max_ref > 0;  // all zeros on random data: a vacuous check
     ok = ok && agree;
 
     const double flop = 2 * w.macs;
     const bool blas = static_cast<bool>(w.openblas);
     ratios.push_back(dt.median() / tt.median());
+    own_ratios.push_back(ot.median() / tt.median());
     results += w.id + "\t" + fixed(flop / tt.median() * 1e-9, 2) + "\t" +
                fixed(flop / dt.median() * 1e-9, 2) + "\t" +
-               (blas ? fixed(flop / bt.median() * 1e-9, 2) : "-") + "\n";
+               (blas ? fixed(flop / bt.median() * 1e-9, 2) : "-") + "\t" +
+               fixed(flop / ot.median() * 1e-9, 2) + "\n";
     rows.push_back(
         {w.id, w.shape, fixed(tt.median() * 1e3, 3), fixed(flop / tt.median() * 1e-9, 1),
-         fixed(100 * flop / tt.median() * 1e-9 / peak.gflops, 0), fixed(dt.median() * 1e3, 3),
+         fixed(100 * flop / tt.median() * 1e-9 / peak.gflops, 0),
          fixed(flop / dt.median() * 1e-9, 1), fixed(dt.median() / tt.median(), 2),
+         fixed(flop / ot.median() * 1e-9, 1), fixed(ot.median() / tt.median(), 2),
          blas ? fixed(flop / bt.median() * 1e-9, 1) : "-",
          blas ? fixed(bt.median() / tt.median(), 2) : "-", sci(err) + (agree ? "" : " FAIL"),
-         std::to_string(tt.runs()) + "/" + std::to_string(dt.runs()),
-         fixed(tt.spread(), 2) + "/" + fixed(dt.spread(), 2)});
-    notes.push_back(w.id + ": oneDNN " + c.impl);
+         std::to_string(tt.runs()) + "/" + std::to_string(dt.runs()) + "/" +
+             std::to_string(ot.runs()),
+         fixed(tt.spread(), 2) + "/" + fixed(dt.spread(), 2) + "/" + fixed(ot.spread(), 2)});
+    notes.push_back(w.id + ": oneDNN (model layout) " + model.impl);
+    notes.push_back(w.id + ": oneDNN (own layouts)  " + own.impl);
   }
 
   print_table(rows);
-  double log_sum = 0;
-  for (double r : ratios) log_sum += std::log(r);
+  const auto geomean = [](const std::vector<double>& r) {
+    double log_sum = 0;
+    for (double x : r) log_sum += std::log(x);
+    return std::exp(log_sum / static_cast<double>(r.size()));
+  };
   if (!ratios.empty())
-    std::printf("\ngeometric mean of tlmc/oneDNN over these %zu workloads: %.2f\n", ratios.size(),
-                std::exp(log_sum / static_cast<double>(ratios.size())));
+    std::printf(
+        "\ngeometric mean over these %zu workloads: tlmc/oneDNN %.2f (model layout), %.2f (own "
+        "layouts)\n",
+        ratios.size(), geomean(ratios), geomean(own_ratios));
   if (!o.results.empty()) {
     std::ofstream f(o.results);
     f << "peak\t" << fixed(peak.gflops, 2) << "\n" << results;
@@ -758,16 +792,20 @@ int main(int argc, char** argv) {
       "tlmc time:\n"
       "above 1, tlmc is faster. max rel err = max|tlmc - oneDNN| / max|oneDNN|, same inputs and "
       "weights (must\n"
-      "be <= 1e-3). runs = timed runs, tlmc/oneDNN. round spread = slowest round's median / "
-      "fastest round's,\n"
-      "tlmc/oneDNN: well above 1, something else was using the machine during the rounds.\n"
-      "oneDNN chose its own layouts (format_tag::any, listed below); the reorders of the input and "
-      "the weights\n"
-      "into them and of the output back to plain NCHW / row-major are outside its timed region, "
-      "while tlmc\n"
-      "reads and writes plain row-major tensors in its timed run. Both run on warm caches (the "
-      "same inputs\n"
-      "every run). The machine is shared and noisy: compare ratios from one run. Load average at "
+      "be <= 1e-3, against both of oneDNN's results). runs = timed runs, tlmc/oneDNN/own. round "
+      "spread = slowest\n"
+      "round's median / fastest round's, tlmc/oneDNN/own: well above 1, something else was using "
+      "the machine.\n"
+      "oneDNN reads and writes the model's layout (plain NCHW / row-major, as tlmc does in its "
+      "timed run) with\n"
+      "its weights prepacked into the layout it prefers (format_tag::any); 'own layouts' lets it "
+      "choose the\n"
+      "activations' layout too (blocked channels), the reorders of the input into it and of the "
+      "output back\n"
+      "being outside its timed region. Implementations and layouts are listed below. All run on "
+      "warm caches\n"
+      "(the same inputs every run). The machine is shared and noisy: compare ratios from one run. "
+      "Load average at "
       "the end: %s.\n",
       load_average().c_str());
   for (const auto& n : notes) std::printf("%s\n", n.c_str());
