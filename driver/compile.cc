@@ -150,15 +150,25 @@ std::vector<scheduler::Decision> choose_schedule(const CompileOptions& o, const 
   return scheduler::default_schedule(d.lowered.program, o.target);
 }
 
+// Whether the graph has a convolution of group 1: -O0's reason to go channels-last. At -O0
+// that layout ran ResNet-50 2.8 times and MobileNetV2 3.0 times faster end to end than the
+// model's, and W3 and W4 alone (with their conversions) 1.1 times; a depthwise convolution
+// alone (W6) 4 times slower, its conversions costing more than it saves
+// (docs/design-notes.md).
+bool has_dense_convolution(const ir::Graph& g) {
+  return std::any_of(g.nodes.begin(), g.nodes.end(),
+                     [](const ir::Node& n) { return n.op == "Conv" && n.attr_int("group") == 1; });
+}
+
 // The layout plan the model is built in: the one of least latency by the tuning records
 // (occurrences times each subgraph's best record), among the plans whose every subgraph
-// has a record; else the model's layout (plan 0), -O0's choice. A random schedule draws it.
+// has a record; else `fallback`, -O0's choice. A random schedule draws it.
 size_t choose_plan(const CompileOptions& o, const std::vector<LayoutPlan>& plans,
                    const std::vector<Distinct>& distinct,
-                   const std::vector<std::optional<BestRecord>>& best) {
+                   const std::vector<std::optional<BestRecord>>& best, size_t fallback) {
   if (o.random_schedule_seed >= 0)
     return static_cast<size_t>(o.random_schedule_seed) % plans.size();
-  size_t chosen = 0;
+  size_t chosen = fallback;
   double chosen_latency = -1;
   for (size_t p = 0; p < plans.size(); ++p) {
     double latency = 0;
@@ -251,7 +261,8 @@ CompiledModel compile_model(const CompileOptions& o) {
 
   // The activation layouts the model may run in: the model's own, and, when it has
   // convolutions or pools, channels-last between them (on a vector target, unless the
-  // user asked for one). -O3 tunes the subgraphs of all; the records decide (choose_plan).
+  // user asked for one). -O3 tunes the subgraphs of all; the records decide (choose_plan),
+  // else -O0's rule: channels-last when there is a dense convolution.
   std::vector<LayoutPlan> plans;
   if (o.activation_layout != ActivationLayout::ChannelsLast)
     plans.push_back(LayoutPlan{"model layout", graph, {}, {}});
@@ -301,7 +312,8 @@ CompiledModel compile_model(const CompileOptions& o) {
   }
   const scheduler::TuningDb db = scheduler::TuningDb::open(o.tuning_db, false);
   const std::vector<std::optional<BestRecord>> best = best_records(o, db, distinct);
-  const LayoutPlan& plan = plans[choose_plan(o, plans, distinct, best)];
+  const size_t rule = has_dense_convolution(graph) ? plans.size() - 1 : 0;
+  const LayoutPlan& plan = plans[choose_plan(o, plans, distinct, best, rule)];
   if (dump && wants(o, "graph") && plan.name != "model layout") *dump << ir::graph_str(plan.graph);
 
   // The chosen plan's distinct subgraphs, numbered as they first occur, are its kernels.

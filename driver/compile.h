@@ -17,7 +17,8 @@ namespace tlmc::driver {
 // The activation layout between subgraphs (--activation-layout).
 enum class ActivationLayout {
   Auto,          // -O3 tunes both and builds the faster; other levels follow the records,
-                 // else keep the model's layout
+                 // else channels-last on a vector target when the model has a
+                 // convolution of group 1
   Model,         // the model's layout throughout (only its subgraphs are tuned)
   ChannelsLast,  // convolutions and pools channels-last between conversions
 };

@@ -94,8 +94,9 @@ int run(int argc, char** argv) {
          "-O3: evolutionary (guided by a learned cost model) | random (uniform sampling)");
   option("activation-layout", po::value<std::string>()->default_value("auto"),
          "the layout of activations between subgraphs: auto (-O3 tunes both and builds the "
-         "faster; otherwise the records decide, else the model's) | model | channels-last "
-         "(convolutions and pools in [N, spatial..., C], converted at the graph's boundary)");
+         "faster; otherwise the records decide, else channels-last where the model has a "
+         "convolution of group 1) | model | channels-last (convolutions and pools in [N, "
+         "spatial..., C], converted at the graph's boundary)");
   option("input-shape", po::value<std::vector<std::string>>()->composing(),
          "NAME=1x3x224x224: the shape of an ONNX input with symbolic dimensions (repeatable)");
   option("threads", po::value<int>()->default_value(0),

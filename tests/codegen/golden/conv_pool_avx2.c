@@ -125,21 +125,60 @@ TLMC_HELPER tlmc_vf4 tlmc_vsigmoid4(tlmc_vf4 x) {
   return r;
 }
 
-/* kernel 0: workload 41b89f3b9a14f078; schedule:
+/* kernel 0: workload 39613dc48abf76a9; schedule:
+ *   split 0 [1, 1]
+ *   split 0 [3, 1]
+ *   split 0 [5, 2]
+ *   reorder 0 [0, 1, 3, 5, 2, 4, 6]
+ *   fuse 0 [0, 4]
+ *   parallel 0 [0]
+ *   vectorize 0 [3]
+ */
+struct conv_pool_k0_par0_ctx {
+  const float* b0;
+  float* b1;
+};
+
+static void conv_pool_k0_par0(void* ctx_, int64_t begin, int64_t end) {
+  const struct conv_pool_k0_par0_ctx* ctx = (const struct conv_pool_k0_par0_ctx*)ctx_;
+  const float* restrict b0 = ctx->b0;
+  float* restrict b1 = ctx->b1;
+  for (int64_t v14 = begin; v14 < end; ++v14) {
+    {
+      const int64_t v9 = 0;
+      {
+        const int64_t v11 = 0;
+        for (int64_t v13 = 0; v13 < 2; ++v13) {
+          b1[(((((((v14 / 6) % 6) + v9) * 6) + ((v14 % 6) + v11)) * 2) + v13)] = b0[((((v13 * 6) + (((v14 / 6) % 6) + v9)) * 6) + ((v14 % 6) + v11))];
+        }
+      }
+    }
+  }
+}
+
+static void conv_pool_k0(const float* restrict b0, float* restrict b1, char* restrict scratch) {
+  (void)scratch;
+  {
+    struct conv_pool_k0_par0_ctx ctx = {b0, b1};
+    conv_pool_rt_parallel_for(36, conv_pool_k0_par0, &ctx);
+  }
+}
+
+/* kernel 1: workload 783815689409a72e; schedule:
  *   cache_write 1 []
- *   split 2 [1, 1, 4]
- *   split 2 [4, 1, 1]
- *   split 2 [7, 1, 6]
+ *   split 2 [1, 1, 1]
+ *   split 2 [4, 1, 6]
+ *   split 2 [7, 1, 4]
  *   reorder 2 [0, 1, 4, 7, 2, 5, 8, 3, 6, 9]
  *   fuse 2 [0, 4]
  *   parallel 2 [0]
  *   compute_at 1 2 [0]
- *   split 1 [1, 4]
- *   split 1 [4, 6]
+ *   split 1 [2, 6]
+ *   split 1 [4, 4]
  *   split 1 [6, 1]
  *   split 1 [8, 1]
  *   split 1 [10, 1]
- *   reorder 1 [0, 3, 6, 8, 10, 1, 4, 7, 9, 11, 2, 5]
+ *   reorder 1 [0, 1, 6, 8, 10, 2, 4, 7, 9, 11, 3, 5]
  *   vectorize 1 [11]
  *   unroll 1 [10]
  *   pack 1 [1]
@@ -148,31 +187,30 @@ TLMC_HELPER tlmc_vf4 tlmc_vsigmoid4(tlmc_vf4 x) {
  *   parallel 0 [0]
  *   vectorize 0 [1]
  */
-struct conv_pool_k0_par0_ctx {
+struct conv_pool_k1_par0_ctx {
   const float* b0;
   float* b3;
 };
 
-static void conv_pool_k0_par0(void* ctx_, int64_t begin, int64_t end) {
-  const struct conv_pool_k0_par0_ctx* ctx = (const struct conv_pool_k0_par0_ctx*)ctx_;
+static void conv_pool_k1_par0(void* ctx_, int64_t begin, int64_t end) {
+  const struct conv_pool_k1_par0_ctx* ctx = (const struct conv_pool_k1_par0_ctx*)ctx_;
   const float* restrict b0 = ctx->b0;
   float* restrict b3 = ctx->b3;
   for (int64_t v46 = begin; v46 < end; ++v46) {
-    {
-      const int64_t v14 = 0;
-      tlmc_vstore8(&b3[((((((v46 / 8) % 2) * 8) + (v46 % 8)) * 8) + v14)], ((tlmc_vf8){((((0 <= ((v46 % 8) - 1)) && (((v46 % 8) - 1) < 6)) && ((0 <= (v14 - 1)) && ((v14 - 1) < 6))) ? b0[((((((v46 / 8) % 2) * 6) + ((v46 % 8) - 1)) * 6) + (v14 - 1))] : 0.0f), ((((0 <= ((v46 % 8) - 1)) && (((v46 % 8) - 1) < 6)) && ((0 <= v14) && (v14 < 6))) ? b0[((((((v46 / 8) % 2) * 6) + ((v46 % 8) - 1)) * 6) + v14)] : 0.0f), ((((0 <= ((v46 % 8) - 1)) && (((v46 % 8) - 1) < 6)) && ((0 <= ((v14 + 2) - 1)) && (((v14 + 2) - 1) < 6))) ? b0[((((((v46 / 8) % 2) * 6) + ((v46 % 8) - 1)) * 6) + ((v14 + 2) - 1))] : 0.0f), ((((0 <= ((v46 % 8) - 1)) && (((v46 % 8) - 1) < 6)) && ((0 <= ((v14 + 3) - 1)) && (((v14 + 3) - 1) < 6))) ? b0[((((((v46 / 8) % 2) * 6) + ((v46 % 8) - 1)) * 6) + ((v14 + 3) - 1))] : 0.0f), ((((0 <= ((v46 % 8) - 1)) && (((v46 % 8) - 1) < 6)) && ((0 <= ((v14 + 4) - 1)) && (((v14 + 4) - 1) < 6))) ? b0[((((((v46 / 8) % 2) * 6) + ((v46 % 8) - 1)) * 6) + ((v14 + 4) - 1))] : 0.0f), ((((0 <= ((v46 % 8) - 1)) && (((v46 % 8) - 1) < 6)) && ((0 <= ((v14 + 5) - 1)) && (((v14 + 5) - 1) < 6))) ? b0[((((((v46 / 8) % 2) * 6) + ((v46 % 8) - 1)) * 6) + ((v14 + 5) - 1))] : 0.0f), ((((0 <= ((v46 % 8) - 1)) && (((v46 % 8) - 1) < 6)) && ((0 <= ((v14 + 6) - 1)) && (((v14 + 6) - 1) < 6))) ? b0[((((((v46 / 8) % 2) * 6) + ((v46 % 8) - 1)) * 6) + ((v14 + 6) - 1))] : 0.0f), ((((0 <= ((v46 % 8) - 1)) && (((v46 % 8) - 1) < 6)) && ((0 <= ((v14 + 7) - 1)) && (((v14 + 7) - 1) < 6))) ? b0[((((((v46 / 8) % 2) * 6) + ((v46 % 8) - 1)) * 6) + ((v14 + 7) - 1))] : 0.0f)}));
+    for (int64_t v14 = 0; v14 < 2; ++v14) {
+      b3[((((((v46 / 8) % 8) * 8) + (v46 % 8)) * 2) + v14)] = ((((0 <= (((v46 / 8) % 8) - 1)) && ((((v46 / 8) % 8) - 1) < 6)) && ((0 <= ((v46 % 8) - 1)) && (((v46 % 8) - 1) < 6))) ? b0[(((((((v46 / 8) % 8) - 1) * 6) + ((v46 % 8) - 1)) * 2) + v14)] : 0.0f);
     }
   }
 }
 
-struct conv_pool_k0_par1_ctx {
+struct conv_pool_k1_par1_ctx {
   const float* b1;
   float* b2;
   float* b3;
 };
 
-static void conv_pool_k0_par1(void* ctx_, int64_t begin, int64_t end) {
-  const struct conv_pool_k0_par1_ctx* ctx = (const struct conv_pool_k0_par1_ctx*)ctx_;
+static void conv_pool_k1_par1(void* ctx_, int64_t begin, int64_t end) {
+  const struct conv_pool_k1_par1_ctx* ctx = (const struct conv_pool_k1_par1_ctx*)ctx_;
   const float* restrict b1 = ctx->b1;
   float* restrict b2 = ctx->b2;
   float* restrict b3 = ctx->b3;
@@ -182,7 +220,7 @@ static void conv_pool_k0_par1(void* ctx_, int64_t begin, int64_t end) {
       {
         const int64_t v15 = 0;
         {
-          const int64_t v17 = 0;
+          const int64_t v16 = 0;
           {
             const int64_t v36 = 0;
             {
@@ -191,40 +229,42 @@ static void conv_pool_k0_par1(void* ctx_, int64_t begin, int64_t end) {
                 const int64_t v37 = 0;
                 {
                   const int64_t v39 = 0;
-                  tlmc_vstore4(&b4[(((((v15 * 4) + ((v36 * 4) + v37)) + v17) * 6) + ((v38 * 6) + v39))], tlmc_vsplat4(0.0f));
-                }
-                for (int64_t v39 = 4; v39 < 6; ++v39) {
-                  b4[(((((v15 * 4) + ((v36 * 4) + v37)) + v17) * 6) + ((v38 * 6) + v39))] = 0.0f;
+                  tlmc_vstore4(&b4[(((((v15 + v16) * 6) + ((v36 * 6) + v37)) * 4) + ((v38 * 4) + v39))], tlmc_vsplat4(0.0f));
                 }
               }
               {
                 const int64_t v37 = 1;
                 {
                   const int64_t v39 = 0;
-                  tlmc_vstore4(&b4[(((((v15 * 4) + ((v36 * 4) + v37)) + v17) * 6) + ((v38 * 6) + v39))], tlmc_vsplat4(0.0f));
-                }
-                for (int64_t v39 = 4; v39 < 6; ++v39) {
-                  b4[(((((v15 * 4) + ((v36 * 4) + v37)) + v17) * 6) + ((v38 * 6) + v39))] = 0.0f;
+                  tlmc_vstore4(&b4[(((((v15 + v16) * 6) + ((v36 * 6) + v37)) * 4) + ((v38 * 4) + v39))], tlmc_vsplat4(0.0f));
                 }
               }
               {
                 const int64_t v37 = 2;
                 {
                   const int64_t v39 = 0;
-                  tlmc_vstore4(&b4[(((((v15 * 4) + ((v36 * 4) + v37)) + v17) * 6) + ((v38 * 6) + v39))], tlmc_vsplat4(0.0f));
-                }
-                for (int64_t v39 = 4; v39 < 6; ++v39) {
-                  b4[(((((v15 * 4) + ((v36 * 4) + v37)) + v17) * 6) + ((v38 * 6) + v39))] = 0.0f;
+                  tlmc_vstore4(&b4[(((((v15 + v16) * 6) + ((v36 * 6) + v37)) * 4) + ((v38 * 4) + v39))], tlmc_vsplat4(0.0f));
                 }
               }
               {
                 const int64_t v37 = 3;
                 {
                   const int64_t v39 = 0;
-                  tlmc_vstore4(&b4[(((((v15 * 4) + ((v36 * 4) + v37)) + v17) * 6) + ((v38 * 6) + v39))], tlmc_vsplat4(0.0f));
+                  tlmc_vstore4(&b4[(((((v15 + v16) * 6) + ((v36 * 6) + v37)) * 4) + ((v38 * 4) + v39))], tlmc_vsplat4(0.0f));
                 }
-                for (int64_t v39 = 4; v39 < 6; ++v39) {
-                  b4[(((((v15 * 4) + ((v36 * 4) + v37)) + v17) * 6) + ((v38 * 6) + v39))] = 0.0f;
+              }
+              {
+                const int64_t v37 = 4;
+                {
+                  const int64_t v39 = 0;
+                  tlmc_vstore4(&b4[(((((v15 + v16) * 6) + ((v36 * 6) + v37)) * 4) + ((v38 * 4) + v39))], tlmc_vsplat4(0.0f));
+                }
+              }
+              {
+                const int64_t v37 = 5;
+                {
+                  const int64_t v39 = 0;
+                  tlmc_vstore4(&b4[(((((v15 + v16) * 6) + ((v36 * 6) + v37)) * 4) + ((v38 * 4) + v39))], tlmc_vsplat4(0.0f));
                 }
               }
             }
@@ -234,7 +274,7 @@ static void conv_pool_k0_par1(void* ctx_, int64_t begin, int64_t end) {
       {
         const int64_t v15 = 0;
         {
-          const int64_t v17 = 0;
+          const int64_t v16 = 0;
           for (int64_t v40 = 0; v40 < 2; ++v40) {
             for (int64_t v42 = 0; v42 < 3; ++v42) {
               for (int64_t v44 = 0; v44 < 3; ++v44) {
@@ -252,40 +292,42 @@ static void conv_pool_k0_par1(void* ctx_, int64_t begin, int64_t end) {
                             const int64_t v37 = 0;
                             {
                               const int64_t v39 = 0;
-                              tlmc_vstore4(&b4[(((((v15 * 4) + ((v36 * 4) + v37)) + v17) * 6) + ((v38 * 6) + v39))], (tlmc_vload4(&b4[(((((v15 * 4) + ((v36 * 4) + v37)) + v17) * 6) + ((v38 * 6) + v39))]) + (tlmc_vload4(&b3[((((((v15 * 2) + (v40 + v41)) * 8) + (((v35 % 6) + v17) + (v42 + v43))) * 8) + (((v38 * 6) + v39) + (v44 + v45)))]) * tlmc_vsplat4(b1[((((v40 * 36) + (v42 * 12)) + (v44 * 4)) + v37)]))));
-                            }
-                            for (int64_t v39 = 4; v39 < 6; ++v39) {
-                              b4[(((((v15 * 4) + ((v36 * 4) + v37)) + v17) * 6) + ((v38 * 6) + v39))] = (b4[(((((v15 * 4) + ((v36 * 4) + v37)) + v17) * 6) + ((v38 * 6) + v39))] + (b3[((((((v15 * 2) + (v40 + v41)) * 8) + (((v35 % 6) + v17) + (v42 + v43))) * 8) + (((v38 * 6) + v39) + (v44 + v45)))] * b1[((((v40 * 36) + (v42 * 12)) + (v44 * 4)) + v37)]));
+                              tlmc_vstore4(&b4[(((((v15 + v16) * 6) + ((v36 * 6) + v37)) * 4) + ((v38 * 4) + v39))], (tlmc_vload4(&b4[(((((v15 + v16) * 6) + ((v36 * 6) + v37)) * 4) + ((v38 * 4) + v39))]) + (tlmc_vsplat4(b3[((((((v15 * 8) + (((v35 % 6) + v16) + (v42 + v43))) * 8) + (((v36 * 6) + v37) + (v44 + v45))) * 2) + (v40 + v41))]) * tlmc_vload4(&b1[((((v40 * 36) + (v42 * 12)) + (v44 * 4)) + v39)]))));
                             }
                           }
                           {
                             const int64_t v37 = 1;
                             {
                               const int64_t v39 = 0;
-                              tlmc_vstore4(&b4[(((((v15 * 4) + ((v36 * 4) + v37)) + v17) * 6) + ((v38 * 6) + v39))], (tlmc_vload4(&b4[(((((v15 * 4) + ((v36 * 4) + v37)) + v17) * 6) + ((v38 * 6) + v39))]) + (tlmc_vload4(&b3[((((((v15 * 2) + (v40 + v41)) * 8) + (((v35 % 6) + v17) + (v42 + v43))) * 8) + (((v38 * 6) + v39) + (v44 + v45)))]) * tlmc_vsplat4(b1[((((v40 * 36) + (v42 * 12)) + (v44 * 4)) + v37)]))));
-                            }
-                            for (int64_t v39 = 4; v39 < 6; ++v39) {
-                              b4[(((((v15 * 4) + ((v36 * 4) + v37)) + v17) * 6) + ((v38 * 6) + v39))] = (b4[(((((v15 * 4) + ((v36 * 4) + v37)) + v17) * 6) + ((v38 * 6) + v39))] + (b3[((((((v15 * 2) + (v40 + v41)) * 8) + (((v35 % 6) + v17) + (v42 + v43))) * 8) + (((v38 * 6) + v39) + (v44 + v45)))] * b1[((((v40 * 36) + (v42 * 12)) + (v44 * 4)) + v37)]));
+                              tlmc_vstore4(&b4[(((((v15 + v16) * 6) + ((v36 * 6) + v37)) * 4) + ((v38 * 4) + v39))], (tlmc_vload4(&b4[(((((v15 + v16) * 6) + ((v36 * 6) + v37)) * 4) + ((v38 * 4) + v39))]) + (tlmc_vsplat4(b3[((((((v15 * 8) + (((v35 % 6) + v16) + (v42 + v43))) * 8) + (((v36 * 6) + v37) + (v44 + v45))) * 2) + (v40 + v41))]) * tlmc_vload4(&b1[((((v40 * 36) + (v42 * 12)) + (v44 * 4)) + v39)]))));
                             }
                           }
                           {
                             const int64_t v37 = 2;
                             {
                               const int64_t v39 = 0;
-                              tlmc_vstore4(&b4[(((((v15 * 4) + ((v36 * 4) + v37)) + v17) * 6) + ((v38 * 6) + v39))], (tlmc_vload4(&b4[(((((v15 * 4) + ((v36 * 4) + v37)) + v17) * 6) + ((v38 * 6) + v39))]) + (tlmc_vload4(&b3[((((((v15 * 2) + (v40 + v41)) * 8) + (((v35 % 6) + v17) + (v42 + v43))) * 8) + (((v38 * 6) + v39) + (v44 + v45)))]) * tlmc_vsplat4(b1[((((v40 * 36) + (v42 * 12)) + (v44 * 4)) + v37)]))));
-                            }
-                            for (int64_t v39 = 4; v39 < 6; ++v39) {
-                              b4[(((((v15 * 4) + ((v36 * 4) + v37)) + v17) * 6) + ((v38 * 6) + v39))] = (b4[(((((v15 * 4) + ((v36 * 4) + v37)) + v17) * 6) + ((v38 * 6) + v39))] + (b3[((((((v15 * 2) + (v40 + v41)) * 8) + (((v35 % 6) + v17) + (v42 + v43))) * 8) + (((v38 * 6) + v39) + (v44 + v45)))] * b1[((((v40 * 36) + (v42 * 12)) + (v44 * 4)) + v37)]));
+                              tlmc_vstore4(&b4[(((((v15 + v16) * 6) + ((v36 * 6) + v37)) * 4) + ((v38 * 4) + v39))], (tlmc_vload4(&b4[(((((v15 + v16) * 6) + ((v36 * 6) + v37)) * 4) + ((v38 * 4) + v39))]) + (tlmc_vsplat4(b3[((((((v15 * 8) + (((v35 % 6) + v16) + (v42 + v43))) * 8) + (((v36 * 6) + v37) + (v44 + v45))) * 2) + (v40 + v41))]) * tlmc_vload4(&b1[((((v40 * 36) + (v42 * 12)) + (v44 * 4)) + v39)]))));
                             }
                           }
                           {
                             const int64_t v37 = 3;
                             {
                               const int64_t v39 = 0;
-                              tlmc_vstore4(&b4[(((((v15 * 4) + ((v36 * 4) + v37)) + v17) * 6) + ((v38 * 6) + v39))], (tlmc_vload4(&b4[(((((v15 * 4) + ((v36 * 4) + v37)) + v17) * 6) + ((v38 * 6) + v39))]) + (tlmc_vload4(&b3[((((((v15 * 2) + (v40 + v41)) * 8) + (((v35 % 6) + v17) + (v42 + v43))) * 8) + (((v38 * 6) + v39) + (v44 + v45)))]) * tlmc_vsplat4(b1[((((v40 * 36) + (v42 * 12)) + (v44 * 4)) + v37)]))));
+                              tlmc_vstore4(&b4[(((((v15 + v16) * 6) + ((v36 * 6) + v37)) * 4) + ((v38 * 4) + v39))], (tlmc_vload4(&b4[(((((v15 + v16) * 6) + ((v36 * 6) + v37)) * 4) + ((v38 * 4) + v39))]) + (tlmc_vsplat4(b3[((((((v15 * 8) + (((v35 % 6) + v16) + (v42 + v43))) * 8) + (((v36 * 6) + v37) + (v44 + v45))) * 2) + (v40 + v41))]) * tlmc_vload4(&b1[((((v40 * 36) + (v42 * 12)) + (v44 * 4)) + v39)]))));
                             }
-                            for (int64_t v39 = 4; v39 < 6; ++v39) {
-                              b4[(((((v15 * 4) + ((v36 * 4) + v37)) + v17) * 6) + ((v38 * 6) + v39))] = (b4[(((((v15 * 4) + ((v36 * 4) + v37)) + v17) * 6) + ((v38 * 6) + v39))] + (b3[((((((v15 * 2) + (v40 + v41)) * 8) + (((v35 % 6) + v17) + (v42 + v43))) * 8) + (((v38 * 6) + v39) + (v44 + v45)))] * b1[((((v40 * 36) + (v42 * 12)) + (v44 * 4)) + v37)]));
+                          }
+                          {
+                            const int64_t v37 = 4;
+                            {
+                              const int64_t v39 = 0;
+                              tlmc_vstore4(&b4[(((((v15 + v16) * 6) + ((v36 * 6) + v37)) * 4) + ((v38 * 4) + v39))], (tlmc_vload4(&b4[(((((v15 + v16) * 6) + ((v36 * 6) + v37)) * 4) + ((v38 * 4) + v39))]) + (tlmc_vsplat4(b3[((((((v15 * 8) + (((v35 % 6) + v16) + (v42 + v43))) * 8) + (((v36 * 6) + v37) + (v44 + v45))) * 2) + (v40 + v41))]) * tlmc_vload4(&b1[((((v40 * 36) + (v42 * 12)) + (v44 * 4)) + v39)]))));
+                            }
+                          }
+                          {
+                            const int64_t v37 = 5;
+                            {
+                              const int64_t v39 = 0;
+                              tlmc_vstore4(&b4[(((((v15 + v16) * 6) + ((v36 * 6) + v37)) * 4) + ((v38 * 4) + v39))], (tlmc_vload4(&b4[(((((v15 + v16) * 6) + ((v36 * 6) + v37)) * 4) + ((v38 * 4) + v39))]) + (tlmc_vsplat4(b3[((((((v15 * 8) + (((v35 % 6) + v16) + (v42 + v43))) * 8) + (((v36 * 6) + v37) + (v44 + v45))) * 2) + (v40 + v41))]) * tlmc_vload4(&b1[((((v40 * 36) + (v42 * 12)) + (v44 * 4)) + v39)]))));
                             }
                           }
                         }
@@ -304,15 +346,12 @@ static void conv_pool_k0_par1(void* ctx_, int64_t begin, int64_t end) {
           const int64_t v30 = 0;
           {
             const int64_t v33 = 0;
-            for (int64_t v28 = 0; v28 < 4; ++v28) {
-              {
-                const int64_t v31 = 0;
+            {
+              const int64_t v28 = 0;
+              for (int64_t v31 = 0; v31 < 6; ++v31) {
                 {
                   const int64_t v34 = 0;
-                  tlmc_vstore4(&b2[((((((v27 * 4) + v28) * 6) + (((v35 % 6) + v30) + v31)) * 6) + ((v33 * 6) + v34))], tlmc_vload4(&b4[(((((v27 * 4) + v28) + ((((v35 % 6) + v30) + v31) - (v35 % 6))) * 6) + ((v33 * 6) + v34))]));
-                }
-                for (int64_t v34 = 4; v34 < 6; ++v34) {
-                  b2[((((((v27 * 4) + v28) * 6) + (((v35 % 6) + v30) + v31)) * 6) + ((v33 * 6) + v34))] = b4[(((((v27 * 4) + v28) + ((((v35 % 6) + v30) + v31) - (v35 % 6))) * 6) + ((v33 * 6) + v34))];
+                  tlmc_vstore4(&b2[(((((((v35 % 6) + v27) + v28) * 6) + ((v30 * 6) + v31)) * 4) + ((v33 * 4) + v34))], tlmc_vload4(&b4[((((((((v35 % 6) + v27) + v28) - (v35 % 6)) * 6) + ((v30 * 6) + v31)) * 4) + ((v33 * 4) + v34))]));
                 }
               }
             }
@@ -323,58 +362,76 @@ static void conv_pool_k0_par1(void* ctx_, int64_t begin, int64_t end) {
   }
 }
 
-static void conv_pool_k0(const float* restrict b0, const float* restrict b1, float* restrict b2, char* restrict scratch) {
+static void conv_pool_k1(const float* restrict b0, const float* restrict b1, float* restrict b2, char* restrict scratch) {
   (void)scratch;
   float* restrict b3 = (float*)(scratch + 0);
   {
-    struct conv_pool_k0_par0_ctx ctx = {b0, b3};
-    conv_pool_rt_parallel_for(16, conv_pool_k0_par0, &ctx);
+    struct conv_pool_k1_par0_ctx ctx = {b0, b3};
+    conv_pool_rt_parallel_for(64, conv_pool_k1_par0, &ctx);
   }
   {
-    struct conv_pool_k0_par1_ctx ctx = {b1, b2, b3};
-    conv_pool_rt_parallel_for(6, conv_pool_k0_par1, &ctx);
+    struct conv_pool_k1_par1_ctx ctx = {b1, b2, b3};
+    conv_pool_rt_parallel_for(6, conv_pool_k1_par1, &ctx);
   }
 }
 
-/* kernel 1: workload a055ce176d7fce00; schedule:
+/* kernel 2: workload bb1790fc6088ce36; schedule:
  *   cache_write 0 []
  *   split 1 [1, 1, 1]
  *   split 1 [4, 1, 3]
- *   split 1 [7, 1, 3]
+ *   split 1 [7, 1, 4]
  *   reorder 1 [0, 1, 4, 7, 2, 5, 8, 3, 6, 9]
  *   fuse 1 [0, 4]
  *   parallel 1 [0]
  *   compute_at 0 1 [0]
- *   split 0 [2, 1]
- *   split 0 [4, 1]
- *   split 0 [6, 2]
- *   split 0 [8, 2]
+ *   split 0 [2, 3]
+ *   split 0 [4, 4]
+ *   split 0 [6, 1]
+ *   split 0 [8, 1]
  *   reorder 0 [0, 1, 6, 8, 2, 4, 7, 9, 3, 5]
+ *   vectorize 0 [9]
+ *   unroll 0 [8]
  *   vectorize 1 [6]
  */
-struct conv_pool_k1_par0_ctx {
+struct conv_pool_k2_par0_ctx {
   const float* b0;
   float* b1;
 };
 
-static void conv_pool_k1_par0(void* ctx_, int64_t begin, int64_t end) {
-  const struct conv_pool_k1_par0_ctx* ctx = (const struct conv_pool_k1_par0_ctx*)ctx_;
+static void conv_pool_k2_par0(void* ctx_, int64_t begin, int64_t end) {
+  const struct conv_pool_k2_par0_ctx* ctx = (const struct conv_pool_k2_par0_ctx*)ctx_;
   const float* restrict b0 = ctx->b0;
   float* restrict b1 = ctx->b1;
   for (int64_t v25 = begin; v25 < end; ++v25) {
     {
-      float b2[9] __attribute__((aligned(64)));
+      float b2[12] __attribute__((aligned(64)));
       {
         const int64_t v6 = 0;
         {
           const int64_t v7 = 0;
-          for (int64_t v26 = 0; v26 < 3; ++v26) {
-            for (int64_t v28 = 0; v28 < 3; ++v28) {
+          {
+            const int64_t v26 = 0;
+            {
+              const int64_t v28 = 0;
               {
                 const int64_t v27 = 0;
                 {
                   const int64_t v29 = 0;
-                  b2[(((((v6 + v7) * 3) + (v26 + v27)) * 3) + (v28 + v29))] = (-INFINITY);
+                  tlmc_vstore4(&b2[(((((v6 + v7) * 3) + ((v26 * 3) + v27)) * 4) + ((v28 * 4) + v29))], tlmc_vsplat4((-INFINITY)));
+                }
+              }
+              {
+                const int64_t v27 = 1;
+                {
+                  const int64_t v29 = 0;
+                  tlmc_vstore4(&b2[(((((v6 + v7) * 3) + ((v26 * 3) + v27)) * 4) + ((v28 * 4) + v29))], tlmc_vsplat4((-INFINITY)));
+                }
+              }
+              {
+                const int64_t v27 = 2;
+                {
+                  const int64_t v29 = 0;
+                  tlmc_vstore4(&b2[(((((v6 + v7) * 3) + ((v26 * 3) + v27)) * 4) + ((v28 * 4) + v29))], tlmc_vsplat4((-INFINITY)));
                 }
               }
             }
@@ -385,19 +442,35 @@ static void conv_pool_k1_par0(void* ctx_, int64_t begin, int64_t end) {
         const int64_t v6 = 0;
         {
           const int64_t v7 = 0;
-          {
-            const int64_t v30 = 0;
-            {
-              const int64_t v32 = 0;
-              for (int64_t v26 = 0; v26 < 3; ++v26) {
-                for (int64_t v28 = 0; v28 < 3; ++v28) {
-                  for (int64_t v31 = 0; v31 < 2; ++v31) {
-                    for (int64_t v33 = 0; v33 < 2; ++v33) {
+          for (int64_t v30 = 0; v30 < 2; ++v30) {
+            for (int64_t v32 = 0; v32 < 2; ++v32) {
+              {
+                const int64_t v26 = 0;
+                {
+                  const int64_t v28 = 0;
+                  {
+                    const int64_t v31 = 0;
+                    {
+                      const int64_t v33 = 0;
                       {
                         const int64_t v27 = 0;
                         {
                           const int64_t v29 = 0;
-                          b2[(((((v6 + v7) * 3) + (v26 + v27)) * 3) + (v28 + v29))] = tlmc_fmaxf(b2[(((((v6 + v7) * 3) + (v26 + v27)) * 3) + (v28 + v29))], b0[((((((v6 * 4) + ((v25 % 4) + v7)) * 6) + (((v26 + v27) * 2) + ((v30 * 2) + v31))) * 6) + (((v28 + v29) * 2) + ((v32 * 2) + v33)))]);
+                          tlmc_vstore4(&b2[(((((v6 + v7) * 3) + ((v26 * 3) + v27)) * 4) + ((v28 * 4) + v29))], tlmc_vmax4(tlmc_vload4(&b2[(((((v6 + v7) * 3) + ((v26 * 3) + v27)) * 4) + ((v28 * 4) + v29))]), tlmc_vload4(&b0[((((((v6 * 6) + ((((v25 % 3) + v7) * 2) + (v30 + v31))) * 6) + ((((v26 * 3) + v27) * 2) + (v32 + v33))) * 4) + ((v28 * 4) + v29))])));
+                        }
+                      }
+                      {
+                        const int64_t v27 = 1;
+                        {
+                          const int64_t v29 = 0;
+                          tlmc_vstore4(&b2[(((((v6 + v7) * 3) + ((v26 * 3) + v27)) * 4) + ((v28 * 4) + v29))], tlmc_vmax4(tlmc_vload4(&b2[(((((v6 + v7) * 3) + ((v26 * 3) + v27)) * 4) + ((v28 * 4) + v29))]), tlmc_vload4(&b0[((((((v6 * 6) + ((((v25 % 3) + v7) * 2) + (v30 + v31))) * 6) + ((((v26 * 3) + v27) * 2) + (v32 + v33))) * 4) + ((v28 * 4) + v29))])));
+                        }
+                      }
+                      {
+                        const int64_t v27 = 2;
+                        {
+                          const int64_t v29 = 0;
+                          tlmc_vstore4(&b2[(((((v6 + v7) * 3) + ((v26 * 3) + v27)) * 4) + ((v28 * 4) + v29))], tlmc_vmax4(tlmc_vload4(&b2[(((((v6 + v7) * 3) + ((v26 * 3) + v27)) * 4) + ((v28 * 4) + v29))]), tlmc_vload4(&b0[((((((v6 * 6) + ((((v25 % 3) + v7) * 2) + (v30 + v31))) * 6) + ((((v26 * 3) + v27) * 2) + (v32 + v33))) * 4) + ((v28 * 4) + v29))])));
                         }
                       }
                     }
@@ -417,8 +490,9 @@ static void conv_pool_k1_par0(void* ctx_, int64_t begin, int64_t end) {
             {
               const int64_t v18 = 0;
               for (int64_t v21 = 0; v21 < 3; ++v21) {
-                for (int64_t v24 = 0; v24 < 3; ++v24) {
-                  b1[(((((((v25 % 4) + v17) + v18) * 3) + ((v20 * 3) + v21)) * 3) + ((v23 * 3) + v24))] = b2[((((((((v25 % 4) + v17) + v18) - (v25 % 4)) * 3) + ((v20 * 3) + v21)) * 3) + ((v23 * 3) + v24))];
+                {
+                  const int64_t v24 = 0;
+                  tlmc_vstore4(&b1[(((((((v25 % 3) + v17) + v18) * 3) + ((v20 * 3) + v21)) * 4) + ((v23 * 4) + v24))], tlmc_vload4(&b2[((((((((v25 % 3) + v17) + v18) - (v25 % 3)) * 3) + ((v20 * 3) + v21)) * 4) + ((v23 * 4) + v24))]));
                 }
               }
             }
@@ -429,11 +503,50 @@ static void conv_pool_k1_par0(void* ctx_, int64_t begin, int64_t end) {
   }
 }
 
-static void conv_pool_k1(const float* restrict b0, float* restrict b1, char* restrict scratch) {
+static void conv_pool_k2(const float* restrict b0, float* restrict b1, char* restrict scratch) {
   (void)scratch;
   {
-    struct conv_pool_k1_par0_ctx ctx = {b0, b1};
-    conv_pool_rt_parallel_for(4, conv_pool_k1_par0, &ctx);
+    struct conv_pool_k2_par0_ctx ctx = {b0, b1};
+    conv_pool_rt_parallel_for(3, conv_pool_k2_par0, &ctx);
+  }
+}
+
+/* kernel 3: workload e043b8a13505094d; schedule:
+ *   split 0 [1, 1]
+ *   split 0 [3, 1]
+ *   split 0 [5, 3]
+ *   reorder 0 [0, 1, 3, 5, 2, 4, 6]
+ *   fuse 0 [0, 4]
+ *   parallel 0 [0]
+ *   vectorize 0 [3]
+ */
+struct conv_pool_k3_par0_ctx {
+  const float* b0;
+  float* b1;
+};
+
+static void conv_pool_k3_par0(void* ctx_, int64_t begin, int64_t end) {
+  const struct conv_pool_k3_par0_ctx* ctx = (const struct conv_pool_k3_par0_ctx*)ctx_;
+  const float* restrict b0 = ctx->b0;
+  float* restrict b1 = ctx->b1;
+  for (int64_t v14 = begin; v14 < end; ++v14) {
+    {
+      const int64_t v9 = 0;
+      {
+        const int64_t v11 = 0;
+        for (int64_t v13 = 0; v13 < 3; ++v13) {
+          b1[(((((((v14 / 3) % 4) + v9) * 3) + ((v14 % 3) + v11)) * 3) + v13)] = b0[((((((v14 % 3) + v11) * 3) + v13) * 4) + (((v14 / 3) % 4) + v9))];
+        }
+      }
+    }
+  }
+}
+
+static void conv_pool_k3(const float* restrict b0, float* restrict b1, char* restrict scratch) {
+  (void)scratch;
+  {
+    struct conv_pool_k3_par0_ctx ctx = {b0, b1};
+    conv_pool_rt_parallel_for(12, conv_pool_k3_par0, &ctx);
   }
 }
 
@@ -446,7 +559,7 @@ const conv_pool_tensor_info conv_pool_outputs[] = {
   {"y", "float32", 4, conv_pool_outputs_shape0, 144u},
 };
 
-size_t conv_pool_workspace_size(void) { return 1088u; }
+size_t conv_pool_workspace_size(void) { return 1408u; }
 
 void conv_pool_set_num_threads(int n) { conv_pool_rt_set_num_threads(n); }
 
@@ -458,9 +571,13 @@ int conv_pool_run(const void* const* inputs, void* const* outputs, void* workspa
   if (!outputs) return 1;
   if (!outputs[0]) return 1;
   if (!ws || ((uintptr_t)ws & 63u) != 0) return 2;
+  /* Transpose 'x.cl' */
+  conv_pool_k0((const float*)(void*)inputs[0], (float*)(void*)(ws + 1088), (char*)0);
   /* Conv */
-  conv_pool_k0((const float*)(void*)inputs[0], (const float*)(void*)(conv_pool_weights + 0), (float*)(void*)(ws + 0), ws + 576);
+  conv_pool_k1((const float*)(void*)(ws + 1088), (const float*)(void*)(conv_pool_weights + 0), (float*)(void*)(ws + 0), ws + 576);
   /* MaxPool */
-  conv_pool_k1((const float*)(void*)(ws + 0), (float*)outputs[0], (char*)0);
+  conv_pool_k2((const float*)(void*)(ws + 0), (float*)(void*)(ws + 576), (char*)0);
+  /* Transpose 'y' */
+  conv_pool_k3((const float*)(void*)(ws + 576), (float*)outputs[0], (char*)0);
   return 0;
 }
