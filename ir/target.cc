@@ -124,6 +124,7 @@ std::string Target::descriptor() const {
   os << "hw1 isa=" << isa_name(isa) << " vec=" << vector_bytes << " cores=" << cores
      << " l1d=" << l1_bytes / 1024 << "K l2=" << l2_bytes / 1024 << "K l3=" << l3_bytes / 1024
      << "K cpu=" << cpu;
+  if (cold_weights) os << " weights=cold";
   return os.str();
 }
 

@@ -20,6 +20,10 @@ struct Target {
   int64_t l3_bytes = 0;         // last-level cache, shared; 0 when there is none
   std::string cpu = "generic";  // "vendor-family-model" from cpuid; "generic" if not measured
   bool runs_here = false;       // the host executes this target's code: candidates can be measured
+  // Kernels are measured with their constant inputs (weights) out of the caches: a model
+  // whose weights exceed the cores' L2 caches reads them from memory in every run. Part of
+  // the descriptor (" weights=cold"): warm and cold times are never compared.
+  bool cold_weights = false;
 
   int vector_lanes(size_t element_bytes) const {
     return vector_bytes / static_cast<int>(element_bytes);
@@ -30,7 +34,8 @@ struct Target {
   std::string cc_flags() const;
   // The stable text form, part of every tuning record's key, so that a record measured on
   // one machine is never used for another ISA, core count, cache hierarchy or processor:
-  // "hw1 isa=avx512 vec=64 cores=2 l1d=48K l2=2048K l3=16384K cpu=intel-6-143".
+  // "hw1 isa=avx512 vec=64 cores=2 l1d=48K l2=2048K l3=16384K cpu=intel-6-143", then
+  // " weights=cold" when cold_weights.
   std::string descriptor() const;
 };
 

@@ -1,7 +1,6 @@
-// How a subgraph is lowered, decided before lowering: today, which of its convolutions in
-// the model's layout are computed channels-last. The same choice at every level, so that a
-// subgraph has one program and one workload key. (The activation layout between subgraphs
-// is a choice of the whole graph instead: scheduler/channels_last_activations.h.)
+// How a subgraph is lowered, decided before lowering and the same at every level (one
+// program, one workload key): which of its convolutions in the model's layout compute
+// channels-last inside. The layout between subgraphs: scheduler/channels_last_activations.h.
 #pragma once
 
 #include <vector>

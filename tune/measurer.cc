@@ -5,6 +5,9 @@
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 #include <algorithm>
 #include <atomic>
@@ -14,6 +17,7 @@
 #include <cstring>
 #include <memory>
 #include <thread>
+#include <utility>
 
 #include "codegen/emit_measurement.h"
 #include "ir/diagnostic.h"
@@ -140,6 +144,17 @@ std::string first_mismatch(const std::vector<reference::HostTensor>& got,
   return "";
 }
 
+// Writes back and evicts every cache line of [data, data + size) from every cache level.
+void flush_from_caches(const char* data, size_t size) {
+#if defined(__x86_64__)
+  for (size_t i = 0; i < size; i += 64) _mm_clflush(data + i);
+  if (size > 0) _mm_clflush(data + size - 1);
+  _mm_mfence();
+#else
+  (void)data, (void)size;
+#endif
+}
+
 // One candidate, inside the worker.
 Reply run_candidate(const MeasureTask& task, const MeasureOptions& options, int threads,
                     const std::string& object, int64_t scratch_bytes,
@@ -177,11 +192,27 @@ Reply run_candidate(const MeasureTask& task, const MeasureOptions& options, int 
     shutdown();
     return reply(MeasureStatus::WrongResult, 0, mismatch);
   }
-  // Warm: caches and the pool's threads. Then repeats of n runs lasting min_seconds each.
+  // Warm: caches and the pool's threads. Then repeats of n runs lasting min_seconds each;
+  // with cold weights, each run timed alone after the weights left the caches.
+  std::vector<std::pair<const char*, size_t>> weights;
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (task.program.tensor(task.program.inputs[i]).constant)
+      weights.emplace_back(reinterpret_cast<const char*>(inputs[i].bytes.data()),
+                           inputs[i].bytes.size());
   auto seconds_of = [&](int64_t n) {
-    const Clock::time_point t0 = Clock::now();
-    for (int64_t i = 0; i < n; ++i) run(params.data(), scratch.get());
-    return std::chrono::duration<double>(Clock::now() - t0).count() / static_cast<double>(n);
+    if (!options.cold_weights || weights.empty()) {
+      const Clock::time_point t0 = Clock::now();
+      for (int64_t i = 0; i < n; ++i) run(params.data(), scratch.get());
+      return std::chrono::duration<double>(Clock::now() - t0).count() / static_cast<double>(n);
+    }
+    double total = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      for (const auto& [data, size] : weights) flush_from_caches(data, size);
+      const Clock::time_point t0 = Clock::now();
+      run(params.data(), scratch.get());
+      total += std::chrono::duration<double>(Clock::now() - t0).count();
+    }
+    return total / static_cast<double>(n);
   };
   const double once = std::max(seconds_of(1), 1e-9);
   const int64_t n =

@@ -25,6 +25,9 @@ struct MeasureOptions {
   double min_seconds = 0.005;   // each timed repeat runs the kernel at least this long
   int repeats = 5;              // timed repeats; the time is their median
   double timeout_seconds = 10;  // one candidate's check and timing, compilation excluded
+  // Flush the constant inputs (weights) from the caches before every timed run, and time
+  // each run alone (ir::Target::cold_weights).
+  bool cold_weights = false;
 };
 
 struct MeasureResult {

@@ -100,6 +100,24 @@ TEST(Measurement, CrashesHangsAndWrongAnswersAreRecordedAndTheSearchGoesOn) {
   EXPECT_EQ(m.workers_started(), 3);
 }
 
+// With cold weights (the constant input b flushed from the caches before every timed run,
+// each run timed alone) a candidate is still checked, then timed.
+TEST(Measurement, ColdWeightsAreCheckedAndTimed) {
+  const MeasureTask task = matmul_task();
+  ASSERT_TRUE(task.program.tensor(task.program.inputs[1]).constant) << "b is a weight";
+  MeasureOptions o = quick();
+  o.cold_weights = true;
+  const ir::Target target = ir::host_target();
+  Measurer m(task, target, o);
+  for (uint64_t seed = 1; seed <= 3; ++seed) {
+    const MeasureResult r = m.measure(scheduler::random_schedule(task.program, target, seed));
+    EXPECT_EQ(r.status, MeasureStatus::Ok) << r.reason;
+    EXPECT_GT(r.seconds, 0);
+  }
+  EXPECT_EQ(m.measure_source(unit("memset(p[2], 0, 24 * 48 * 4);"), 0).status,
+            MeasureStatus::WrongResult);
+}
+
 TEST(Measurement, RandomSchedulesMeasureCorrect) {
   const MeasureTask task = matmul_task();
   const ir::Target target = ir::host_target();
