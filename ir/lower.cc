@@ -5,6 +5,7 @@
 #include <set>
 #include <utility>
 
+#include "ir/flat_spatial.h"
 #include "ir/lower_builder.h"
 #include "ir/op_schema.h"
 
@@ -82,6 +83,13 @@ Expr TeBuilder::broadcast_load(int te_id, const std::vector<Expr>& out) const {
 
 LoweredSubgraph lower_subgraph(const Graph& g, const std::vector<int>& node_ids,
                                const LoweringChoices& choices) {
+  if (choices.flat_spatial) {
+    const std::optional<Graph> flat = flatten_spatial(g, node_ids);
+    TLMC_ASSERT(flat, "spatial dimensions merged in a subgraph that is not pointwise");
+    LoweringChoices rest = choices;
+    rest.flat_spatial = false;
+    return lower_subgraph(*flat, node_ids, rest);
+  }
   LoweredSubgraph out;
   TeBuilder b(g, out.program, choices);
   std::set<int> inside(node_ids.begin(), node_ids.end());

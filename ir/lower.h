@@ -23,8 +23,11 @@ struct LoweringChoices {
   // Conv nodes (group 1) computed channels-last, into an [N, spatial..., M] tensor that
   // their epilogue writes out as [N, M, spatial...]: a tile vectorises over output channels.
   std::set<int> channels_last_convs;
+  // The subgraph is pointwise convolutions and their epilogue, lowered with the spatial
+  // dimensions merged into one (ir/flat_spatial.h): one long row to tile and vectorise.
+  bool flat_spatial = false;
   bool operator==(const LoweringChoices& o) const {
-    return channels_last_convs == o.channels_last_convs;
+    return channels_last_convs == o.channels_last_convs && flat_spatial == o.flat_spatial;
   }
 };
 

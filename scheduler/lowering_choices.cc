@@ -1,20 +1,37 @@
 #include "scheduler/lowering_choices.h"
 
+#include <algorithm>
+
+#include "ir/flat_spatial.h"
 #include "ir/shape_rules.h"
 
 namespace tlmc::scheduler {
+namespace {
+
+bool in_channels_last(const ir::Graph& g, const std::vector<int>& nodes) {
+  return std::any_of(nodes.begin(), nodes.end(), [&](int i) {
+    return ir::is_channels_last(g.nodes.at(static_cast<size_t>(i)));
+  });
+}
+
+}  // namespace
 
 ir::LoweringChoices lowering_choices(const ir::Graph& g, const std::vector<int>& nodes,
                                      const ir::Target& target) {
   ir::LoweringChoices rule;
+  std::optional<ir::Graph> flat = ir::flatten_spatial(g, nodes);
+  if (flat && in_channels_last(g, nodes)) flat.reset();
+  rule.flat_spatial = flat.has_value();
   if (target.isa == ir::Isa::Generic) return rule;
+  // The rows as they will be lowered: merged ones are long.
+  const ir::Graph& lowered = flat ? *flat : g;
   const int64_t lanes = target.vector_lanes(4);
   for (int i : nodes) {
-    const ir::Node& n = g.nodes.at(static_cast<size_t>(i));
+    const ir::Node& n = lowered.nodes.at(static_cast<size_t>(i));
     // A channels-last Conv (the graph's activation layout) is computed channels-last anyway.
     if (n.op != "Conv" || n.attr_int("group") != 1 || ir::is_channels_last(n)) continue;
-    const ir::Tensor& w = g.tensor(n.inputs[1]);
-    const ir::TensorType out = g.type(n.outputs[0]);
+    const ir::Tensor& w = lowered.tensor(n.inputs[1]);
+    const ir::TensorType out = lowered.type(n.outputs[0]);
     if (w.kind != ir::TensorKind::Weight || w.type.dtype != ir::DType::Float32 ||
         out.shape.size() < 3)
       continue;

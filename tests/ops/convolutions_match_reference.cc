@@ -112,6 +112,36 @@ outputs: [y, pointwise, strided]
 )");
 }
 
+// Pointwise convolutions and their epilogue see one merged spatial row in the model's
+// layout (scheduler/lowering_choices.h): residuals, operands over the whole image, groups,
+// three spatial dimensions, odd extents.
+TEST(Convolutions, PointwiseConvolutionsOverOneSpatialRow) {
+  expect_matches_reference(R"(
+tlmc: 1
+name: conv_pointwise
+inputs:
+  x: {shape: [2, 6, 9, 11]}
+  skip: {shape: [2, 10, 9, 11]}
+  x3: {shape: [1, 4, 3, 5, 7]}
+weights:
+  w: {shape: [10, 6, 1, 1], init: {uniform: [-0.5, 0.5]}}
+  b: {shape: [10], init: {uniform: [-1, 1]}}
+  image: {shape: [9, 11], init: {uniform: [-1, 1]}}
+  wg: {shape: [4, 3, 1, 1], init: {uniform: [-1, 1]}}
+  w3: {shape: [5, 4, 1, 1, 1], init: {uniform: [-1, 1]}}
+nodes:
+  - {op: Conv, inputs: [x, w, b], outputs: [c]}
+  - {op: Add, inputs: [c, skip], outputs: [r]}
+  - {op: Relu, inputs: [r], outputs: [y]}
+  - {op: Conv, inputs: [x, w], outputs: [c2], attrs: {kernel_shape: [1, 1], pads: [0, 0, 0, 0]}}
+  - {op: Mul, inputs: [c2, image], outputs: [scaled]}
+  - {op: Conv, inputs: [x, wg], outputs: [grouped], attrs: {group: 2}}
+  - {op: Conv, inputs: [x3, w3], outputs: [c3]}
+  - {op: Sigmoid, inputs: [c3], outputs: [s3]}
+outputs: [y, scaled, grouped, s3]
+)");
+}
+
 TEST(Convolutions, OneAndThreeSpatialDimensions) {
   expect_matches_reference(R"(
 tlmc: 1

@@ -71,16 +71,26 @@ void expect_matches_reference(const std::string& yaml) {
   TempDir dir;
   const std::string path = dir.file("model.yaml");
   write_file(path, yaml);
+  // A model with convolutions or pools is checked in both activation layouts: each lowers
+  // them differently (channels-last graphs, merged spatial rows in the model's layout).
+  std::vector<driver::ActivationLayout> layouts = {driver::ActivationLayout::Model};
+  if (yaml.find("Conv") != std::string::npos || yaml.find("Pool") != std::string::npos)
+    layouts.push_back(driver::ActivationLayout::ChannelsLast);
   for (const ir::Target& t : targets()) {
-    SCOPED_TRACE("target " + t.name);
-    driver::CompileOptions o;
-    o.model_path = path;
-    o.target = t;
-    expect_passes(driver::compile_model(o), t);
-    for (int64_t seed = 0; seed < kRandomSchedules; ++seed) {
-      SCOPED_TRACE("schedules drawn at random, seed " + std::to_string(seed));
-      o.random_schedule_seed = seed;
+    for (driver::ActivationLayout layout : layouts) {
+      SCOPED_TRACE(
+          "target " + t.name +
+          (layout == driver::ActivationLayout::Model ? ", the model's layout" : ", channels-last"));
+      driver::CompileOptions o;
+      o.model_path = path;
+      o.target = t;
+      o.activation_layout = layout;
       expect_passes(driver::compile_model(o), t);
+      for (int64_t seed = 0; seed < kRandomSchedules; ++seed) {
+        SCOPED_TRACE("schedules drawn at random, seed " + std::to_string(seed));
+        o.random_schedule_seed = seed;
+        expect_passes(driver::compile_model(o), t);
+      }
     }
   }
 }
