@@ -115,7 +115,7 @@ def svg_plot(path, curves, workloads, searches, peers):
         x0, y0 = (i % cols) * pw + 45, (i // cols) * ph + 30
         width, height = pw - 60, ph - 60
         series = [curves[(w, s)] for s in searches if (w, s) in curves]
-        top = max([g for pts, _ in series for (_, _, g, _) in pts] + [peers.get(w, 0)] + [1])
+        top = max([g for pts, _ in series for (_, _, g, _) in pts] + list(peers.get(w, ())) + [1])
         top *= 1.1
         max_t = max([t for pts, _ in series for (_, t, _, _) in pts] + [2])
 
@@ -133,9 +133,9 @@ def svg_plot(path, curves, workloads, searches, peers):
         out.append(f'<text x="{x0}" y="{y0 + height + 14}">1</text>')
         out.append(f'<text x="{x0 + width}" y="{y0 + height + 14}" text-anchor="end">'
                    f'{max_t} trials</text>')
-        if w in peers:
-            out.append(f'<line x1="{x0}" x2="{x0 + width}" y1="{py(peers[w]):.1f}" '
-                       f'y2="{py(peers[w]):.1f}" stroke="#2ca02c" stroke-dasharray="4 3"/>')
+        for peer, colour in zip(peers.get(w, ()), ("#2ca02c", "#999999")):
+            out.append(f'<line x1="{x0}" x2="{x0 + width}" y1="{py(peer):.1f}" '
+                       f'y2="{py(peer):.1f}" stroke="{colour}" stroke-dasharray="4 3"/>')
         for s in searches:
             if (w, s) not in curves:
                 continue
@@ -147,7 +147,8 @@ def svg_plot(path, curves, workloads, searches, peers):
                        'stroke-width="1.5"/>')
     legend = " ".join(f'<tspan fill="{colours.get(s, "#000")}">{s}</tspan>' for s in searches)
     out.append(f'<text x="10" y="{ph * rows + 20}">best GFLOP/s after N trials: {legend} '
-               '<tspan fill="#2ca02c">(dashed: oneDNN, same run)</tspan></text>')
+               '(dashed, same run: <tspan fill="#2ca02c">oneDNN, model layout</tspan>, '
+               '<tspan fill="#999999">oneDNN, own layouts</tspan>)</text>')
     out.append("</svg>")
     with open(path, "w") as f:
         f.write("\n".join(out) + "\n")
@@ -212,7 +213,8 @@ def main():
         for line in open(results):
             cells = line.rstrip("\n").split("\t")
             if cells[0] in MACS:
-                peers[cells[0]] = float(cells[2])  # oneDNN GFLOP/s
+                # oneDNN GFLOP/s with the model's layout, and in its own layouts.
+                peers[cells[0]] = (float(cells[2]), float(cells[4]))
         # Back to the plain -O0 libraries for bench/run.sh.
         run(["cmake", "-B", BUILD, "-DTLMC_BENCH_OPT=-O0"], stdout=sys.stderr)
         shutil.rmtree(os.path.join(BUILD, "bench", "generated"), ignore_errors=True)
