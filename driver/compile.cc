@@ -88,7 +88,8 @@ struct BestRecord {
 
 // One activation layout of the whole model: its graph, split into subgraphs.
 struct LayoutPlan {
-  std::string name;  // for messages
+  std::string name;            // for messages
+  bool channels_last = false;  // else the model's own layout
   ir::Graph graph;
   scheduler::Partition partition;
   std::vector<Occurrence> occurrences;
@@ -279,20 +280,17 @@ CompiledModel compile_model(const CompileOptions& options) {
   // user asked for one). -O3 tunes the subgraphs of all; the records decide (choose_plan),
   // else -O0's rule: channels-last when there is a dense convolution.
   std::vector<LayoutPlan> plans;
-  if (o.activation_layout != ActivationLayout::ChannelsLast)
-    plans.push_back(LayoutPlan{"model layout", graph, {}, {}});
   if (o.activation_layout == ActivationLayout::ChannelsLast ||
       (o.activation_layout == ActivationLayout::Auto && o.target.isa != ir::Isa::Generic)) {
     PassTimer t(o, "channels-last activations");
     if (std::optional<ir::Graph> cl = scheduler::channels_last_activations(graph))
-      plans.push_back(LayoutPlan{"channels-last", std::move(*cl), {}, {}});
-  }
-  if (plans.empty()) {  // channels-last asked for, but nothing to lay out so
-    if (o.log_stream)
+      plans.push_back(LayoutPlan{"channels-last", true, std::move(*cl), {}, {}});
+    else if (o.activation_layout == ActivationLayout::ChannelsLast && o.log_stream)
       *o.log_stream << "tlmc: note: no convolution or pool to compute channels-last; "
                        "the model's layout it is\n";
-    plans.push_back(LayoutPlan{"model layout", graph, {}, {}});
   }
+  if (o.activation_layout != ActivationLayout::ChannelsLast || plans.empty())
+    plans.insert(plans.begin(), LayoutPlan{"model layout", false, graph, {}, {}});
 
   // Each distinct subgraph (by workload key) is lowered, scheduled and compiled once.
   std::vector<Distinct> distinct;
@@ -327,9 +325,14 @@ CompiledModel compile_model(const CompileOptions& options) {
   }
   const scheduler::TuningDb db = scheduler::TuningDb::open(o.tuning_db, false);
   const std::vector<std::optional<BestRecord>> best = best_records(o, db, distinct);
-  const size_t rule = has_dense_convolution(graph) ? plans.size() - 1 : 0;
+  // Without complete records, -O0's rule: channels-last when there is a dense convolution.
+  const auto last =
+      std::find_if(plans.begin(), plans.end(), [](const LayoutPlan& p) { return p.channels_last; });
+  const size_t rule = last != plans.end() && has_dense_convolution(graph)
+                          ? static_cast<size_t>(last - plans.begin())
+                          : 0;
   const LayoutPlan& plan = plans[choose_plan(o, plans, distinct, best, rule)];
-  if (dump && wants(o, "graph") && plan.name != "model layout") *dump << ir::graph_str(plan.graph);
+  if (dump && wants(o, "graph") && plan.channels_last) *dump << ir::graph_str(plan.graph);
 
   // The chosen plan's distinct subgraphs, numbered as they first occur, are its kernels.
   std::vector<codegen::KernelInfo> kernels;

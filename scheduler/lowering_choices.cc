@@ -19,8 +19,8 @@ bool in_channels_last(const ir::Graph& g, const std::vector<int>& nodes) {
 ir::LoweringChoices lowering_choices(const ir::Graph& g, const std::vector<int>& nodes,
                                      const ir::Target& target) {
   ir::LoweringChoices rule;
-  std::optional<ir::Graph> flat = ir::flatten_spatial(g, nodes);
-  if (flat && in_channels_last(g, nodes)) flat.reset();
+  const std::optional<ir::Graph> flat =
+      in_channels_last(g, nodes) ? std::nullopt : ir::flatten_spatial(g, nodes);
   rule.flat_spatial = flat.has_value();
   if (target.isa == ir::Isa::Generic) return rule;
   // The rows as they will be lowered: merged ones are long.

@@ -12,7 +12,7 @@
 namespace tlmc::scheduler {
 
 // Pointwise convolutions in the model's layout and their epilogue see their spatial
-// dimensions merged into one row (2.4-4.9x on ResNet's 1x1 convolutions after 96 trials;
+// dimensions merged into one row (1.3-4.9x on ResNet's 1x1 convolutions after 96 trials;
 // channels-last ones, whose rows are the channels, gained and lost as much: left alone).
 // A convolution (group 1, constant float weights) in the model's layout is computed
 // channels-last, vectorised over output channels, when its output rows (as lowered) are
