@@ -1,17 +1,19 @@
 #!/usr/bin/env python3
-"""Tuning curves of tlmc -O3 on the workloads W1-W6 (shared/bench.md).
+"""Tuning curves of tlmc -O3 on the workloads W1-W6 (shared/bench.md), or U1-U7 (--only).
 
 For each workload and search strategy (evolutionary, random), tlmc -O3 tunes the workload
 from an empty tuning database up to each budget in --trials (a run resumes from the records
 of the one before, so a budget's wall-clock time is the sum of the runs up to it); after
-each, the best measured time gives the GFLOP/s (2*MACs / time, bias and Relu not counted).
-Then bench_kernels builds the W1-W6 libraries from the evolutionary search's records and
+each, the records give the latency of the faster activation-layout plan (its kernels' best
+records added up, conversions included) and so the GFLOP/s (2*MACs / latency, bias and
+Relu not counted). Then bench_kernels builds the libraries from the evolutionary search's records and
 times them beside oneDNN and OpenBLAS, with the machine's FMA peak, in one run.
 
 Prints two tables to stdout and writes the curves as an SVG plot (--out). Progress goes to
 stderr. A benchmark, not a test: see bench/README.md.
 """
 import argparse
+import json
 import math
 import os
 import shutil
@@ -31,6 +33,14 @@ MACS = {
     "W4": 256 * 64 * 56 * 56,
     "W5": 12 * 128 * 64 * 128,
     "W6": 144 * 9 * 56 * 56,
+    # Shapes outside W1-W6 (bench/README.md).
+    "U1": 256 * 256 * 9 * 14 * 14,
+    "U2": 128 * 128 * 9 * 28 * 28,
+    "U3": 512 * 2048 * 7 * 7,
+    "U4": 96 * 9 * 56 * 56,
+    "U5": 144 * 24 * 56 * 56,
+    "U6": 128 * 768 * 768,
+    "U7": 12 * 128 * 128 * 64,
 }
 
 
@@ -54,42 +64,91 @@ def build_tlmc():
     return os.path.join(BUILD, "driver", "tlmc")
 
 
-def best_seconds(db):
-    """The fastest successful record, the trials (the records but the first, the -O0
-    baseline, which -O3 measures before any candidate: each workload is one subgraph), and
-    the baseline's time."""
+def plan_keys(tlmc, model, out_dir, layout=None):
+    """The workload keys of the kernels tlmc builds for `model` in an activation layout
+    ("model", "channels-last"; None: what -O0 chooses without records), from --dump te. Each
+    kernel of these one-operator workloads runs once (a conversion included)."""
+    empty = os.path.join(out_dir, "no-records.db")
+    cmd = [tlmc, model, "--dump", "te", "--tuning-db", empty, "--emit=source",
+           "-o", os.path.join(out_dir, "scratch")]
+    if layout:
+        cmd += ["--activation-layout", layout]
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    for suffix in ("", "-wal", "-shm"):
+        if os.path.exists(empty + suffix):
+            os.remove(empty + suffix)
+    return [line.split("(workload ")[1].rstrip(")") for line in out.splitlines()
+            if line.startswith("# kernel ") and "(workload " in line]
+
+
+def plan_seconds(con, keys, upto, first_only=False):
+    """The latency of a plan by the records with rowid <= upto: the sum over its kernels of
+    the best successful record (first_only: the first record, the -O0 baseline); None
+    while a kernel has none."""
+    total = 0.0
+    for key in keys:
+        if first_only:
+            row = con.execute("SELECT seconds, status FROM records WHERE workload_key = ? AND "
+                              "rowid <= ? ORDER BY rowid LIMIT 1", (key, upto)).fetchone()
+            seconds = row[0] if row and row[1] == "ok" else None
+        else:
+            seconds = con.execute("SELECT MIN(seconds) FROM records WHERE workload_key = ? AND "
+                                  "status = 'ok' AND rowid <= ?", (key, upto)).fetchone()[0]
+        if seconds is None:
+            return None
+        total += seconds
+    return total
+
+
+def curve_points(tlmc, workload, db, checkpoints, out_dir):
+    """[(budget, trials done, GFLOP/s, cumulative seconds)] and the -O0 GFLOP/s, from the
+    records: after each budget, the best of the activation-layout plans (the model's, and
+    channels-last with its conversions: what -O3 builds), each the sum of its kernels'
+    best records. Trials are the records but each kernel's first, the -O0 baseline that
+    -O3 measures before any candidate."""
+    model = os.path.join(ROOT, "bench", "workloads", f"{workload}.yaml")
+    plans = {tuple(plan_keys(tlmc, model, out_dir, layout))
+             for layout in ("model", "channels-last")}
+    o0 = plan_keys(tlmc, model, out_dir)
     con = sqlite3.connect(db)
     try:
-        best = con.execute("SELECT MIN(seconds) FROM records WHERE status = 'ok'").fetchone()[0]
-        trials = con.execute("SELECT COUNT(*) FROM records").fetchone()[0] - 1
-        base = con.execute("SELECT seconds, status FROM records ORDER BY rowid LIMIT 1").fetchone()
+        points = []
+        for budget, upto, spent in checkpoints:
+            latencies = [t for t in (plan_seconds(con, keys, upto) for keys in plans) if t]
+            rows, kernels = con.execute("SELECT COUNT(*), COUNT(DISTINCT workload_key) FROM "
+                                        "records WHERE rowid <= ?", (upto,)).fetchone()
+            gflops = 2 * MACS[workload] / min(latencies) * 1e-9 if latencies else 0.0
+            points.append((budget, rows - kernels, gflops, spent))
+        base = plan_seconds(con, o0, checkpoints[-1][1], first_only=True) if checkpoints else None
     finally:
         con.close()
-    return best, trials, base[0] if base and base[1] == "ok" else None
+    return points, 2 * MACS[workload] / base * 1e-9 if base else None
 
 
 def tune_curve(tlmc, workload, search, budgets, out_dir, threads):
-    """[(budget, trials done, GFLOP/s, cumulative seconds)], and the -O0 GFLOP/s."""
+    """[(budget, the records' last rowid, cumulative seconds)] after tuning the workload up
+    to each budget."""
     db = os.path.join(out_dir, f"{search}-{workload}.db")
     for suffix in ("", "-wal", "-shm"):
         if os.path.exists(db + suffix):
             os.remove(db + suffix)
     model = os.path.join(ROOT, "bench", "workloads", f"{workload}.yaml")
     scratch = os.path.join(out_dir, "scratch")
-    points, spent = [], 0.0
-    base = None
+    checkpoints, spent = [], 0.0
     for budget in budgets:
         start = time.monotonic()
         run([tlmc, model, "-O3", "--trials", str(budget), "--search", search, "--tuning-db", db,
              "--threads", str(threads), "-j", str(threads), "--emit=source", "-o", scratch],
             stdout=sys.stderr, stderr=sys.stderr)
         spent += time.monotonic() - start
-        best, trials, base_seconds = best_seconds(db)
-        gflops = 2 * MACS[workload] / best * 1e-9 if best else 0.0
-        base = 2 * MACS[workload] / base_seconds * 1e-9 if base_seconds else None
-        points.append((budget, trials, gflops, spent))
-        log(f"{workload} {search}: {trials} trials, best {gflops:.1f} GFLOP/s, {spent:.0f} s")
-    return points, base
+        con = sqlite3.connect(db)
+        try:
+            upto = con.execute("SELECT MAX(rowid) FROM records").fetchone()[0] or 0
+        finally:
+            con.close()
+        checkpoints.append((budget, upto, spent))
+        log(f"{workload} {search}: budget {budget}, {upto} records, {spent:.0f} s")
+    return checkpoints
 
 
 def merge(tlmc, dbs, merged):
@@ -159,10 +218,12 @@ def main():
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--trials", default="64,256,1000", help="budgets, ascending (64,256,1000)")
     ap.add_argument("--search", default="evolutionary,random", help="strategies to compare")
-    ap.add_argument("--only", default="W1,W2,W3,W4,W5,W6", help="workloads")
+    ap.add_argument("--only", default="W1,W2,W3,W4,W5,W6", help="workloads (W1..W6, U1..U7)")
     ap.add_argument("--threads", type=int, default=os.cpu_count(), help="threads (all cores)")
     ap.add_argument("--out", default=os.path.join(BUILD, "tuning"), help="databases and plot")
     ap.add_argument("--no-peers", action="store_true", help="skip the oneDNN/OpenBLAS run")
+    ap.add_argument("--report-only", action="store_true",
+                    help="no tuning: the tables from the databases and checkpoints in --out")
     a = ap.parse_args()
     budgets = sorted(int(t) for t in a.trials.split(","))
     searches = a.search.split(",")
@@ -170,10 +231,22 @@ def main():
     os.makedirs(a.out, exist_ok=True)
     tlmc = build_tlmc()
 
+    # Each workload's checkpoints (budget, last record, seconds) are kept beside the
+    # databases, so that --report-only prints the tables again without tuning.
+    saved = os.path.join(a.out, "checkpoints.json")
+    checkpoints = json.load(open(saved)) if os.path.exists(saved) else {}
+    for w in workloads:
+        for s in searches:
+            if not a.report_only:
+                checkpoints[f"{s}-{w}"] = tune_curve(tlmc, w, s, budgets, a.out, a.threads)
+                with open(saved, "w") as f:
+                    json.dump(checkpoints, f, indent=1)
     curves = {}
     for w in workloads:
         for s in searches:
-            curves[(w, s)] = tune_curve(tlmc, w, s, budgets, a.out, a.threads)
+            if f"{s}-{w}" in checkpoints:
+                curves[(w, s)] = curve_points(tlmc, w, os.path.join(a.out, f"{s}-{w}.db"),
+                                              checkpoints[f"{s}-{w}"], a.out)
 
     cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo")
                 if l.startswith("model name")), "unknown CPU")
@@ -183,14 +256,19 @@ def main():
     rows = [header]
     for w in workloads:
         for s in searches:
+            if (w, s) not in curves:
+                continue
             pts, base = curves[(w, s)]
             rows.append([w, s, f"{base:.1f}" if base else "-"] +
-                        [f"{g:.1f} ({t:.0f} s)" for (_, _, g, t) in pts])
+                        [f"{g:.1f} ({t:.0f} s, {n})" for (_, n, g, t) in pts])
     widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
     for r in rows:
         print("  ".join(c.rjust(wd) for c, wd in zip(r, widths)))
-    print("\nbest GFLOP/s (2*MACs / median time of the best record) after each budget, with the "
-          "wall-clock\ntuning time so far; -O0 is the fixed schedule, measured by the same run.")
+    print("\nbest GFLOP/s after each budget (2*MACs / the latency of the faster activation-layout "
+          "plan, each\nthe sum of its kernels' best records: a channels-last convolution pays its "
+          "conversions), with\nthe wall-clock tuning time so far and the trials spent (fewer than "
+          "the budget when every task\nstopped early); -O0 is the fixed schedule in -O0's layout, "
+          "measured by the same run.")
 
     peers = {}
     if not a.no_peers and "evolutionary" in searches:
