@@ -271,7 +271,8 @@ def main():
           "measured by the same run.")
 
     peers = {}
-    if not a.no_peers and "evolutionary" in searches:
+    results = os.path.join(a.out, "peers.tsv")  # --report-only plots the last run's
+    if not a.no_peers and not a.report_only and "evolutionary" in searches:
         merged = os.path.join(a.out, "evolutionary.db")
         merge(tlmc, [os.path.join(a.out, f"evolutionary-{w}.db") for w in workloads], merged)
         shutil.rmtree(os.path.join(BUILD, "bench", "generated"), ignore_errors=True)
@@ -280,7 +281,6 @@ def main():
         run(["ninja", "-C", BUILD, "-j", "1", "bench_kernels"], stdout=sys.stderr)
         print(f"\nThe tuned kernels (best evolutionary records) beside oneDNN and OpenBLAS:\n",
               flush=True)
-        results = os.path.join(a.out, "peers.tsv")
         result = subprocess.run([os.path.join(BUILD, "bench", "bench_kernels"), "--threads",
                                  str(a.threads), "--only", ",".join(workloads),
                                  "--results", results], capture_output=True, text=True)
@@ -288,14 +288,15 @@ def main():
         if result.returncode != 0 or not os.path.exists(results):
             log(result.stderr)
             sys.exit(f"bench_kernels failed (exit {result.returncode})")
+        # Back to the plain -O0 libraries for bench/run.sh.
+        run(["cmake", "-B", BUILD, "-DTLMC_BENCH_OPT=-O0"], stdout=sys.stderr)
+        shutil.rmtree(os.path.join(BUILD, "bench", "generated"), ignore_errors=True)
+    if not a.no_peers and os.path.exists(results):
         for line in open(results):
             cells = line.rstrip("\n").split("\t")
             if cells[0] in MACS:
                 # oneDNN GFLOP/s with the model's layout, and in its own layouts.
                 peers[cells[0]] = (float(cells[2]), float(cells[4]))
-        # Back to the plain -O0 libraries for bench/run.sh.
-        run(["cmake", "-B", BUILD, "-DTLMC_BENCH_OPT=-O0"], stdout=sys.stderr)
-        shutil.rmtree(os.path.join(BUILD, "bench", "generated"), ignore_errors=True)
     plot = os.path.join(a.out, "tuning_curves.svg")
     svg_plot(plot, curves, workloads, searches, peers)
     print(f"plot: {plot}")
