@@ -1,7 +1,7 @@
 // The task scheduler of -O3 on real measurements: every task gets a first round, then the
 // budget goes where the model's latency is (a subgraph that runs ten times weighs ten
-// times), every measurement is recorded, and a second run with the same budget measures
-// nothing.
+// times), every measurement is recorded, a second run with the same budget measures
+// nothing, and a task that stops improving stops.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -51,6 +51,33 @@ TEST(TaskScheduler, TrialsGoWhereTheLatencyIs) {
       tune_tasks(tasks, ir::host_target(), db, options, again, false);
   EXPECT_NE(again.str().find("with 48 trials (0 measured now)"), std::string::npos) << again.str();
   EXPECT_EQ(db.all().size(), 50u);
+}
+
+// A task that stops improving stops before the budget is spent (early stopping), though its
+// space has more to offer: a later run without early stopping measures new points in it.
+TEST(TaskScheduler, ATaskThatStopsImprovingStops) {
+  test::TempDir dir;
+  scheduler::TuningDb db = scheduler::TuningDb::open(dir.file("t.db"), true);
+  const std::vector<TuneTask> tasks = {{matmul_task(48), 1}};
+  TuneOptions options;
+  options.search = SearchKind::Random;
+  options.trials = 400;
+  options.batch = 8;
+  options.early_stopping = 8;
+  options.measure.min_seconds = 0.001;
+  options.measure.repeats = 3;
+  std::ostringstream progress;
+  const int64_t stopped =
+      tune_tasks(tasks, ir::host_target(), db, options, progress, false).at(0).trials;
+  EXPECT_LT(stopped, 400) << progress.str();
+  EXPECT_GE(stopped, 8);
+
+  options.early_stopping = 0;
+  options.trials = stopped + 16;
+  std::ostringstream again;
+  EXPECT_EQ(tune_tasks(tasks, ir::host_target(), db, options, again, false).at(0).trials,
+            stopped + 16)
+      << again.str();
 }
 
 // With two activation layouts (plans), each plan's latency sums the best times of the
