@@ -244,11 +244,10 @@ ir::Graph read_model(const CompileOptions& o) {
 // (ir::Target::cold_weights). In a tuned ResNet-50 (100 MB of weights) the layers whose
 // weights are largest ran 1.5 to 3.4 times slower in the model than their warm measurements.
 bool weights_leave_the_caches(const ir::Graph& g, const ir::Target& target) {
-  int64_t bytes = 0;
+  size_t bytes = 0;
   for (const ir::Tensor& t : g.tensors)
-    if (t.kind == ir::TensorKind::Weight)
-      bytes += t.type.numel() * static_cast<int64_t>(ir::dtype_size(t.type.dtype));
-  return bytes > static_cast<int64_t>(target.l2_bytes) * target.cores;
+    if (t.kind == ir::TensorKind::Weight) bytes += t.type.bytes();
+  return bytes > static_cast<size_t>(target.l2_bytes) * static_cast<size_t>(target.cores);
 }
 
 CompiledModel compile_model(const CompileOptions& options) {
