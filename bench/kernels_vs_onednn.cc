@@ -315,182 +315,87 @@ OnednnCase onednn_conv(Onednn& d, Layouts layouts, int64_t c_in, int64_t k_out, 
   return c;
 }
 
-// The seeds and ranges of the weights are those of bench/workloads/W*.yaml; inputs are drawn
-// here, uniform in [-1, 1].
-std::vector<Workload> make_workloads() {
-  std::vector<Workload> ws;
-  {
-    Workload w{
-        "W1", "MatMul [1024,1024] x [1024,1024]", 1024.0 * 1024 * 1024, TLMC_MODEL(w1), {}, 0, {},
-        {}};
-    auto a = make_uniform(1024 * 1024, 1001, -1, 1);
-    auto b = make_uniform(1024 * 1024, 101, -1, 1);  // W1.yaml: b
-    w.tlmc_inputs = {a};
-    w.out_elems = 1024 * 1024;
-    w.onednn = [a, b](Onednn& d, Layouts l) {
-      return onednn_matmul(d, l, {1024, 1024}, {1024, 1024}, {1024, 1024}, *a, *b, nullptr,
-                           Activation::None);
-    };
-    w.openblas = openblas_matmul(a, b, 1, 1024, 1024, 1024);
-    ws.push_back(std::move(w));
-  }
-  {
-    Workload w{"W2",
-               "Gemm+bias+Relu [128,768] x [768,3072]",
-               128.0 * 768 * 3072,
-               TLMC_MODEL(w2),
-               {},
-               0,
-               {},
-               {}};
-    auto x = make_uniform(128 * 768, 1002, -1, 1);
-    auto wt = make_uniform(768 * 3072, 201, -1, 1);  // W2.yaml: w
-    auto bias = make_uniform(3072, 202, -1, 1);      // W2.yaml: bias
-    w.tlmc_inputs = {x};
-    w.out_elems = 128 * 3072;
-    w.onednn = [x, wt, bias](Onednn& d, Layouts l) {
-      return onednn_matmul(d, l, {128, 768}, {768, 3072}, {128, 3072}, *x, *wt, bias.get(),
-                           Activation::Relu);
-    };
-    w.openblas = openblas_matmul(x, wt, 1, 128, 768, 3072);
-    ws.push_back(std::move(w));
-  }
-  {
-    Workload w{"W3",
-               "Conv3x3+bias+Relu 1x64x56x56 -> 64, s1 p1",
-               56.0 * 56 * 64 * 64 * 9,
-               TLMC_MODEL(w3),
-               {},
-               0,
-               {},
-               {}};
-    auto x = make_uniform(64 * 56 * 56, 1003, -1, 1);
-    auto wt = make_uniform(64 * 64 * 9, 301, -1, 1);  // W3.yaml: w
-    auto bias = make_uniform(64, 302, -1, 1);         // W3.yaml: bias
-    w.tlmc_inputs = {x};
-    w.out_elems = 64 * 56 * 56;
-    w.onednn = [x, wt, bias](Onednn& d, Layouts l) {
-      return onednn_conv(d, l, 64, 64, 56, 56, {3, 1, 1, 1}, *x, *wt, bias.get(), Activation::Relu);
-    };
-    ws.push_back(std::move(w));
-  }
-  {
-    Workload w{"W4", "Conv1x1 1x256x56x56 -> 64", 56.0 * 56 * 64 * 256, TLMC_MODEL(w4), {}, 0, {},
-               {}};
-    auto x = make_uniform(256 * 56 * 56, 1004, -1, 1);
-    auto wt = make_uniform(64 * 256, 401, -1, 1);  // W4.yaml: w
-    w.tlmc_inputs = {x};
-    w.out_elems = 64 * 56 * 56;
-    w.onednn = [x, wt](Onednn& d, Layouts l) {
-      return onednn_conv(d, l, 256, 64, 56, 56, {1, 1, 0, 1}, *x, *wt, nullptr, Activation::None);
-    };
-    ws.push_back(std::move(w));
-  }
-  {
-    Workload w{"W5",
-               "batched MatMul [12,128,64] x [12,64,128]",
-               12.0 * 128 * 128 * 64,
-               TLMC_MODEL(w5),
-               {},
-               0,
-               {},
-               {}};
-    auto q = make_uniform(12 * 128 * 64, 1005, -1, 1);
-    auto k = make_uniform(12 * 64 * 128, 1006, -1, 1);
-    w.tlmc_inputs = {q, k};
-    w.out_elems = 12 * 128 * 128;
-    w.onednn = [q, k](Onednn& d, Layouts l) {
-      return onednn_matmul(d, l, {12, 128, 64}, {12, 64, 128}, {12, 128, 128}, *q, *k, nullptr,
-                           Activation::None);
-    };
-    w.openblas = openblas_matmul(q, k, 12, 128, 64, 128);
-    ws.push_back(std::move(w));
-  }
-  {
-    Workload w{"W6",
-               "depthwise Conv3x3 1x144x56x56, g144 p1",
-               144.0 * 56 * 56 * 9,
-               TLMC_MODEL(w6),
-               {},
-               0,
-               {},
-               {}};
-    auto x = make_uniform(144 * 56 * 56, 1007, -1, 1);
-    auto wt = make_uniform(144 * 9, 601, -1, 1);  // W6.yaml: w
-    w.tlmc_inputs = {x};
-    w.out_elems = 144 * 56 * 56;
-    w.onednn = [x, wt](Onednn& d, Layouts l) {
-      return onednn_conv(d, l, 144, 144, 56, 56, {3, 1, 1, 144}, *x, *wt, nullptr,
-                         Activation::None);
-    };
-    ws.push_back(std::move(w));
-  }
-  // Shapes outside W1-W6, from ResNet-50, MobileNetV2 and BERT-base (bench/workloads/U*.yaml).
-  const auto conv = [&ws](const char* id, const char* shape, TlmcModel model, int64_t c_in,
-                          int64_t k_out, int64_t hw, ConvShape geo, uint64_t seed,
-                          Activation activation) {
-    const int64_t out_hw = (hw + 2 * geo.pad - geo.kernel) / geo.stride + 1;
-    const double macs = static_cast<double>(k_out) * out_hw * out_hw * (c_in / geo.groups) *
-                        static_cast<double>(geo.kernel * geo.kernel);
-    Workload w{id, shape, macs, model, {}, 0, {}, {}};
-    auto x = make_uniform(static_cast<size_t>(c_in * hw * hw), seed + 900, -1, 1);
-    auto wt =
-        make_uniform(static_cast<size_t>(k_out * (c_in / geo.groups) * geo.kernel * geo.kernel),
-                     seed + 1, -1, 1);                                      // U*.yaml: w
-    auto bias = make_uniform(static_cast<size_t>(k_out), seed + 2, -1, 1);  // U*.yaml: bias
-    w.tlmc_inputs = {x};
-    w.out_elems = static_cast<size_t>(k_out * out_hw * out_hw);
-    w.onednn = [=](Onednn& d, Layouts l) {
-      return onednn_conv(d, l, c_in, k_out, hw, hw, geo, *x, *wt, bias.get(), activation);
-    };
-    ws.push_back(std::move(w));
+// Where a workload's data come from: its input x drawn here, its weights w (and bias, when
+// bias != 0) with the seeds of its YAML file, all uniform in [-1, 1]. second_is_input: w is
+// the model's second input (batched attention products), drawn here too.
+struct Seeds {
+  uint64_t x = 0, w = 0, bias = 0;
+  bool second_is_input = false;
+};
+
+// y[b] = x[b] (m x k) * w[b] (k x n) (+ bias[n]), b < batch, then the activation.
+Workload matmul_workload(const char* id, const char* shape, TlmcModel model, int64_t batch,
+                         int64_t m, int64_t k, int64_t n, Seeds seeds, Activation activation) {
+  Workload w{id, shape, static_cast<double>(batch * m * k * n), model, {}, 0, {}, {}};
+  auto x = make_uniform(static_cast<size_t>(batch * m * k), seeds.x, -1, 1);
+  auto wt = make_uniform(static_cast<size_t>(batch * k * n), seeds.w, -1, 1);
+  std::shared_ptr<Buffer> bias;
+  if (seeds.bias) bias = make_uniform(static_cast<size_t>(n), seeds.bias, -1, 1);
+  w.tlmc_inputs = {x};
+  if (seeds.second_is_input) w.tlmc_inputs.push_back(wt);
+  w.out_elems = static_cast<size_t>(batch * m * n);
+  const auto dims = [batch](int64_t rows, int64_t cols) {
+    return batch == 1 ? Dims{rows, cols} : Dims{batch, rows, cols};
   };
-  conv("U1", "Conv3x3+bias+Relu 1x256x14x14 -> 256, s1 p1", TLMC_MODEL(u1), 256, 256, 14,
-       {3, 1, 1, 1}, 1100, Activation::Relu);
-  conv("U2", "Conv3x3+bias+Relu 1x128x56x56 -> 128, s2 p1", TLMC_MODEL(u2), 128, 128, 56,
-       {3, 2, 1, 1}, 1200, Activation::Relu);
-  conv("U3", "Conv1x1+bias+Relu 1x512x7x7 -> 2048", TLMC_MODEL(u3), 512, 2048, 7, {1, 1, 0, 1},
-       1300, Activation::Relu);
-  conv("U4", "dw Conv3x3+bias+Relu6 1x96x112x112, s2 p1", TLMC_MODEL(u4), 96, 96, 112,
-       {3, 2, 1, 96}, 1400, Activation::Relu6);
-  conv("U5", "Conv1x1+bias 1x144x56x56 -> 24", TLMC_MODEL(u5), 144, 24, 56, {1, 1, 0, 1}, 1500,
-       Activation::None);
-  {
-    Workload w{
-        "U6", "MatMul+bias [128,768] x [768,768]", 128.0 * 768 * 768, TLMC_MODEL(u6), {}, 0, {},
-        {}};
-    auto x = make_uniform(128 * 768, 2600, -1, 1);
-    auto wt = make_uniform(768 * 768, 1601, -1, 1);  // U6.yaml: w
-    auto bias = make_uniform(768, 1602, -1, 1);      // U6.yaml: bias
-    w.tlmc_inputs = {x};
-    w.out_elems = 128 * 768;
-    w.onednn = [x, wt, bias](Onednn& d, Layouts l) {
-      return onednn_matmul(d, l, {128, 768}, {768, 768}, {128, 768}, *x, *wt, bias.get(),
-                           Activation::None);
-    };
-    w.openblas = openblas_matmul(x, wt, 1, 128, 768, 768);
-    ws.push_back(std::move(w));
-  }
-  {
-    Workload w{"U7",
-               "batched MatMul [12,128,128] x [12,128,64]",
-               12.0 * 128 * 128 * 64,
-               TLMC_MODEL(u7),
-               {},
-               0,
-               {},
-               {}};
-    auto p = make_uniform(12 * 128 * 128, 2700, -1, 1);
-    auto v = make_uniform(12 * 128 * 64, 2701, -1, 1);
-    w.tlmc_inputs = {p, v};
-    w.out_elems = 12 * 128 * 64;
-    w.onednn = [p, v](Onednn& d, Layouts l) {
-      return onednn_matmul(d, l, {12, 128, 128}, {12, 128, 64}, {12, 128, 64}, *p, *v, nullptr,
-                           Activation::None);
-    };
-    w.openblas = openblas_matmul(p, v, 12, 128, 128, 64);
-    ws.push_back(std::move(w));
-  }
+  w.onednn = [=](Onednn& d, Layouts l) {
+    return onednn_matmul(d, l, dims(m, k), dims(k, n), dims(m, n), *x, *wt, bias.get(), activation);
+  };
+  w.openblas = openblas_matmul(x, wt, static_cast<int>(batch), static_cast<int>(m),
+                               static_cast<int>(k), static_cast<int>(n));
+  return w;
+}
+
+// A square NCHW convolution of batch 1 (+ bias[k_out]), then the activation.
+Workload conv_workload(const char* id, const char* shape, TlmcModel model, int64_t c_in,
+                       int64_t k_out, int64_t hw, ConvShape geo, Seeds seeds,
+                       Activation activation) {
+  const int64_t out_hw = (hw + 2 * geo.pad - geo.kernel) / geo.stride + 1;
+  const int64_t taps = (c_in / geo.groups) * geo.kernel * geo.kernel;
+  Workload w{id, shape, static_cast<double>(k_out * out_hw * out_hw * taps), model, {}, 0, {}, {}};
+  auto x = make_uniform(static_cast<size_t>(c_in * hw * hw), seeds.x, -1, 1);
+  auto wt = make_uniform(static_cast<size_t>(k_out * taps), seeds.w, -1, 1);
+  std::shared_ptr<Buffer> bias;
+  if (seeds.bias) bias = make_uniform(static_cast<size_t>(k_out), seeds.bias, -1, 1);
+  w.tlmc_inputs = {x};
+  w.out_elems = static_cast<size_t>(k_out * out_hw * out_hw);
+  w.onednn = [=](Onednn& d, Layouts l) {
+    return onednn_conv(d, l, c_in, k_out, hw, hw, geo, *x, *wt, bias.get(), activation);
+  };
+  return w;
+}
+
+// The seeds of the weights are those of bench/workloads/*.yaml (w, bias); the inputs' are
+// this program's.
+std::vector<Workload> make_workloads() {
+  using A = Activation;
+  std::vector<Workload> ws;
+  ws.push_back(matmul_workload("W1", "MatMul [1024,1024] x [1024,1024]", TLMC_MODEL(w1), 1, 1024,
+                               1024, 1024, {1001, 101, 0}, A::None));
+  ws.push_back(matmul_workload("W2", "Gemm+bias+Relu [128,768] x [768,3072]", TLMC_MODEL(w2), 1,
+                               128, 768, 3072, {1002, 201, 202}, A::Relu));
+  ws.push_back(conv_workload("W3", "Conv3x3+bias+Relu 1x64x56x56 -> 64, s1 p1", TLMC_MODEL(w3), 64,
+                             64, 56, {3, 1, 1, 1}, {1003, 301, 302}, A::Relu));
+  ws.push_back(conv_workload("W4", "Conv1x1 1x256x56x56 -> 64", TLMC_MODEL(w4), 256, 64, 56,
+                             {1, 1, 0, 1}, {1004, 401, 0}, A::None));
+  ws.push_back(matmul_workload("W5", "batched MatMul [12,128,64] x [12,64,128]", TLMC_MODEL(w5), 12,
+                               128, 64, 128, {1005, 1006, 0, true}, A::None));
+  ws.push_back(conv_workload("W6", "depthwise Conv3x3 1x144x56x56, g144 p1", TLMC_MODEL(w6), 144,
+                             144, 56, {3, 1, 1, 144}, {1007, 601, 0}, A::None));
+  // Shapes outside W1-W6, from ResNet-50, MobileNetV2 and BERT-base (bench/workloads/U*.yaml).
+  ws.push_back(conv_workload("U1", "Conv3x3+bias+Relu 1x256x14x14 -> 256, s1 p1", TLMC_MODEL(u1),
+                             256, 256, 14, {3, 1, 1, 1}, {2000, 1101, 1102}, A::Relu));
+  ws.push_back(conv_workload("U2", "Conv3x3+bias+Relu 1x128x56x56 -> 128, s2 p1", TLMC_MODEL(u2),
+                             128, 128, 56, {3, 2, 1, 1}, {2100, 1201, 1202}, A::Relu));
+  ws.push_back(conv_workload("U3", "Conv1x1+bias+Relu 1x512x7x7 -> 2048", TLMC_MODEL(u3), 512, 2048,
+                             7, {1, 1, 0, 1}, {2200, 1301, 1302}, A::Relu));
+  ws.push_back(conv_workload("U4", "dw Conv3x3+bias+Relu6 1x96x112x112, s2 p1", TLMC_MODEL(u4), 96,
+                             96, 112, {3, 2, 1, 96}, {2300, 1401, 1402}, A::Relu6));
+  ws.push_back(conv_workload("U5", "Conv1x1+bias 1x144x56x56 -> 24", TLMC_MODEL(u5), 144, 24, 56,
+                             {1, 1, 0, 1}, {2400, 1501, 1502}, A::None));
+  ws.push_back(matmul_workload("U6", "MatMul+bias [128,768] x [768,768]", TLMC_MODEL(u6), 1, 128,
+                               768, 768, {2600, 1601, 1602}, A::None));
+  ws.push_back(matmul_workload("U7", "batched MatMul [12,128,128] x [12,128,64]", TLMC_MODEL(u7),
+                               12, 128, 128, 64, {2700, 2701, 0, true}, A::None));
   return ws;
 }
 
