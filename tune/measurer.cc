@@ -43,6 +43,7 @@ struct Request {
   uint64_t object_bytes;
   int64_t scratch_bytes;
   uint64_t packing_words;
+  double slow_seconds;  // Measurer::set_slow_cut
 };
 
 std::vector<int64_t> encode_packings(const std::vector<std::optional<ir::Packing>>& packings) {
@@ -118,13 +119,9 @@ Reply reply(MeasureStatus status, double seconds, const std::string& reason) {
   return r;
 }
 
-double element(const reference::HostTensor& t, int64_t i) {
-  double v = 0;
-  reference::with_element_type(t.type.dtype, [&](auto zero) {
-    using T = decltype(zero);
-    v = static_cast<double>(t.as<T>()[i]);
-  });
-  return v;
+bool agrees(double got, double want) {
+  return (std::isnan(got) && std::isnan(want)) || got == want ||
+         std::fabs(got - want) <= kAtol + kRtol * std::fabs(want);
 }
 
 // The first element that differs from the reference, described; empty when all agree.
@@ -132,14 +129,24 @@ std::string first_mismatch(const std::vector<reference::HostTensor>& got,
                            const std::vector<reference::HostTensor>& want) {
   for (size_t o = 0; o < want.size(); ++o) {
     const int64_t n = want[o].type.numel();
-    for (int64_t i = 0; i < n; ++i) {
-      const double g = element(got[o], i), w = element(want[o], i);
-      const bool same = (std::isnan(g) && std::isnan(w)) || g == w ||
-                        std::fabs(g - w) <= kAtol + kRtol * std::fabs(w);
-      if (!same)
-        return "output " + std::to_string(o) + " element " + std::to_string(i) + ": got " +
-               std::to_string(g) + ", want " + std::to_string(w);
-    }
+    int64_t bad = -1;
+    double g = 0, w = 0;
+    // One dispatch on the dtype per output, not per element: this runs for every candidate.
+    reference::with_element_type(want[o].type.dtype, [&](auto zero) {
+      using T = decltype(zero);
+      const T* gp = got[o].as<T>();
+      const T* wp = want[o].as<T>();
+      for (int64_t i = 0; i < n; ++i) {
+        if (agrees(static_cast<double>(gp[i]), static_cast<double>(wp[i]))) continue;
+        bad = i;
+        g = static_cast<double>(gp[i]);
+        w = static_cast<double>(wp[i]);
+        return;
+      }
+    });
+    if (bad >= 0)
+      return "output " + std::to_string(o) + " element " + std::to_string(bad) + ": got " +
+             std::to_string(g) + ", want " + std::to_string(w);
   }
   return "";
 }
@@ -157,7 +164,7 @@ void flush_from_caches(const char* data, size_t size) {
 
 // One candidate, inside the worker.
 Reply run_candidate(const MeasureTask& task, const MeasureOptions& options, int threads,
-                    const std::string& object, int64_t scratch_bytes,
+                    const Request& req, const std::string& object,
                     const std::vector<std::optional<ir::Packing>>& input_packings) {
   std::string error;
   std::unique_ptr<toolchain::LoadedObject> loaded = toolchain::LoadedObject::load(object, &error);
@@ -182,7 +189,7 @@ Reply run_candidate(const MeasureTask& task, const MeasureOptions& options, int 
   for (reference::HostTensor& t : inputs) params.push_back(t.bytes.data());
   for (reference::HostTensor& t : outputs) params.push_back(t.bytes.data());
   const size_t scratch_size =
-      static_cast<size_t>((std::max<int64_t>(scratch_bytes, 64) + 63) / 64 * 64);
+      static_cast<size_t>((std::max<int64_t>(req.scratch_bytes, 64) + 63) / 64 * 64);
   std::unique_ptr<char, decltype(&std::free)> scratch(
       static_cast<char*>(std::aligned_alloc(64, scratch_size)), &std::free);
 
@@ -215,6 +222,10 @@ Reply run_candidate(const MeasureTask& task, const MeasureOptions& options, int 
     return total / static_cast<double>(n);
   };
   const double once = std::max(seconds_of(1), 1e-9);
+  if (req.slow_seconds > 0 && once > req.slow_seconds) {
+    shutdown();
+    return reply(MeasureStatus::Ok, once, "");
+  }
   const int64_t n =
       std::max<int64_t>(1, static_cast<int64_t>(std::ceil(options.min_seconds / once)));
   std::vector<double> times;
@@ -233,8 +244,7 @@ Reply run_candidate(const MeasureTask& task, const MeasureOptions& options, int 
     if (!read_all(fd, object.data(), object.size())) _exit(0);
     std::vector<int64_t> words(req.packing_words);
     if (!read_all(fd, words.data(), words.size() * sizeof(int64_t))) _exit(0);
-    const Reply r =
-        run_candidate(task, options, threads, object, req.scratch_bytes, decode_packings(words));
+    const Reply r = run_candidate(task, options, threads, req, object, decode_packings(words));
     if (!write_all(fd, &r, sizeof r)) _exit(0);
   }
 }
@@ -288,7 +298,7 @@ MeasureResult Measurer::run_in_worker(const std::string& object, int64_t scratch
                                       const std::vector<std::optional<ir::Packing>>& packings) {
   if (worker_ <= 0) start_worker();
   const std::vector<int64_t> words = encode_packings(packings);
-  const Request req{object.size(), scratch_bytes, words.size()};
+  const Request req{object.size(), scratch_bytes, words.size(), slow_seconds_};
   MeasureResult out;
   if (!write_all(socket_, &req, sizeof req) || !write_all(socket_, object.data(), object.size()) ||
       !write_all(socket_, words.data(), words.size() * sizeof(int64_t))) {
@@ -325,15 +335,12 @@ MeasureResult Measurer::run_in_worker(const std::string& object, int64_t scratch
 
 namespace {
 
-// A candidate's C longer than this is not compiled: written out by a large unroll, it
-// can keep Clang busy for minutes (a W4 candidate did) and cannot be fast anyway.
-constexpr size_t kMaxSourceBytes = size_t{1} << 20;
-
-toolchain::InProcessObject compile_candidate(const std::string& source, const ir::Target& target) {
-  if (source.size() > kMaxSourceBytes) {
+toolchain::InProcessObject compile_candidate(const std::string& source, const ir::Target& target,
+                                             size_t max_bytes) {
+  if (source.size() > max_bytes) {
     toolchain::InProcessObject refused;
     refused.diagnostics = "the candidate's C is " + std::to_string(source.size()) +
-                          " bytes, more than " + std::to_string(kMaxSourceBytes) + ": not compiled";
+                          " bytes, more than " + std::to_string(max_bytes) + ": not compiled";
     return refused;
   }
   return toolchain::compile_c_in_process(source, toolchain::generated_code_flags(target));
@@ -343,7 +350,8 @@ toolchain::InProcessObject compile_candidate(const std::string& source, const ir
 
 MeasureResult Measurer::measure_source(const std::string& c_source, int64_t scratch_bytes) {
   const Clock::time_point t0 = Clock::now();
-  const toolchain::InProcessObject obj = compile_candidate(c_source, target_);
+  const toolchain::InProcessObject obj =
+      compile_candidate(c_source, target_, options_.max_source_bytes);
   const double compile_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
   if (!obj.ok) {
     MeasureResult out;
@@ -371,6 +379,7 @@ std::vector<MeasureResult> Measurer::measure_batch(
     double compile_seconds = 0;
   };
   std::vector<Unit> units(schedules.size());
+  const Clock::time_point lowering = Clock::now();
   for (size_t i = 0; i < schedules.size(); ++i) {
     const ir::LoopProgram loops = scheduler::lower_schedule(
         scheduler::apply_schedule(task_.program, schedules[i]), "candidate");
@@ -380,12 +389,14 @@ std::vector<MeasureResult> Measurer::measure_batch(
       units[i].packings.push_back(
           loops.buffers.at(static_cast<size_t>(loops.params.at(static_cast<size_t>(b)))).packing);
   }
+  const Clock::time_point compiling = Clock::now();
+  times_.lowering += std::chrono::duration<double>(compiling - lowering).count();
   // Compile on `jobs` threads; they are all joined before the worker is forked or runs.
   std::atomic<size_t> next{0};
   auto compile = [&] {
     for (size_t i; (i = next++) < units.size();) {
       const Clock::time_point t0 = Clock::now();
-      units[i].object = compile_candidate(units[i].source, target_);
+      units[i].object = compile_candidate(units[i].source, target_, options_.max_source_bytes);
       units[i].compile_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
     }
   };
@@ -394,6 +405,8 @@ std::vector<MeasureResult> Measurer::measure_batch(
     threads.emplace_back(compile);
   compile();
   for (std::thread& t : threads) t.join();
+  const Clock::time_point running = Clock::now();
+  times_.compiling += std::chrono::duration<double>(running - compiling).count();
   std::vector<MeasureResult> out;
   for (const Unit& u : units) {
     MeasureResult r;
@@ -406,6 +419,7 @@ std::vector<MeasureResult> Measurer::measure_batch(
     r.compile_seconds = u.compile_seconds;
     out.push_back(std::move(r));
   }
+  times_.running += std::chrono::duration<double>(Clock::now() - running).count();
   return out;
 }
 

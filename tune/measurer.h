@@ -28,13 +28,27 @@ struct MeasureOptions {
   // Flush the constant inputs (weights) from the caches before every timed run, and time
   // each run alone (ir::Target::cold_weights).
   bool cold_weights = false;
+  // A candidate's C longer than this is not compiled but failed (CompileError): written
+  // out by a large unroll, it keeps Clang busy for seconds to minutes and is not fast. Of
+  // ~3000 candidates of ten workloads (W1-W6, U1, U4-U6), none over 256 KB came within 2x
+  // of its task's best, while a few of 128-256 KB did; the -O0 kernels are under 20 KB.
+  size_t max_source_bytes = size_t{256} << 10;
 };
 
 struct MeasureResult {
   scheduler::MeasureStatus status = scheduler::MeasureStatus::Ok;
-  double seconds = 0;  // one run, median over the repeats; Ok only
+  // One run, median over the repeats; Ok only. A candidate slower than the slow cut
+  // (Measurer::set_slow_cut) at its first timed run: that run's time.
+  double seconds = 0;
   std::string reason;  // why, when not Ok
   double compile_seconds = 0;
+};
+
+// Where a measurer's time went, in seconds of wall clock, summed over its candidates.
+struct MeasureTimes {
+  double lowering = 0;   // applying schedules, lowering, writing C
+  double compiling = 0;  // C to machine code (threads in parallel count once)
+  double running = 0;    // in the worker: loading, checking, timing; restarts included
 };
 
 class Measurer {
@@ -55,8 +69,13 @@ class Measurer {
   MeasureResult measure_source(const std::string& c_source, int64_t scratch_bytes);
   // Changes the time limit of one candidate's check and timing (MeasureOptions::timeout_seconds).
   void set_timeout(double seconds) { options_.timeout_seconds = seconds; }
+  // A candidate whose first timed run (the one after the check) takes longer
+  // than this is reported with that run's time, without the repeats: it cannot be the
+  // best, and its repeats would cost more than many fast candidates' (0: time each in full).
+  void set_slow_cut(double seconds) { slow_seconds_ = seconds; }
   // Workers started so far (1 until a candidate kills one).
   int workers_started() const { return workers_started_; }
+  const MeasureTimes& times() const { return times_; }
 
  private:
   // `packings`: per kernel input, the layout it takes (none: the model's).
@@ -71,6 +90,8 @@ class Measurer {
   pid_t worker_ = -1;
   int socket_ = -1;  // the parent's end of the socket pair
   int workers_started_ = 0;
+  double slow_seconds_ = 0;
+  MeasureTimes times_;
 };
 
 }  // namespace tlmc::tune

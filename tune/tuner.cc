@@ -23,6 +23,10 @@ using scheduler::TuningRecord;
 // 1024^3 product, say) would otherwise take the whole time limit.
 constexpr double kSlowdownLimit = 20;
 
+// A candidate this many times slower than the task's best at its first timed run is timed
+// no further (Measurer::set_slow_cut): the noise of one run is far less, so it cannot win.
+constexpr double kSlowCut = 2;
+
 // The task scheduler's weight of the last round's improvement against the optimistic guess
 // that the next trials improve as much as the first ones did on average (Ansor's alpha).
 constexpr double kRecentWeight = 0.2;
@@ -155,10 +159,22 @@ void start(TaskState& s, int index, CostModel& model, const ir::Target& target,
   s.last_improvement = s.report.trials;
 }
 
+// Wall-clock seconds of a run's phases outside the measurers (MeasureTimes has theirs).
+struct SearchTimes {
+  double proposing = 0;  // the search strategy: sampling, mutation, the cost model
+  double recording = 0;  // observing results (the cost model's training) and the database
+};
+
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
 // One round of a task: a batch proposed, measured and recorded.
 void round(TaskState& s, const ir::Target& target, scheduler::TuningDb& db,
-           const TuneOptions& options, int64_t trials) {
+           const TuneOptions& options, int64_t trials, SearchTimes& times) {
+  const Clock::time_point proposing = Clock::now();
   const std::vector<scheduler::SpacePoint> batch = s.search->propose(static_cast<size_t>(trials));
+  times.proposing += seconds_since(proposing);
   if (batch.empty()) {
     s.done = true;  // the space is exhausted
     return;
@@ -173,7 +189,9 @@ void round(TaskState& s, const ir::Target& target, scheduler::TuningDb& db,
   const double budget = 1 + kSlowdownLimit * runs * std::max(s.best, options.measure.min_seconds);
   s.measurer->set_timeout(s.best > 0 ? std::min(options.measure.timeout_seconds, budget)
                                      : options.measure.timeout_seconds);
+  s.measurer->set_slow_cut(kSlowCut * s.best);
   const std::vector<MeasureResult> results = s.measurer->measure_batch(schedules, options.jobs);
+  const Clock::time_point recording = Clock::now();
   std::vector<TuningRecord> records;
   s.best_before_round = s.best;
   s.trials_before_round = s.report.trials;
@@ -185,6 +203,7 @@ void round(TaskState& s, const ir::Target& target, scheduler::TuningDb& db,
                                 scheduler::space_schedule_text(s.sketches, batch[i]), results[i]));
   }
   db.add(records);
+  times.recording += seconds_since(recording);
   if (options.early_stopping > 0 && s.report.trials - s.last_improvement >= options.early_stopping)
     s.done = true;
 }
@@ -200,6 +219,7 @@ std::vector<TaskReport> tune_tasks(const std::vector<TuneTask>& tasks, const ir:
   std::vector<TaskState> states;
   states.reserve(tasks.size());
   int64_t spent = 0, measured = 0;
+  SearchTimes search_times;
   CostModel model;  // one for all tasks: what one teaches carries over to the others
   for (const TuneTask& t : tasks) {
     states.push_back(
@@ -242,7 +262,7 @@ std::vector<TaskReport> tune_tasks(const std::vector<TuneTask>& tasks, const ir:
     const int64_t n =
         std::min({next->report.trials == 0 ? first_round : batch, options.trials - spent});
     const int64_t before = next->report.trials;
-    round(*next, target, db, options, n);
+    round(*next, target, db, options, n, search_times);
     spent += next->report.trials - before;
     measured += next->report.trials - before;
     if (live) {
@@ -265,10 +285,21 @@ std::vector<TaskReport> tune_tasks(const std::vector<TuneTask>& tasks, const ir:
     s.report.best_seconds = s.best;
     reports.push_back(s.report);
   }
-  const double seconds = std::chrono::duration<double>(Clock::now() - begin).count();
+  MeasureTimes m;
+  for (const TaskState& s : states) {
+    m.lowering += s.measurer->times().lowering;
+    m.compiling += s.measurer->times().compiling;
+    m.running += s.measurer->times().running;
+  }
+  char phases[160];
+  std::snprintf(phases, sizeof phases,
+                "proposing %.0f s, lowering %.0f s, compiling %.0f s, running %.0f s, "
+                "recording %.0f s",
+                search_times.proposing, m.lowering, m.compiling, m.running, search_times.recording);
   progress << "tlmc: tuned " << tasks.size() << (tasks.size() == 1 ? " subgraph" : " subgraphs")
            << " with " << spent << " trials (" << measured << " measured now) in "
-           << static_cast<int64_t>(seconds) << " s; records in " << db.path() << "\n";
+           << static_cast<int64_t>(seconds_since(begin)) << " s (" << phases << "); records in "
+           << db.path() << "\n";
   return reports;
 }
 

@@ -4,6 +4,8 @@
 // candidate is measured in a new worker.
 #include <gtest/gtest.h>
 
+#include <cstdio>
+
 #include "frontend/yaml_reader.h"
 #include "ir/lower.h"
 #include "scheduler/partition.h"
@@ -61,8 +63,50 @@ TEST(Measurement, AnEnormousCandidateIsNotCompiled) {
   const std::string huge = unit("") + "/*" + std::string(size_t{2} << 20, 'x') + "*/\n";
   const MeasureResult r = m.measure_source(huge, 0);
   EXPECT_EQ(r.status, MeasureStatus::CompileError);
-  EXPECT_NE(r.reason.find("more than 1048576: not compiled"), std::string::npos) << r.reason;
+  EXPECT_NE(r.reason.find("more than 262144: not compiled"), std::string::npos) << r.reason;
   EXPECT_LT(r.compile_seconds, 1.0);
+}
+
+// A correct measurement unit of matmul_task that counts its runs in the file `count`.
+std::string counting_unit(const std::string& count) {
+  return "#include <stdio.h>\n" + unit(R"(
+    const float* a = (const float*)p[0]; const float* b = (const float*)p[1];
+    float* y = (float*)p[2];
+    for (int i = 0; i < 24; ++i)
+      for (int j = 0; j < 48; ++j) {
+        float acc = 0;
+        for (int k = 0; k < 40; ++k) acc += a[i * 40 + k] * b[k * 48 + j];
+        y[i * 48 + j] = acc > 0 ? acc : 0;
+      }
+    static int runs = 0;
+    FILE* f = fopen(")" + count + R"(", "w");
+    fprintf(f, "%d", ++runs);
+    fclose(f);)");
+}
+
+int runs_counted(const std::string& count) {
+  FILE* f = std::fopen(count.c_str(), "r");
+  int runs = 0;
+  if (!f || std::fscanf(f, "%d", &runs) != 1) runs = -1;
+  if (f) std::fclose(f);
+  return runs;
+}
+
+TEST(Measurement, ACandidateSlowerThanTheCutRunsOnceAfterItsCheck) {
+  const MeasureTask task = matmul_task();
+  Measurer m(task, ir::host_target(), quick());
+  const std::string count = ::testing::TempDir() + "tlmc_slow_cut_runs";
+  m.set_slow_cut(1e-12);  // slower than that: every candidate
+  MeasureResult r = m.measure_source(counting_unit(count), 0);
+  ASSERT_EQ(r.status, MeasureStatus::Ok) << r.reason;
+  EXPECT_GT(r.seconds, 0);
+  EXPECT_EQ(runs_counted(count), 2);  // the check, one timed run
+
+  m.set_slow_cut(0);  // no cut: the check, the first run, then the repeats
+  r = m.measure_source(counting_unit(count), 0);
+  ASSERT_EQ(r.status, MeasureStatus::Ok) << r.reason;
+  EXPECT_GE(runs_counted(count), 2 + quick().repeats);
+  std::remove(count.c_str());
 }
 
 TEST(Measurement, CrashesHangsAndWrongAnswersAreRecordedAndTheSearchGoesOn) {

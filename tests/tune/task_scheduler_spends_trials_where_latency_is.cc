@@ -45,6 +45,10 @@ TEST(TaskScheduler, TrialsGoWhereTheLatencyIs) {
   EXPECT_GT(r[0].trials, r[1].trials) << "the subgraph run ten times gets more trials";
   EXPECT_EQ(db.all().size(), 50u) << "48 candidates and 2 baselines, all recorded";
   for (const TaskReport& t : r) EXPECT_GT(t.best_seconds, 0);
+  // The summary says where the time went.
+  EXPECT_NE(progress.str().find("proposing "), std::string::npos) << progress.str();
+  EXPECT_NE(progress.str().find(", compiling "), std::string::npos) << progress.str();
+  EXPECT_NE(progress.str().find(", running "), std::string::npos) << progress.str();
 
   std::ostringstream again;
   const std::vector<TaskReport> r2 =
