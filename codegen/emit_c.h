@@ -19,6 +19,10 @@ struct GeneratedFile {
 struct CodegenOptions {
   ir::Target target;
   int default_threads = 0;  // 0: one per online core, decided at run time
+  // Time every kernel call (tlmc --profile): NAME_run adds each call's seconds to a static
+  // array that `int NAME_profile_read(double* seconds)` copies out (one per call of
+  // ModelPlan::calls, their count returned) and resets. Global state: never shipped.
+  bool profile = false;
 };
 
 std::vector<GeneratedFile> emit_c(const ModelPlan& plan, const CodegenOptions& options);

@@ -29,6 +29,7 @@ struct KernelInfo {
   ir::LoopProgram loops;
   std::string workload_key;
   std::string schedule;  // the decisions, as text
+  double flops = 0;      // floating-point operations of one call (for reports)
 };
 
 struct TensorInfo {

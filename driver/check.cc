@@ -41,36 +41,6 @@ double element(ir::DType t, const uint8_t* data, int64_t i) {
   return 0;
 }
 
-reference::HostTensor random_tensor(const ir::Graph& g, const std::vector<int>& nodes, int t,
-                                    std::mt19937_64& rng) {
-  const ir::TensorType& type = g.type(t);
-  reference::HostTensor h = reference::HostTensor::zeros(type);
-  const int64_t n = type.numel();
-  switch (type.dtype) {
-    case ir::DType::Float32: {
-      std::uniform_real_distribution<float> u(-1.0f, 1.0f);
-      for (int64_t i = 0; i < n; ++i) h.f32()[i] = u(rng);
-      break;
-    }
-    case ir::DType::Int64:
-    case ir::DType::Int32: {
-      std::uniform_int_distribution<int64_t> u(0, reference::random_integer_bound(g, nodes, t) - 1);
-      for (int64_t i = 0; i < n; ++i) {
-        const int64_t v = u(rng);
-        if (type.dtype == ir::DType::Int64)
-          h.i64()[i] = v;
-        else
-          reinterpret_cast<int32_t*>(h.bytes.data())[i] = static_cast<int32_t>(v);
-      }
-      break;
-    }
-    default:
-      for (auto& b : h.bytes) b = static_cast<uint8_t>(rng() & 1);
-      break;
-  }
-  return h;
-}
-
 }  // namespace
 
 CheckResult check_model(const CompiledModel& model, const ir::Target& target, uint64_t seed,
@@ -82,7 +52,8 @@ CheckResult check_model(const CompiledModel& model, const ir::Target& target, ui
   std::vector<int> nodes(g.nodes.size());
   for (size_t i = 0; i < nodes.size(); ++i) nodes[i] = static_cast<int>(i);
   for (int t : g.inputs) {
-    inputs.push_back(random_tensor(g, nodes, t, rng));
+    inputs.push_back(
+        reference::random_tensor(g.type(t), reference::random_integer_bound(g, nodes, t), rng));
     raw_inputs.push_back(inputs.back().bytes);
   }
   std::vector<size_t> out_bytes;

@@ -26,6 +26,7 @@
 #include "scheduler/tuning_db.h"
 #include "toolchain/assemble_in_process.h"
 #include "toolchain/cc.h"
+#include "tune/measure_task.h"
 #include "tune/tuner.h"
 
 namespace tlmc::driver {
@@ -366,7 +367,8 @@ CompiledModel compile_model(const CompileOptions& options) {
         *dump << "# kernel " << k << " schedule:\n"
               << scheduler::schedule_str(schedule) << ir::loop_str(loops);
       kernels.push_back(codegen::KernelInfo{std::move(loops), ir::workload_key(program),
-                                            scheduler::schedule_str(schedule)});
+                                            scheduler::schedule_str(schedule),
+                                            tune::program_flops(program)});
     }
   }
   std::vector<codegen::CompiledSubgraph> subgraphs;
@@ -380,7 +382,7 @@ CompiledModel compile_model(const CompileOptions& options) {
     PassTimer t(o, "plan and generate C");
     m.plan =
         codegen::plan_model(plan.graph, plan.partition.storage_of, subgraphs, std::move(kernels));
-    m.files = codegen::emit_c(m.plan, codegen::CodegenOptions{o.target, o.threads});
+    m.files = codegen::emit_c(m.plan, codegen::CodegenOptions{o.target, o.threads, o.profile});
   }
   return m;
 }

@@ -36,7 +36,8 @@ struct CompileOptions {
   std::ostream* progress_stream = nullptr;  // -O3: tuning progress and report; nullptr: quiet
   bool progress_live = false;               // progress_stream is a terminal
   int jobs = 1;                             // -j: threads of the compiler's own work
-  int threads = 0;  // default thread count baked into the library; 0: all cores
+  int threads = 0;       // default thread count baked into the library; 0: all cores
+  bool profile = false;  // time every kernel call (--profile; CodegenOptions::profile)
   // Tuning records to use (--tuning-db); empty: none. The best record of a kernel's workload
   // on this target is its schedule, at every optimisation level.
   std::string tuning_db;

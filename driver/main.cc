@@ -10,6 +10,7 @@
 #include "driver/check.h"
 #include "driver/compile.h"
 #include "driver/db_command.h"
+#include "driver/profile.h"
 #include "ir/op_schema.h"
 #include "scheduler/tuning_db.h"
 
@@ -69,6 +70,7 @@ int run(int argc, char** argv) {
   po::options_description visible(
       "Usage: tlmc MODEL [options]\n"
       "       tlmc --check MODEL [options]\n"
+      "       tlmc --profile MODEL [options]\n"
       "       tlmc import MODEL.onnx -o MODEL.yaml [--input-shape ...]\n"
       "       tlmc db list|export|import|prune|check [...]   (tlmc db --help)\n\n"
       "Compiles MODEL (a .yaml graph or an .onnx file) into a C kernel library.\n\nOptions");
@@ -111,6 +113,9 @@ int run(int argc, char** argv) {
          "print IR levels to stdout: graph,te,sketch,loops (sketch: each kernel's sketches "
          "and their decision spaces)");
   option("check", "compile, run on random inputs and compare with the reference interpreter");
+  option("profile",
+         "compile as the build would, run on random inputs for a second with a timer around "
+         "each kernel call, and print each call's time, share and GFLOP/s");
   option("depfile,MF", po::value<std::string>(), "write a Makefile dependency line for the output");
   option("verbose,v", "print the time of each compiler pass");
   option("version", "print the version");
@@ -225,7 +230,15 @@ int run(int argc, char** argv) {
   const driver::CCompiler cc =
       cc_name == "system" ? driver::CCompiler::System : driver::CCompiler::InProcess;
 
+  if (vm.count("check") && vm.count("profile"))
+    throw UsageError("--check and --profile are two runs: ask for one at a time");
+  options.profile = vm.count("profile") > 0;
   driver::CompiledModel model = driver::compile_model(options);
+
+  if (options.profile) {
+    driver::print_profile(std::cout, driver::profile_model(model, options.target, cc));
+    return kOk;
+  }
 
   if (vm.count("check")) {
     driver::CheckResult r = driver::check_model(model, options.target, 1, cc);

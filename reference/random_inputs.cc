@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "reference/kernels.h"
+
 namespace tlmc::reference {
 
 int64_t random_integer_bound(const ir::Graph& g, const std::vector<int>& nodes, int t) {
@@ -18,6 +20,35 @@ int64_t random_integer_bound(const ir::Graph& g, const std::vector<int>& nodes, 
     first = false;
   }
   return std::max<int64_t>(bound, 1);
+}
+
+HostTensor random_tensor(const ir::TensorType& type, int64_t int_bound, std::mt19937_64& rng) {
+  HostTensor h = HostTensor::zeros(type);
+  const int64_t n = type.numel();
+  switch (type.dtype) {
+    case ir::DType::Float32: {
+      std::uniform_real_distribution<float> u(-1.0F, 1.0F);
+      for (int64_t i = 0; i < n; ++i) h.f32()[i] = u(rng);
+      return h;
+    }
+    case ir::DType::Float16:
+    case ir::DType::BFloat16:
+      for (uint8_t& b : h.bytes) b = static_cast<uint8_t>(rng() & 1);
+      return h;
+    case ir::DType::Int32:
+    case ir::DType::Int64:
+    case ir::DType::Int8:
+    case ir::DType::UInt8:
+    case ir::DType::Bool:
+      break;
+  }
+  const int64_t hi = type.dtype == ir::DType::Bool ? 1 : std::max<int64_t>(int_bound, 1) - 1;
+  std::uniform_int_distribution<int64_t> u(0, hi);
+  with_element_type(type.dtype, [&](auto zero) {
+    using T = decltype(zero);
+    for (int64_t i = 0; i < n; ++i) h.as<T>()[i] = static_cast<T>(u(rng));
+  });
+  return h;
 }
 
 }  // namespace tlmc::reference

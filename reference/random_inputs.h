@@ -1,17 +1,23 @@
-// What random inputs the reference and the generated code are compared on may hold: an
-// integer tensor that indexes a Gather stays below the extent it indexes, so that every
-// drawn index is valid. Shared by `tlmc --check` and the checks of -O3's measurements.
+// The random inputs the reference and the generated code are compared on: floats uniform in
+// [-1, 1], integers in [0, bound) where an integer tensor that indexes a Gather stays below
+// the extent it indexes. Shared by `tlmc --check`, `--profile` and -O3's measurements.
 #pragma once
 
 #include <cstdint>
+#include <random>
 #include <vector>
 
 #include "ir/graph.h"
+#include "reference/interpreter.h"
 
 namespace tlmc::reference {
 
 // The exclusive upper bound for random values of integer tensor `t`: the smallest extent
 // it indexes as the indices of a Gather among `nodes` (node ids of `g`), else 4.
 int64_t random_integer_bound(const ir::Graph& g, const std::vector<int>& nodes, int t);
+
+// A tensor of `type` drawn from `rng`: float32 uniform in [-1, 1]; bool 0 or 1; other
+// integers uniform in [0, int_bound); float16 and bfloat16 bytes of 0 or 1.
+HostTensor random_tensor(const ir::TensorType& type, int64_t int_bound, std::mt19937_64& rng);
 
 }  // namespace tlmc::reference

@@ -17,6 +17,7 @@ namespace {
 struct SharedHeader {
   int status;  // 0 ok; else a child-side failure code
   char message[256];
+  int timing_runs;
   double median_seconds;
 };
 
@@ -26,9 +27,18 @@ struct SharedHeader {
   _exit(0);
 }
 
-void run_child(SharedHeader* h, uint8_t* out_area, const std::string& lib, const std::string& name,
-               const std::vector<std::vector<uint8_t>>& inputs,
-               const std::vector<size_t>& output_bytes, int timing_runs) {
+// Runs at most this many times, whatever min_timing_seconds asks.
+constexpr int kMaxTimingRuns = 10000;
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+void run_child(SharedHeader* h, uint8_t* out_area, double* call_area, const std::string& lib,
+               const std::string& name, const std::vector<std::vector<uint8_t>>& inputs,
+               const std::vector<size_t>& output_bytes, int timing_runs, double min_seconds,
+               int profile_calls) {
   void* handle = dlopen(lib.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle) child_fail(h, std::string("cannot load the library: ") + dlerror());
   using RunFn = int (*)(const void* const*, void* const*, void*);
@@ -36,6 +46,15 @@ void run_child(SharedHeader* h, uint8_t* out_area, const std::string& lib, const
   auto run = reinterpret_cast<RunFn>(dlsym(handle, (name + "_run").c_str()));
   auto size = reinterpret_cast<SizeFn>(dlsym(handle, (name + "_workspace_size").c_str()));
   if (!run || !size) child_fail(h, "the library does not export " + name + "_run");
+  using ProfileFn = int (*)(double*);
+  ProfileFn profile = nullptr;
+  if (profile_calls > 0) {
+    profile = reinterpret_cast<ProfileFn>(dlsym(handle, (name + "_profile_read").c_str()));
+    if (!profile)
+      child_fail(h, "the library was not built to profile: no " + name + "_profile_read");
+  }
+  std::vector<double> calls(static_cast<size_t>(std::max(profile_calls, 0)));
+  std::vector<std::vector<double>> call_times(calls.size());
   const size_t ws_bytes = size();
   void* ws = ws_bytes ? std::aligned_alloc(64, (ws_bytes + 63) / 64 * 64) : nullptr;
   std::vector<const void*> in;
@@ -48,16 +67,23 @@ void run_child(SharedHeader* h, uint8_t* out_area, const std::string& lib, const
   }
   const int rc = run(in.data(), out.data(), ws);
   if (rc != 0) child_fail(h, name + "_run returned " + std::to_string(rc));
+  if (profile && profile(calls.data()) != profile_calls)
+    child_fail(h, "the library's profile has another number of calls");
   std::vector<double> times;
-  for (int i = 0; i < timing_runs; ++i) {
+  double total = 0;
+  while (static_cast<int>(times.size()) < kMaxTimingRuns &&
+         (static_cast<int>(times.size()) < timing_runs || total < min_seconds)) {
     const auto t0 = std::chrono::steady_clock::now();
     run(in.data(), out.data(), ws);
     times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    total += times.back();
+    if (!profile) continue;
+    profile(calls.data());
+    for (size_t c = 0; c < calls.size(); ++c) call_times[c].push_back(calls[c]);
   }
-  if (!times.empty()) {
-    std::sort(times.begin(), times.end());
-    h->median_seconds = times[times.size() / 2];
-  }
+  h->timing_runs = static_cast<int>(times.size());
+  if (!times.empty()) h->median_seconds = median(times);
+  for (size_t c = 0; c < calls.size() && !times.empty(); ++c) call_area[c] = median(call_times[c]);
   h->status = 0;
   _exit(0);
 }
@@ -67,11 +93,12 @@ void run_child(SharedHeader* h, uint8_t* out_area, const std::string& lib, const
 IsolatedRun run_isolated(const std::string& shared_library, const std::string& model_name,
                          const std::vector<std::vector<uint8_t>>& inputs,
                          const std::vector<size_t>& output_bytes, int timeout_seconds,
-                         int timing_runs) {
+                         int timing_runs, double min_timing_seconds, int profile_calls) {
   IsolatedRun result;
   size_t total = 0;
   for (size_t b : output_bytes) total += b;
-  const size_t bytes = sizeof(SharedHeader) + total + 64;
+  const size_t calls = static_cast<size_t>(std::max(profile_calls, 0));
+  const size_t bytes = sizeof(SharedHeader) + 64 + total + 64 + calls * sizeof(double);
   void* mem = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (mem == MAP_FAILED) {
     result.message = "cannot map shared memory";
@@ -80,6 +107,7 @@ IsolatedRun run_isolated(const std::string& shared_library, const std::string& m
   auto* header = static_cast<SharedHeader*>(mem);
   header->status = 2;  // not reached the end
   uint8_t* out_area = static_cast<uint8_t*>(mem) + (sizeof(SharedHeader) + 63) / 64 * 64;
+  auto* call_area = reinterpret_cast<double*>(out_area + (total + 63) / 64 * 64);
   std::fflush(nullptr);
   const pid_t pid = fork();
   if (pid < 0) {
@@ -89,7 +117,8 @@ IsolatedRun run_isolated(const std::string& shared_library, const std::string& m
   }
   if (pid == 0) {
     alarm(static_cast<unsigned>(timeout_seconds));
-    run_child(header, out_area, shared_library, model_name, inputs, output_bytes, timing_runs);
+    run_child(header, out_area, call_area, shared_library, model_name, inputs, output_bytes,
+              timing_runs, min_timing_seconds, profile_calls);
   }
   int status = 0;
   waitpid(pid, &status, 0);
@@ -103,7 +132,9 @@ IsolatedRun run_isolated(const std::string& shared_library, const std::string& m
     result.message = header->status == 2 ? "exited early" : header->message;
   } else {
     result.status = IsolatedRun::Ok;
+    result.timing_runs = header->timing_runs;
     result.median_seconds = header->median_seconds;
+    result.call_seconds.assign(call_area, call_area + calls);
     size_t offset = 0;
     for (size_t b : output_bytes) {
       result.outputs.emplace_back(out_area + offset, out_area + offset + b);

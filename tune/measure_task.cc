@@ -9,28 +9,6 @@
 #include "reference/random_inputs.h"
 
 namespace tlmc::tune {
-namespace {
-
-reference::HostTensor random_tensor(const ir::TensorType& type, int64_t int_bound,
-                                    std::mt19937_64& rng) {
-  reference::HostTensor h = reference::HostTensor::zeros(type);
-  const int64_t n = type.numel();
-  if (type.dtype == ir::DType::Float32) {
-    std::uniform_real_distribution<float> u(-1.0f, 1.0f);
-    for (int64_t i = 0; i < n; ++i) h.f32()[i] = u(rng);
-    return h;
-  }
-  const int64_t hi = type.dtype == ir::DType::Bool ? 1 : int_bound - 1;
-  std::uniform_int_distribution<int64_t> u(0, hi);
-  reference::with_element_type(type.dtype, [&](auto zero) {
-    using T = decltype(zero);
-    for (int64_t i = 0; i < n; ++i) h.as<T>()[i] = static_cast<T>(u(rng));
-  });
-  return h;
-}
-
-}  // namespace
-
 double program_flops(const ir::TeProgram& p) {
   double total = 0;
   for (const ir::Stage& s : p.stages) {
@@ -57,7 +35,7 @@ MeasureTask make_measure_task(const ir::Graph& g, const std::vector<int>& nodes,
       h.type = tensor.type;
       h.bytes = *tensor.data;
     } else {
-      h = random_tensor(tensor.type, reference::random_integer_bound(g, nodes, t), rng);
+      h = reference::random_tensor(tensor.type, reference::random_integer_bound(g, nodes, t), rng);
     }
     values[t] = h;
     task.inputs.push_back(std::move(h));

@@ -1,0 +1,93 @@
+#include "driver/profile.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <ostream>
+#include <random>
+
+#include "reference/random_inputs.h"
+#include "toolchain/isolated_run.h"
+
+namespace tlmc::driver {
+namespace {
+
+constexpr int kMinRuns = 10;
+constexpr int kTimeoutSeconds = 600;
+constexpr size_t kNodesWidth = 60;  // characters of the nodes column
+
+}  // namespace
+
+ModelProfile profile_model(const CompiledModel& model, const ir::Target& target, CCompiler cc,
+                           double min_seconds) {
+  const ir::Graph& g = model.graph;
+  std::mt19937_64 rng(1);
+  std::vector<int> nodes(g.nodes.size());
+  for (size_t i = 0; i < nodes.size(); ++i) nodes[i] = static_cast<int>(i);
+  std::vector<std::vector<uint8_t>> inputs;
+  for (int t : g.inputs)
+    inputs.push_back(
+        reference::random_tensor(g.type(t), reference::random_integer_bound(g, nodes, t), rng)
+            .bytes);
+  std::vector<size_t> out_bytes;
+  for (int t : g.outputs) out_bytes.push_back(g.type(t).bytes());
+
+  std::string templ = (std::filesystem::temp_directory_path() / "tlmc-profile-XXXXXX").string();
+  if (!mkdtemp(templ.data())) throw InternalError("cannot create a temporary folder for --profile");
+  struct Cleanup {
+    std::string dir;
+    ~Cleanup() {
+      std::error_code ec;
+      std::filesystem::remove_all(dir, ec);
+    }
+  } cleanup{templ};
+  const std::string so = build_shared_library(model, templ, target, cc);
+  const int calls = static_cast<int>(model.plan.calls.size());
+  const toolchain::IsolatedRun run = toolchain::run_isolated(
+      so, model.plan.name, inputs, out_bytes, kTimeoutSeconds, kMinRuns, min_seconds, calls);
+  if (run.status != toolchain::IsolatedRun::Ok)
+    throw InternalError("the generated library " + run.message +
+                        " on random inputs; this is a bug in tlmc");
+  ModelProfile p;
+  p.runs = run.timing_runs;
+  p.run_seconds = run.median_seconds;
+  for (int c = 0; c < calls; ++c) {
+    const codegen::Call& call = model.plan.calls[static_cast<size_t>(c)];
+    const codegen::KernelInfo& k = model.plan.kernels.at(static_cast<size_t>(call.kernel));
+    p.calls.push_back(CallProfile{c, call.kernel, call.comment, k.workload_key,
+                                  run.call_seconds.at(static_cast<size_t>(c)), k.flops});
+  }
+  return p;
+}
+
+void print_profile(std::ostream& os, const ModelProfile& p) {
+  std::vector<const CallProfile*> order;
+  double sum = 0;
+  for (const CallProfile& c : p.calls) {
+    order.push_back(&c);
+    sum += c.seconds;
+  }
+  std::stable_sort(order.begin(), order.end(), [](const CallProfile* a, const CallProfile* b) {
+    return a->seconds > b->seconds;
+  });
+  char line[400];
+  std::snprintf(line, sizeof line, "%5s %6s  %-16s %10s %6s %8s  %s\n", "call", "kernel",
+                "workload", "us", "share", "GFLOP/s", "nodes");
+  os << line;
+  for (const CallProfile* c : order) {
+    std::string nodes = c->nodes;
+    if (nodes.size() > kNodesWidth) nodes = nodes.substr(0, kNodesWidth - 3) + "...";
+    const double share = p.run_seconds > 0 ? 100 * c->seconds / p.run_seconds : 0;
+    const double gflops = c->seconds > 0 ? c->flops / c->seconds * 1e-9 : 0;
+    std::snprintf(line, sizeof line, "%5d %6d  %-16s %10.2f %5.1f%% %8.1f  %s\n", c->call,
+                  c->kernel, c->workload_key.c_str(), c->seconds * 1e6, share, gflops,
+                  nodes.c_str());
+    os << line;
+  }
+  std::snprintf(line, sizeof line,
+                "one run: %.2f us (median of %d runs); the calls' medians add up to %.2f us\n",
+                p.run_seconds * 1e6, p.runs, sum * 1e6);
+  os << line;
+}
+
+}  // namespace tlmc::driver

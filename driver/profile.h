@@ -1,0 +1,35 @@
+// `tlmc --profile MODEL`: builds the model's library with a timer around every kernel call
+// (codegen's profile option; the schedules are the ones a build would ship), runs it in a
+// child process on random inputs, and reports each call's median time, share and GFLOP/s.
+#pragma once
+
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include "driver/compile.h"
+
+namespace tlmc::driver {
+
+struct CallProfile {
+  int call = 0;              // position in the run
+  int kernel = 0;            // the kernel it calls (NAME_kK)
+  std::string nodes;         // the graph nodes it computes
+  std::string workload_key;  // its tuning records' key
+  double seconds = 0;        // median over the timed runs
+  double flops = 0;          // floating-point operations of one call
+};
+
+struct ModelProfile {
+  int runs = 0;                    // timed runs
+  double run_seconds = 0;          // one whole run, median
+  std::vector<CallProfile> calls;  // in the run's order
+};
+
+// Times at least 10 runs, and for at least `min_seconds`, after one untimed run.
+ModelProfile profile_model(const CompiledModel& model, const ir::Target& target, CCompiler cc,
+                           double min_seconds = 1.0);
+// The calls, slowest first, with their share of the run, then the totals.
+void print_profile(std::ostream& os, const ModelProfile& p);
+
+}  // namespace tlmc::driver
