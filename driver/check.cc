@@ -3,11 +3,11 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
-#include <filesystem>
 #include <iomanip>
 #include <ostream>
 #include <random>
 
+#include "driver/temp_folder.h"
 #include "reference/interpreter.h"
 #include "reference/random_inputs.h"
 #include "toolchain/isolated_run.h"
@@ -59,16 +59,8 @@ CheckResult check_model(const CompiledModel& model, const ir::Target& target, ui
   std::vector<size_t> out_bytes;
   for (int t : g.outputs) out_bytes.push_back(g.type(t).bytes());
 
-  std::string templ = (std::filesystem::temp_directory_path() / "tlmc-check-XXXXXX").string();
-  if (!mkdtemp(templ.data())) throw InternalError("cannot create a temporary folder for --check");
-  struct Cleanup {
-    std::string dir;
-    ~Cleanup() {
-      std::error_code ec;
-      std::filesystem::remove_all(dir, ec);
-    }
-  } cleanup{templ};
-  const std::string so = build_shared_library(model, templ, target, cc);
+  const TempFolder dir("tlmc-check");
+  const std::string so = build_shared_library(model, dir.path(), target, cc);
   toolchain::IsolatedRun run =
       toolchain::run_isolated(so, model.plan.name, raw_inputs, out_bytes, 120);
   if (run.status != toolchain::IsolatedRun::Ok)

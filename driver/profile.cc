@@ -2,10 +2,10 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <filesystem>
 #include <ostream>
 #include <random>
 
+#include "driver/temp_folder.h"
 #include "reference/random_inputs.h"
 #include "toolchain/isolated_run.h"
 
@@ -32,16 +32,8 @@ ModelProfile profile_model(const CompiledModel& model, const ir::Target& target,
   std::vector<size_t> out_bytes;
   for (int t : g.outputs) out_bytes.push_back(g.type(t).bytes());
 
-  std::string templ = (std::filesystem::temp_directory_path() / "tlmc-profile-XXXXXX").string();
-  if (!mkdtemp(templ.data())) throw InternalError("cannot create a temporary folder for --profile");
-  struct Cleanup {
-    std::string dir;
-    ~Cleanup() {
-      std::error_code ec;
-      std::filesystem::remove_all(dir, ec);
-    }
-  } cleanup{templ};
-  const std::string so = build_shared_library(model, templ, target, cc);
+  const TempFolder dir("tlmc-profile");
+  const std::string so = build_shared_library(model, dir.path(), target, cc);
   const int calls = static_cast<int>(model.plan.calls.size());
   const toolchain::IsolatedRun run = toolchain::run_isolated(
       so, model.plan.name, inputs, out_bytes, kTimeoutSeconds, kMinRuns, min_seconds, calls);
