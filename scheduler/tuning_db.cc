@@ -326,6 +326,22 @@ std::string TuningDb::integrity_check() const {
   return out;
 }
 
+std::optional<std::string> TuningDb::fact(const std::string& key) const {
+  if (!impl_->db) return std::nullopt;
+  Statement s(*impl_, "SELECT value FROM meta WHERE key = ?1");
+  s.bind(1, "fact " + key);
+  if (!s.step()) return std::nullopt;
+  return s.text(0);
+}
+
+void TuningDb::set_fact(const std::string& key, const std::string& value) {
+  if (!impl_->db) return;
+  Statement s(*impl_, "INSERT OR REPLACE INTO meta(key, value) VALUES (?1, ?2)");
+  s.bind(1, "fact " + key);
+  s.bind(2, value);
+  s.step();
+}
+
 std::string default_tuning_db_path() {
   if (const char* p = std::getenv("TLMC_TUNING_DB"); p && *p) return p;
   if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x)

@@ -68,6 +68,10 @@ class TuningDb {
   int64_t prune(int64_t keep);
   // SQLite's integrity check: "ok", or what it found.
   std::string integrity_check() const;
+  // Facts measured about a machine, kept beside its records so that every later build with
+  // this database decides the same (the shared cache's size, keyed by the descriptor).
+  std::optional<std::string> fact(const std::string& key) const;
+  void set_fact(const std::string& key, const std::string& value);
 
   struct Impl;  // the SQLite connection; defined in tuning_db.cc
 

@@ -1,9 +1,11 @@
-// A model whose weights exceed the private caches of the cores it runs on reads them from
-// memory in every run, so -O3 measures its kernels with the weights flushed from the
-// caches, and records them under a descriptor ending " weights=cold": warm and cold times
-// are never compared. A model whose weights fit is measured warm.
+// A model whose weights exceed the private caches of the cores it runs on and half their
+// shared cache reads them from memory in every run, so -O3 measures its kernels with the
+// weights flushed from the caches, and records them under a descriptor ending
+// " weights=cold": warm and cold times are never compared. A model whose weights fit is
+// measured warm. The shared cache's size is measured once and kept in the database.
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <string>
 
 #include "ir/target.h"
@@ -21,9 +23,18 @@ std::string matmul_model(int64_t k, int64_t n) {
          "outputs: [y]}\noutputs: [y]\n";
 }
 
-std::string tuned_descriptor(const TempDir& dir, const std::string& model) {
+const char* kFactKey = "shared_cache ";
+
+// The descriptor of the records -O3 makes of `model`; `shared_cache`: the shared cache's
+// size recorded in the database beforehand (none: measured by that run).
+std::string tuned_descriptor(const TempDir& dir, const std::string& model,
+                             std::optional<int64_t> shared_cache) {
   write_file(dir.file("m.yaml"), model);
-  const std::string db = dir.file(std::to_string(model.size()) + ".db");
+  const std::string db = dir.file(std::to_string(model.size()) + "_" +
+                                  std::to_string(shared_cache.value_or(-1)) + ".db");
+  if (shared_cache)
+    scheduler::TuningDb::open(db, true).set_fact(kFactKey + ir::host_target().descriptor(),
+                                                 std::to_string(*shared_cache));
   CommandResult r = run_command(std::string(TLMC_EXE) + " " + dir.file("m.yaml") +
                                 " -O3 --trials 4 --tuning-db " + db + " -o " + dir.file("out"));
   EXPECT_EQ(r.exit_code, 0) << r.out;
@@ -37,10 +48,32 @@ TEST(ColdWeights, WeightsBeyondTheCoresCachesAreMeasuredCold) {
   if (!host.runs_here) GTEST_SKIP() << "-O3 measures on this machine";
   TempDir dir;
   const std::string warm = host.descriptor();
-  EXPECT_EQ(tuned_descriptor(dir, matmul_model(64, 64)), warm);
+  EXPECT_EQ(tuned_descriptor(dir, matmul_model(64, 64), 0), warm);
   // Twice the cores' L2 in weights: k = 1024 rows of n floats.
-  const int64_t n = 2 * static_cast<int64_t>(host.l2_bytes) * host.cores / (1024 * 4) + 16;
-  EXPECT_EQ(tuned_descriptor(dir, matmul_model(1024, n)), warm + " weights=cold");
+  const int64_t n = 2 * static_cast<int64_t>(host.l2_bytes) * host.cores / (int64_t{1024} * 4) + 16;
+  const int64_t bytes = int64_t{1024} * n * 4;
+  EXPECT_EQ(tuned_descriptor(dir, matmul_model(1024, n), 0), warm + " weights=cold")
+      << "no shared cache known: the private caches decide";
+  EXPECT_EQ(tuned_descriptor(dir, matmul_model(1024, n), 2 * bytes - 64), warm + " weights=cold")
+      << "more than half the shared cache";
+  EXPECT_EQ(tuned_descriptor(dir, matmul_model(1024, n), 2 * bytes), warm)
+      << "half the shared cache holds them";
+}
+
+TEST(ColdWeights, TheSharedCacheIsMeasuredOnceAndRecorded) {
+  const ir::Target host = ir::host_target();
+  if (!host.runs_here) GTEST_SKIP() << "-O3 measures on this machine";
+  TempDir dir;
+  tuned_descriptor(dir, matmul_model(64, 64), std::nullopt);
+  const std::string db = dir.file(std::to_string(matmul_model(64, 64).size()) + "_-1.db");
+  const std::optional<std::string> fact =
+      scheduler::TuningDb::open(db, false).fact(kFactKey + host.descriptor());
+  ASSERT_TRUE(fact.has_value());
+  const int64_t bytes = std::stoll(*fact);
+  // 0, or a power of two from 4 MB to 128 MB.
+  EXPECT_TRUE(bytes == 0 || (bytes >= (int64_t{4} << 20) && bytes <= (int64_t{128} << 20) &&
+                             (bytes & (bytes - 1)) == 0))
+      << bytes;
 }
 
 }  // namespace
