@@ -242,11 +242,12 @@ ir::Graph read_model(const CompileOptions& o) {
 }
 
 // The shared cache's size for the cold-weights rule (tune/shared_cache_probe.h): as the
-// tuning database recorded it for this target, else measured now and recorded when -O3
-// writes the database; 0 (not known) otherwise, where no record it would select exists.
+// tuning database recorded it for this target, else measured now, and recorded when -O3
+// writes the database (records imported from another database come without it); 0 when
+// there is no database, where no record the rule would select exists.
 int64_t shared_cache_bytes(const CompileOptions& o) {
-  if (o.tuning_db.empty()) return 0;
   const bool tuning = o.opt_level >= 3;
+  if (o.tuning_db.empty() || (!tuning && !fs::exists(o.tuning_db))) return 0;
   scheduler::TuningDb db = scheduler::TuningDb::open(o.tuning_db, tuning);
   const std::string key = "shared_cache " + o.target.descriptor();
   if (const std::optional<std::string> v = db.fact(key)) {
@@ -256,24 +257,24 @@ int64_t shared_cache_bytes(const CompileOptions& o) {
       return 0;
     }
   }
-  if (!tuning) return 0;
   const int64_t bytes = tune::measure_shared_cache_bytes(o.target.cores);
-  db.set_fact(key, std::to_string(bytes));
+  if (tuning) db.set_fact(key, std::to_string(bytes));
   return bytes;
 }
 
 // Whether every run of the model finds its weights in memory rather than in a cache, so
 // that kernels are measured with them flushed (ir::Target::cold_weights): they exceed the
-// cores' private caches and half the shared cache (`shared_bytes`, 0 when not known). In a
-// tuned ResNet-50 (100 MB of weights) the layers with the largest weights ran 1.5 to 3.4
-// times slower than their warm measurements; MobileNetV2 (14 MB), tuned cold on a machine
-// whose shared cache held 64 MB, ran slower at -O3 than at -O0.
-bool weights_leave_the_caches(const ir::Graph& g, const ir::Target& target, int64_t shared_bytes) {
+// cores' private caches and half the shared cache (0 when not known). In a tuned ResNet-50
+// (100 MB of weights) the layers with the largest weights ran 1.5 to 3.4 times slower than
+// their warm measurements; MobileNetV2 (14 MB), tuned cold on a machine whose shared cache
+// held 64 MB, ran slower at -O3 than at -O0.
+bool weights_leave_the_caches(const ir::Graph& g, const CompileOptions& o) {
   size_t bytes = 0;
   for (const ir::Tensor& t : g.tensors)
     if (t.kind == ir::TensorKind::Weight) bytes += t.type.bytes();
-  return bytes > static_cast<size_t>(target.l2_bytes) * static_cast<size_t>(target.cores) &&
-         bytes > static_cast<size_t>(shared_bytes / 2);
+  if (bytes <= static_cast<size_t>(o.target.l2_bytes) * static_cast<size_t>(o.target.cores))
+    return false;
+  return bytes > static_cast<size_t>(shared_cache_bytes(o) / 2);
 }
 
 CompiledModel compile_model(const CompileOptions& options) {
@@ -298,7 +299,7 @@ CompiledModel compile_model(const CompileOptions& options) {
   }
   std::ostream* dump = o.dump_stream;
   if (dump && wants(o, "graph")) *dump << ir::graph_str(graph);
-  o.target.cold_weights = weights_leave_the_caches(graph, o.target, shared_cache_bytes(o));
+  o.target.cold_weights = weights_leave_the_caches(graph, o);
 
   // The activation layouts the model may run in: the model's own, and, when it has
   // convolutions or pools, channels-last between them (on a vector target, unless the

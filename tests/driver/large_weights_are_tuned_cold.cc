@@ -43,14 +43,18 @@ std::string tuned_descriptor(const TempDir& dir, const std::string& model,
   return records.empty() ? "" : records[0].target;
 }
 
+// Weights of twice the cores' L2: k = 1024 rows of n floats.
+int64_t columns_beyond_the_cores_caches(const ir::Target& host) {
+  return 2 * static_cast<int64_t>(host.l2_bytes) * host.cores / (int64_t{1024} * 4) + 16;
+}
+
 TEST(ColdWeights, WeightsBeyondTheCoresCachesAreMeasuredCold) {
   const ir::Target host = ir::host_target();
   if (!host.runs_here) GTEST_SKIP() << "-O3 measures on this machine";
   TempDir dir;
   const std::string warm = host.descriptor();
   EXPECT_EQ(tuned_descriptor(dir, matmul_model(64, 64), 0), warm);
-  // Twice the cores' L2 in weights: k = 1024 rows of n floats.
-  const int64_t n = 2 * static_cast<int64_t>(host.l2_bytes) * host.cores / (int64_t{1024} * 4) + 16;
+  const int64_t n = columns_beyond_the_cores_caches(host);
   const int64_t bytes = int64_t{1024} * n * 4;
   EXPECT_EQ(tuned_descriptor(dir, matmul_model(1024, n), 0), warm + " weights=cold")
       << "no shared cache known: the private caches decide";
@@ -64,8 +68,9 @@ TEST(ColdWeights, TheSharedCacheIsMeasuredOnceAndRecorded) {
   const ir::Target host = ir::host_target();
   if (!host.runs_here) GTEST_SKIP() << "-O3 measures on this machine";
   TempDir dir;
-  tuned_descriptor(dir, matmul_model(64, 64), std::nullopt);
-  const std::string db = dir.file(std::to_string(matmul_model(64, 64).size()) + "_-1.db");
+  const std::string model = matmul_model(1024, columns_beyond_the_cores_caches(host));
+  tuned_descriptor(dir, model, std::nullopt);
+  const std::string db = dir.file(std::to_string(model.size()) + "_-1.db");
   const std::optional<std::string> fact =
       scheduler::TuningDb::open(db, false).fact(kFactKey + host.descriptor());
   ASSERT_TRUE(fact.has_value());
@@ -74,6 +79,34 @@ TEST(ColdWeights, TheSharedCacheIsMeasuredOnceAndRecorded) {
   EXPECT_TRUE(bytes == 0 || (bytes >= (int64_t{4} << 20) && bytes <= (int64_t{128} << 20) &&
                              (bytes & (bytes - 1)) == 0))
       << bytes;
+}
+
+// Records exported and imported into another database come without the measured cache: a
+// build from that database measures it again and selects the same records.
+TEST(ColdWeights, ImportedRecordsBuildWhatTheirDatabaseBuilds) {
+  const ir::Target host = ir::host_target();
+  if (!host.runs_here) GTEST_SKIP() << "-O3 measures on this machine";
+  TempDir dir;
+  const std::string model = matmul_model(1024, columns_beyond_the_cores_caches(host));
+  tuned_descriptor(dir, model, std::nullopt);
+  const std::string tuned = dir.file(std::to_string(model.size()) + "_-1.db");
+  const std::string tlmc = std::string(TLMC_EXE) + " ";
+  CommandResult r = run_command(tlmc + "db export --tuning-db " + tuned + " -o " +
+                                dir.file("r.jsonl") + " && " + tlmc + "db import " +
+                                dir.file("r.jsonl") + " --tuning-db " + dir.file("copy.db"));
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  for (const char* db : {"a", "b"}) {
+    const std::string from = std::string(db) == "a" ? tuned : dir.file("copy.db");
+    std::string command = tlmc;
+    command += dir.file("m.yaml") + " -v --tuning-db " + from;
+    command += " --emit=source -o " + dir.file(db);
+    r = run_command(command);
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    EXPECT_NE(r.out.find("tlmc: 1 of 1 kernels scheduled from tuning records"), std::string::npos)
+        << db << ":\n"
+        << r.out;
+  }
+  EXPECT_EQ(read_file(dir.file("a/mm.c")), read_file(dir.file("b/mm.c")));
 }
 
 }  // namespace
