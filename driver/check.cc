@@ -5,7 +5,6 @@
 #include <cstring>
 #include <iomanip>
 #include <ostream>
-#include <random>
 
 #include "driver/temp_folder.h"
 #include "reference/interpreter.h"
@@ -46,16 +45,9 @@ double element(ir::DType t, const uint8_t* data, int64_t i) {
 CheckResult check_model(const CompiledModel& model, const ir::Target& target, uint64_t seed,
                         CCompiler cc) {
   const ir::Graph& g = model.graph;
-  std::mt19937_64 rng(seed);
-  std::vector<reference::HostTensor> inputs;
+  const std::vector<reference::HostTensor> inputs = reference::random_graph_inputs(g, seed);
   std::vector<std::vector<uint8_t>> raw_inputs;
-  std::vector<int> nodes(g.nodes.size());
-  for (size_t i = 0; i < nodes.size(); ++i) nodes[i] = static_cast<int>(i);
-  for (int t : g.inputs) {
-    inputs.push_back(
-        reference::random_tensor(g.type(t), reference::random_integer_bound(g, nodes, t), rng));
-    raw_inputs.push_back(inputs.back().bytes);
-  }
+  for (const reference::HostTensor& t : inputs) raw_inputs.push_back(t.bytes);
   std::vector<size_t> out_bytes;
   for (int t : g.outputs) out_bytes.push_back(g.type(t).bytes());
 

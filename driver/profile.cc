@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <ostream>
-#include <random>
+#include <utility>
 
 #include "driver/temp_folder.h"
 #include "reference/random_inputs.h"
@@ -21,14 +21,9 @@ constexpr size_t kNodesWidth = 60;  // characters of the nodes column
 ModelProfile profile_model(const CompiledModel& model, const ir::Target& target, CCompiler cc,
                            double min_seconds) {
   const ir::Graph& g = model.graph;
-  std::mt19937_64 rng(1);
-  std::vector<int> nodes(g.nodes.size());
-  for (size_t i = 0; i < nodes.size(); ++i) nodes[i] = static_cast<int>(i);
   std::vector<std::vector<uint8_t>> inputs;
-  for (int t : g.inputs)
-    inputs.push_back(
-        reference::random_tensor(g.type(t), reference::random_integer_bound(g, nodes, t), rng)
-            .bytes);
+  for (reference::HostTensor& t : reference::random_graph_inputs(g, 1))
+    inputs.push_back(std::move(t.bytes));
   std::vector<size_t> out_bytes;
   for (int t : g.outputs) out_bytes.push_back(g.type(t).bytes());
 

@@ -51,4 +51,14 @@ HostTensor random_tensor(const ir::TensorType& type, int64_t int_bound, std::mt1
   return h;
 }
 
+std::vector<HostTensor> random_graph_inputs(const ir::Graph& g, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<int> nodes(g.nodes.size());
+  for (size_t i = 0; i < nodes.size(); ++i) nodes[i] = static_cast<int>(i);
+  std::vector<HostTensor> out;
+  for (int t : g.inputs)
+    out.push_back(random_tensor(g.type(t), random_integer_bound(g, nodes, t), rng));
+  return out;
+}
+
 }  // namespace tlmc::reference

@@ -20,4 +20,8 @@ int64_t random_integer_bound(const ir::Graph& g, const std::vector<int>& nodes, 
 // integers uniform in [0, int_bound); float16 and bfloat16 bytes of 0 or 1.
 HostTensor random_tensor(const ir::TensorType& type, int64_t int_bound, std::mt19937_64& rng);
 
+// One random tensor per input of the whole graph `g`, in order, drawn from a generator
+// seeded with `seed` (what `tlmc --check` and `--profile` run the library on).
+std::vector<HostTensor> random_graph_inputs(const ir::Graph& g, uint64_t seed);
+
 }  // namespace tlmc::reference

@@ -25,13 +25,19 @@ std::string matmul_model(int64_t k, int64_t n) {
 
 const char* kFactKey = "shared_cache ";
 
+// The database tuned_descriptor tunes `model` into.
+std::string database_of(const TempDir& dir, const std::string& model,
+                        std::optional<int64_t> shared_cache) {
+  return dir.file(std::to_string(model.size()) + "_" + std::to_string(shared_cache.value_or(-1)) +
+                  ".db");
+}
+
 // The descriptor of the records -O3 makes of `model`; `shared_cache`: the shared cache's
 // size recorded in the database beforehand (none: measured by that run).
 std::string tuned_descriptor(const TempDir& dir, const std::string& model,
                              std::optional<int64_t> shared_cache) {
   write_file(dir.file("m.yaml"), model);
-  const std::string db = dir.file(std::to_string(model.size()) + "_" +
-                                  std::to_string(shared_cache.value_or(-1)) + ".db");
+  const std::string db = database_of(dir, model, shared_cache);
   if (shared_cache)
     scheduler::TuningDb::open(db, true).set_fact(kFactKey + ir::host_target().descriptor(),
                                                  std::to_string(*shared_cache));
@@ -70,7 +76,7 @@ TEST(ColdWeights, TheSharedCacheIsMeasuredOnceAndRecorded) {
   TempDir dir;
   const std::string model = matmul_model(1024, columns_beyond_the_cores_caches(host));
   tuned_descriptor(dir, model, std::nullopt);
-  const std::string db = dir.file(std::to_string(model.size()) + "_-1.db");
+  const std::string db = database_of(dir, model, std::nullopt);
   const std::optional<std::string> fact =
       scheduler::TuningDb::open(db, false).fact(kFactKey + host.descriptor());
   ASSERT_TRUE(fact.has_value());
@@ -89,7 +95,7 @@ TEST(ColdWeights, ImportedRecordsBuildWhatTheirDatabaseBuilds) {
   TempDir dir;
   const std::string model = matmul_model(1024, columns_beyond_the_cores_caches(host));
   tuned_descriptor(dir, model, std::nullopt);
-  const std::string tuned = dir.file(std::to_string(model.size()) + "_-1.db");
+  const std::string tuned = database_of(dir, model, std::nullopt);
   const std::string tlmc = std::string(TLMC_EXE) + " ";
   CommandResult r = run_command(tlmc + "db export --tuning-db " + tuned + " -o " +
                                 dir.file("r.jsonl") + " && " + tlmc + "db import " +
