@@ -1,6 +1,7 @@
 #include "tune/measurer.h"
 
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -15,6 +16,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <memory>
 #include <thread>
 #include <utility>
@@ -162,9 +164,41 @@ void flush_from_caches(const char* data, size_t size) {
 #endif
 }
 
+// The CPUs the worker may run on, read when it starts (before it pins any thread).
+std::vector<int> allowed_cpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  std::vector<int> cpus;
+  if (sched_getaffinity(0, sizeof set, &set) == 0)
+    for (int c = 0; c < CPU_SETSIZE; ++c)
+      if (CPU_ISSET(c, &set)) cpus.push_back(c);
+  return cpus;
+}
+
+// Pins each thread of the worker to a CPU of its own (round-robin over `cpus`): its main
+// thread, then the candidate's pool by thread id. Left to the scheduler, both threads of a
+// 2-core measurement at times shared one CPU for a whole candidate, doubling its time.
+void pin_threads(const std::vector<int>& cpus) {
+  if (cpus.empty()) return;
+  std::vector<pid_t> threads;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator("/proc/self/task", ec)) {
+    const pid_t tid = static_cast<pid_t>(std::atol(e.path().filename().c_str()));
+    if (tid > 0 && tid != getpid()) threads.push_back(tid);
+  }
+  std::sort(threads.begin(), threads.end());
+  threads.insert(threads.begin(), getpid());
+  for (size_t i = 0; i < threads.size(); ++i) {
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(cpus[i % cpus.size()], &one);
+    sched_setaffinity(threads[i], sizeof one, &one);  // a thread gone meanwhile: no matter
+  }
+}
+
 // One candidate, inside the worker.
 Reply run_candidate(const MeasureTask& task, const MeasureOptions& options, int threads,
-                    const Request& req, const std::string& object,
+                    const std::vector<int>& cpus, const Request& req, const std::string& object,
                     const std::vector<std::optional<ir::Packing>>& input_packings) {
   std::string error;
   std::unique_ptr<toolchain::LoadedObject> loaded = toolchain::LoadedObject::load(object, &error);
@@ -199,6 +233,7 @@ Reply run_candidate(const MeasureTask& task, const MeasureOptions& options, int 
     shutdown();
     return reply(MeasureStatus::WrongResult, 0, mismatch);
   }
+  pin_threads(cpus);  // the pool's threads exist now
   // Warm: caches and the pool's threads. Then repeats of n runs lasting min_seconds each;
   // with cold weights, each run timed alone after the weights left the caches.
   std::vector<std::pair<const char*, size_t>> weights;
@@ -237,6 +272,7 @@ Reply run_candidate(const MeasureTask& task, const MeasureOptions& options, int 
 
 [[noreturn]] void worker_main(int fd, const MeasureTask& task, const MeasureOptions& options,
                               int threads) {
+  const std::vector<int> cpus = allowed_cpus();
   for (;;) {
     Request req{};
     if (!read_all(fd, &req, sizeof req)) _exit(0);
@@ -244,7 +280,8 @@ Reply run_candidate(const MeasureTask& task, const MeasureOptions& options, int 
     if (!read_all(fd, object.data(), object.size())) _exit(0);
     std::vector<int64_t> words(req.packing_words);
     if (!read_all(fd, words.data(), words.size() * sizeof(int64_t))) _exit(0);
-    const Reply r = run_candidate(task, options, threads, req, object, decode_packings(words));
+    const Reply r =
+        run_candidate(task, options, threads, cpus, req, object, decode_packings(words));
     if (!write_all(fd, &r, sizeof r)) _exit(0);
   }
 }

@@ -4,7 +4,11 @@
 // candidate is measured in a new worker.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <string>
+#include <thread>
+#include <vector>
 
 #include "frontend/yaml_reader.h"
 #include "ir/lower.h"
@@ -67,9 +71,8 @@ TEST(Measurement, AnEnormousCandidateIsNotCompiled) {
   EXPECT_LT(r.compile_seconds, 1.0);
 }
 
-// A correct measurement unit of matmul_task that counts its runs in the file `count`.
-std::string counting_unit(const std::string& count) {
-  return "#include <stdio.h>\n" + unit(R"(
+// C statements computing matmul_task's output correctly (params p: a, b, then y).
+const char* const kMatmulBody = R"(
     const float* a = (const float*)p[0]; const float* b = (const float*)p[1];
     float* y = (float*)p[2];
     for (int i = 0; i < 24; ++i)
@@ -78,10 +81,15 @@ std::string counting_unit(const std::string& count) {
         for (int k = 0; k < 40; ++k) acc += a[i * 40 + k] * b[k * 48 + j];
         y[i * 48 + j] = acc > 0 ? acc : 0;
       }
+)";
+
+// A correct measurement unit of matmul_task that counts its runs in the file `count`.
+std::string counting_unit(const std::string& count) {
+  return "#include <stdio.h>\n" + unit(kMatmulBody + std::string(R"(
     static int runs = 0;
     FILE* f = fopen(")" + count + R"(", "w");
     fprintf(f, "%d", ++runs);
-    fclose(f);)");
+    fclose(f);)"));
 }
 
 int runs_counted(const std::string& count) {
@@ -107,6 +115,75 @@ TEST(Measurement, ACandidateSlowerThanTheCutRunsOnceAfterItsCheck) {
   ASSERT_EQ(r.status, MeasureStatus::Ok) << r.reason;
   EXPECT_GE(runs_counted(count), 2 + quick().repeats);
   std::remove(count.c_str());
+}
+
+// A correct unit that starts a second thread at its first run (as a thread pool does) and
+// writes, at every run, each thread's allowed CPUs to the file `cpus`, one line per thread.
+std::string unit_listing_cpus(const std::string& cpus) {
+  return R"(#define _GNU_SOURCE
+#include <dirent.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+static pthread_t helper;
+static int started;
+static volatile int stop;
+static void* idle(void* arg) { while (!stop) usleep(1000); return arg; }
+static void list_cpus(void) {
+  FILE* f = fopen(")" +
+         cpus + R"(", "w");
+  DIR* d = opendir("/proc/self/task");
+  for (struct dirent* e = readdir(d); e; e = readdir(d)) {
+    if (e->d_name[0] == '.') continue;
+    cpu_set_t set;
+    sched_getaffinity(atoi(e->d_name), sizeof set, &set);
+    for (int c = 0; c < CPU_SETSIZE; ++c)
+      if (CPU_ISSET(c, &set)) fprintf(f, "%d ", c);
+    fprintf(f, "\n");
+  }
+  closedir(d);
+  fclose(f);
+}
+void tlmc_measure_run(void* const* p, char* s) {
+  (void)s;)" +
+         kMatmulBody + R"(
+  if (!started) started = pthread_create(&helper, 0, idle, 0) == 0;
+  list_cpus();
+}
+void tlmc_measure_threads(int n) { (void)n; }
+void tlmc_measure_shutdown(void) {
+  if (!started) return;
+  stop = 1;
+  pthread_join(helper, 0);
+  started = stop = 0;
+}
+)";
+}
+
+// Left to the scheduler, the two threads of a 2-core measurement at times shared one CPU
+// for a whole candidate, doubling its time: the worker pins each thread to a CPU of its own.
+TEST(Measurement, EachThreadIsTimedOnACpuOfItsOwn) {
+  const MeasureTask task = matmul_task();
+  Measurer m(task, ir::host_target(), quick());
+  const std::string cpus = ::testing::TempDir() + "tlmc_measure_cpus";
+  const MeasureResult r = m.measure_source(unit_listing_cpus(cpus), 0);
+  ASSERT_EQ(r.status, MeasureStatus::Ok) << r.reason;
+  std::FILE* f = std::fopen(cpus.c_str(), "r");
+  ASSERT_NE(f, nullptr);
+  std::vector<std::string> lines;
+  char line[4096];
+  while (std::fgets(line, sizeof line, f)) lines.emplace_back(line);
+  std::fclose(f);
+  std::remove(cpus.c_str());
+  ASSERT_EQ(lines.size(), 2u) << "the worker's thread and the unit's";
+  for (const std::string& l : lines) {
+    EXPECT_EQ(std::count(l.begin(), l.end(), ' '), 1) << "one CPU each: " << l;
+  }
+  if (std::thread::hardware_concurrency() >= 2) {
+    EXPECT_NE(lines[0], lines[1]);
+  }
 }
 
 TEST(Measurement, CrashesHangsAndWrongAnswersAreRecordedAndTheSearchGoesOn) {
