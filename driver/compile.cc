@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -9,7 +10,9 @@
 #include <ostream>
 #include <sstream>
 
+#include "driver/confirm_in_model.h"
 #include "driver/output_files.h"
+#include "driver/profile.h"
 #include "frontend/fold_constants.h"
 #include "frontend/model_name.h"
 #include "frontend/onnx_reader.h"
@@ -82,10 +85,11 @@ struct Occurrence {
   std::vector<int> params;  // inputs, then outputs
 };
 
-// A tuning record read back: its measured time and its schedule.
-struct BestRecord {
-  double seconds;
-  std::vector<scheduler::Decision> schedule;
+// A kernel's tuning records read back: the candidates a build chooses from
+// (confirm_in_model.h), and the fastest record's time alone.
+struct KernelRecords {
+  KernelCandidates candidates;
+  double best_seconds = 0;
 };
 
 // One activation layout of the whole model: its graph, split into subgraphs.
@@ -97,60 +101,80 @@ struct LayoutPlan {
   std::vector<Occurrence> occurrences;
 };
 
-// The fastest successful tuning record of `program` for this target that still applies
-// (records of an older tlmc may not); ties go to the smaller schedule text, so the same
-// records give the same code.
-std::optional<BestRecord> best_record(const CompileOptions& o, const scheduler::TuningDb& db,
-                                      const ir::TeProgram& program) {
-  const std::string key = ir::workload_key(program);
-  for (const scheduler::TuningRecord& r : db.records(key, o.target.descriptor())) {
-    if (r.status != scheduler::MeasureStatus::Ok) break;
+// Adds the -O0 schedule to a kernel's candidates unless it is one of them already.
+void add_default_candidate(const CompileOptions& o, const ir::TeProgram& program,
+                           KernelCandidates& c) {
+  c.workload = ir::te_canonical_str(program);
+  const scheduler::Sketches sketches = scheduler::generate_sketches(program, o.target);
+  const std::vector<int64_t> values = scheduler::default_values(sketches[0]);
+  const std::string text = scheduler::space_schedule_text(sketches[0], values);
+  c.default_index =
+      static_cast<size_t>(std::find(c.texts.begin(), c.texts.end(), text) - c.texts.begin());
+  if (c.default_index < c.texts.size()) return;
+  c.texts.push_back(text);
+  c.schedules.push_back(sketches[0].decisions(values));
+}
+
+// The records of `program` for this target, as the candidates of its kernel: its fastest
+// records that still apply (records of an older tlmc may not), then its -O0 schedule unless
+// one of them is it. nullopt when it has no successful record.
+std::optional<KernelRecords> kernel_records(const CompileOptions& o, const scheduler::TuningDb& db,
+                                            const ir::TeProgram& program) {
+  KernelRecords k;
+  KernelCandidates& c = k.candidates;
+  c.workload_key = ir::workload_key(program);
+  for (const scheduler::TuningRecord& r : db.records(c.workload_key, o.target.descriptor())) {
+    if (r.status != scheduler::MeasureStatus::Ok || c.records == kInModelCandidates) break;
     std::string why = "not a schedule this tlmc reads";
     try {
-      if (std::optional<std::vector<scheduler::Decision>> recorded =
-              scheduler::parse_schedule_record(r.schedule)) {
-        scheduler::apply_schedule(program, *recorded);
-        return BestRecord{r.seconds, *recorded};
+      std::optional<std::vector<scheduler::Decision>> schedule =
+          scheduler::parse_schedule_record(r.schedule);
+      if (schedule) scheduler::apply_schedule(program, *schedule);
+      if (!schedule) schedule = scheduler::schedule_from_record(r.schedule, program, o.target);
+      if (schedule) {
+        if (c.records == 0) k.best_seconds = r.seconds;
+        c.texts.push_back(r.schedule);
+        c.schedules.push_back(std::move(*schedule));
+        ++c.records;
+        continue;
       }
-      if (std::optional<std::vector<scheduler::Decision>> point =
-              scheduler::schedule_from_record(r.schedule, program, o.target))
-        return BestRecord{r.seconds, *point};
     } catch (const scheduler::InvalidDecision& e) {
       why = e.what();
     }
     if (o.log_stream)
-      *o.log_stream << "tlmc: note: a tuning record of workload " << key << " does not apply ("
-                    << why << "); trying the next\n";
+      *o.log_stream << "tlmc: note: a tuning record of workload " << c.workload_key
+                    << " does not apply (" << why << "); trying the next\n";
   }
-  return std::nullopt;
+  if (c.records == 0) return std::nullopt;
+  add_default_candidate(o, program, c);
+  return k;
 }
 
-// Each distinct subgraph's best tuning record (none when a random schedule is drawn): read
+// Each distinct subgraph's tuning records (none when a random schedule is drawn): read
 // once, for the choice of the layout plan and then of its kernels' schedules.
-std::vector<std::optional<BestRecord>> best_records(const CompileOptions& o,
-                                                    const scheduler::TuningDb& db,
-                                                    const std::vector<Distinct>& distinct) {
-  std::vector<std::optional<BestRecord>> best(distinct.size());
-  if (o.random_schedule_seed >= 0) return best;
+std::vector<std::optional<KernelRecords>> all_kernel_records(
+    const CompileOptions& o, const scheduler::TuningDb& db, const std::vector<Distinct>& distinct) {
+  std::vector<std::optional<KernelRecords>> records(distinct.size());
+  if (o.random_schedule_seed >= 0) return records;
   for (size_t k = 0; k < distinct.size(); ++k)
-    best[k] = best_record(o, db, distinct[k].lowered.program);
-  return best;
+    records[k] = kernel_records(o, db, distinct[k].lowered.program);
+  return records;
 }
 
-// The schedule of one kernel: its best record's, else the -O0 schedule.
+// The schedule of one kernel: the candidate its records choose (confirm_in_model.h), else
+// the -O0 schedule.
 std::vector<scheduler::Decision> choose_schedule(const CompileOptions& o, const Distinct& d,
-                                                 const std::optional<BestRecord>& best,
-                                                 int* from_records) {
+                                                 const std::optional<KernelRecords>& records,
+                                                 const scheduler::TuningDb& db, int* from_records) {
   if (o.random_schedule_seed >= 0) {
     const uint64_t seed =
         static_cast<uint64_t>(o.random_schedule_seed) ^ std::stoull(d.key, nullptr, 16);
     return scheduler::random_schedule(d.lowered.program, o.target, seed);
   }
-  if (best) {
-    ++*from_records;
-    return best->schedule;
-  }
-  return scheduler::default_schedule(d.lowered.program, o.target);
+  if (!records) return scheduler::default_schedule(d.lowered.program, o.target);
+  ++*from_records;
+  const KernelCandidates& c = records->candidates;
+  return c.schedules.at(chosen_candidate(c, db, o.target.descriptor() + kInModelContext));
 }
 
 // Whether the graph has a convolution of group 1: -O0's reason to go channels-last. At -O0
@@ -164,11 +188,11 @@ bool has_dense_convolution(const ir::Graph& g) {
 }
 
 // The layout plan the model is built in: the one of least latency by the tuning records
-// (occurrences times each subgraph's best record), among the plans whose every subgraph
+// (occurrences times each subgraph's fastest record alone), among the plans whose every subgraph
 // has a record; else `fallback`, -O0's choice. A random schedule draws it.
 size_t choose_plan(const CompileOptions& o, const std::vector<LayoutPlan>& plans,
                    const std::vector<Distinct>& distinct,
-                   const std::vector<std::optional<BestRecord>>& best, size_t fallback) {
+                   const std::vector<std::optional<KernelRecords>>& records, size_t fallback) {
   if (o.random_schedule_seed >= 0)
     return static_cast<size_t>(o.random_schedule_seed) % plans.size();
   size_t chosen = fallback;
@@ -177,7 +201,7 @@ size_t choose_plan(const CompileOptions& o, const std::vector<LayoutPlan>& plans
     double latency = 0;
     for (size_t k = 0; k < distinct.size() && latency >= 0; ++k) {
       if (distinct[k].occurrences[p] == 0) continue;
-      latency = best[k] ? latency + distinct[k].occurrences[p] * best[k]->seconds : -1;
+      latency = records[k] ? latency + distinct[k].occurrences[p] * records[k]->best_seconds : -1;
     }
     if (latency >= 0 && (chosen_latency < 0 || latency < chosen_latency)) {
       chosen = p;
@@ -277,6 +301,123 @@ bool weights_leave_the_caches(const ir::Graph& g, const CompileOptions& o) {
   return bytes > static_cast<size_t>(shared_cache_bytes(o) / 2);
 }
 
+namespace {
+
+// The kernels of a layout plan: its distinct subgraphs, numbered as they first occur.
+struct PlanKernels {
+  std::map<int, int> kernel_of;  // distinct subgraph -> kernel
+  std::vector<int> distinct_of;  // kernel -> distinct subgraph
+};
+
+PlanKernels plan_kernels(const LayoutPlan& plan) {
+  PlanKernels k;
+  for (const Occurrence& c : plan.occurrences)
+    k.kernel_of.emplace(c.distinct, static_cast<int>(k.kernel_of.size()));
+  k.distinct_of.resize(k.kernel_of.size());
+  for (const auto& [d, i] : k.kernel_of) k.distinct_of[static_cast<size_t>(i)] = d;
+  return k;
+}
+
+// Lowers each kernel of `plan` with its schedule and generates the model's C into `m`.
+void generate(const CompileOptions& o, const LayoutPlan& plan,
+              const std::vector<Distinct>& distinct, const PlanKernels& plan_kernels,
+              const std::vector<std::vector<scheduler::Decision>>& schedules, CompiledModel& m) {
+  std::ostream* dump = o.dump_stream;
+  std::vector<codegen::KernelInfo> kernels;
+  {
+    PassTimer t(o, "lower schedules");
+    for (size_t k = 0; k < plan_kernels.distinct_of.size(); ++k) {
+      const Distinct& d = distinct[static_cast<size_t>(plan_kernels.distinct_of[k])];
+      const std::vector<scheduler::Decision>& schedule = schedules.at(k);
+      const ir::TeProgram& program = d.lowered.program;
+      const scheduler::ScheduleState state = scheduler::apply_schedule(program, schedule);
+      ir::LoopProgram loops =
+          scheduler::lower_schedule(state, m.graph.name + "_k" + std::to_string(k));
+      if (dump && wants(o, "te"))
+        *dump << "# kernel " << k << " (workload " << ir::workload_key(program) << ")\n"
+              << ir::te_str(program);
+      if (dump && wants(o, "sketch")) {
+        for (const scheduler::Sketch& sketch : scheduler::generate_sketches(program, o.target)) {
+          *dump << "# kernel " << k << " sketch " << sketch.name() << "\n";
+          for (const scheduler::Space& s : sketch.spaces())
+            *dump << scheduler::space_kind_name(s.kind) << " " << s.stage << " " << s.axis << "\n";
+        }
+      }
+      if (dump && wants(o, "loops"))
+        *dump << "# kernel " << k << " schedule:\n"
+              << scheduler::schedule_str(schedule) << ir::loop_str(loops);
+      kernels.push_back(codegen::KernelInfo{std::move(loops), ir::workload_key(program),
+                                            scheduler::schedule_str(schedule),
+                                            tune::program_flops(program)});
+    }
+  }
+  std::vector<codegen::CompiledSubgraph> subgraphs;
+  for (const Occurrence& c : plan.occurrences)
+    subgraphs.push_back(
+        codegen::CompiledSubgraph{c.nodes, plan_kernels.kernel_of.at(c.distinct), c.params});
+  PassTimer t(o, "plan and generate C");
+  m.plan =
+      codegen::plan_model(plan.graph, plan.partition.storage_of, subgraphs, std::move(kernels));
+  m.files = codegen::emit_c(m.plan, codegen::CodegenOptions{o.target, o.threads, o.profile});
+}
+
+// Each timed build of time_in_model runs at least this long (and 10 times).
+constexpr double kInModelSeconds = 0.5;
+
+// -O3's last step (confirm_in_model.h): the candidates of the plan's kernels are timed in
+// builds of the model (`model_graph`: as read, for its inputs), and recorded.
+void time_in_model(const CompileOptions& o, const ir::Graph& model_graph, const LayoutPlan& plan,
+                   const std::vector<Distinct>& distinct, const PlanKernels& plan_kernels,
+                   const std::vector<std::optional<KernelRecords>>& records) {
+  std::vector<KernelCandidates> kernels;
+  for (int i : plan_kernels.distinct_of) {
+    const std::optional<KernelRecords>& r = records[static_cast<size_t>(i)];
+    KernelCandidates c = r ? r->candidates : KernelCandidates{};
+    if (!r) {  // no successful record: -O0's schedule alone
+      c.workload_key = distinct[static_cast<size_t>(i)].key;
+      add_default_candidate(o, distinct[static_cast<size_t>(i)].lowered.program, c);
+    }
+    kernels.push_back(std::move(c));
+  }
+  CompileOptions timed = o;
+  timed.profile = true;
+  timed.dump_stream = nullptr;
+  timed.log_stream = nullptr;
+  const RunVariant run = [&](const std::vector<size_t>& choice) {
+    std::vector<std::vector<scheduler::Decision>> schedules;
+    for (size_t k = 0; k < kernels.size(); ++k)
+      schedules.push_back(kernels[k].schedules.at(choice[k]));
+    CompiledModel build;
+    build.graph = model_graph;
+    generate(timed, plan, distinct, plan_kernels, schedules, build);
+    const ModelProfile p = profile_model(build, o.target, CCompiler::InProcess, kInModelSeconds);
+    VariantTimes times{p.run_seconds, std::vector<double>(kernels.size(), 0)};
+    std::vector<int> calls(kernels.size(), 0);
+    for (const CallProfile& c : p.calls) {
+      times.kernel_seconds.at(static_cast<size_t>(c.kernel)) += c.seconds;
+      ++calls[static_cast<size_t>(c.kernel)];
+    }
+    for (size_t k = 0; k < kernels.size(); ++k)
+      if (calls[k] > 0) times.kernel_seconds[k] /= calls[k];
+    return times;
+  };
+  const auto t0 = std::chrono::steady_clock::now();
+  scheduler::TuningDb db = scheduler::TuningDb::open(o.tuning_db, true);
+  const InModelReport r =
+      confirm_in_model(kernels, run, db, o.target.descriptor() + kInModelContext);
+  if (!r.measured || !o.progress_stream) return;
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  char line[300];
+  std::snprintf(line, sizeof line,
+                "tlmc: timed in the model (%d builds, %.0f s): a run takes %.3f ms with the "
+                "chosen schedules, %.3f ms with the fastest records, %.3f ms with -O0's\n",
+                r.builds, seconds, r.chosen_run * 1e3, r.records_run * 1e3, r.default_run * 1e3);
+  *o.progress_stream << line;
+}
+
+}  // namespace
+
 CompiledModel compile_model(const CompileOptions& options) {
   CompileOptions o = options;  // with the target's cold_weights decided below
   CompiledModel m;
@@ -350,66 +491,34 @@ CompiledModel compile_model(const CompileOptions& options) {
     tune(o, plans, distinct);
   }
   const scheduler::TuningDb db = scheduler::TuningDb::open(o.tuning_db, false);
-  const std::vector<std::optional<BestRecord>> best = best_records(o, db, distinct);
+  const std::vector<std::optional<KernelRecords>> records = all_kernel_records(o, db, distinct);
   // Without complete records, -O0's rule: channels-last when there is a dense convolution.
   const auto last =
       std::find_if(plans.begin(), plans.end(), [](const LayoutPlan& p) { return p.channels_last; });
   const size_t rule = last != plans.end() && has_dense_convolution(graph)
                           ? static_cast<size_t>(last - plans.begin())
                           : 0;
-  const LayoutPlan& plan = plans[choose_plan(o, plans, distinct, best, rule)];
+  const LayoutPlan& plan = plans[choose_plan(o, plans, distinct, records, rule)];
   if (dump && wants(o, "graph") && plan.channels_last) *dump << ir::graph_str(plan.graph);
-
-  // The chosen plan's distinct subgraphs, numbered as they first occur, are its kernels.
-  std::vector<codegen::KernelInfo> kernels;
-  std::map<int, int> kernel_of;  // distinct subgraph -> kernel
-  for (const Occurrence& c : plan.occurrences)
-    kernel_of.emplace(c.distinct, static_cast<int>(kernel_of.size()));
-  std::vector<int> distinct_of(kernel_of.size());
-  for (const auto& [d, k] : kernel_of) distinct_of[static_cast<size_t>(k)] = d;
+  const PlanKernels kernels = plan_kernels(plan);
+  // -O3, once the plan is chosen (its kernels run together): their candidates are timed in
+  // the model, and those times choose the schedules below.
+  if (o.opt_level >= 3 && o.random_schedule_seed < 0) {
+    PassTimer t(o, "time in the model");
+    time_in_model(o, m.graph, plan, distinct, kernels, records);
+  }
+  std::vector<std::vector<scheduler::Decision>> schedules;
   int from_records = 0;
   {
     PassTimer t(o, "schedule");
-    for (size_t k = 0; k < distinct_of.size(); ++k) {
-      const size_t i = static_cast<size_t>(distinct_of[k]);
-      const Distinct& d = distinct[i];
-      const std::vector<scheduler::Decision> schedule =
-          choose_schedule(o, d, best[i], &from_records);
-      const ir::TeProgram& program = d.lowered.program;
-      const scheduler::ScheduleState state = scheduler::apply_schedule(program, schedule);
-      ir::LoopProgram loops =
-          scheduler::lower_schedule(state, m.graph.name + "_k" + std::to_string(k));
-      if (dump && wants(o, "te"))
-        *dump << "# kernel " << k << " (workload " << ir::workload_key(program) << ")\n"
-              << ir::te_str(program);
-      if (dump && wants(o, "sketch")) {
-        for (const scheduler::Sketch& sketch : scheduler::generate_sketches(program, o.target)) {
-          *dump << "# kernel " << k << " sketch " << sketch.name() << "\n";
-          for (const scheduler::Space& s : sketch.spaces())
-            *dump << scheduler::space_kind_name(s.kind) << " " << s.stage << " " << s.axis << "\n";
-        }
-      }
-      if (dump && wants(o, "loops"))
-        *dump << "# kernel " << k << " schedule:\n"
-              << scheduler::schedule_str(schedule) << ir::loop_str(loops);
-      kernels.push_back(codegen::KernelInfo{std::move(loops), ir::workload_key(program),
-                                            scheduler::schedule_str(schedule),
-                                            tune::program_flops(program)});
-    }
-  }
-  std::vector<codegen::CompiledSubgraph> subgraphs;
-  for (const Occurrence& c : plan.occurrences) {
-    subgraphs.push_back(codegen::CompiledSubgraph{c.nodes, kernel_of.at(c.distinct), c.params});
+    for (int i : kernels.distinct_of)
+      schedules.push_back(choose_schedule(o, distinct[static_cast<size_t>(i)],
+                                          records[static_cast<size_t>(i)], db, &from_records));
   }
   if (o.log_stream && !o.tuning_db.empty())
-    *o.log_stream << "tlmc: " << from_records << " of " << kernels.size()
+    *o.log_stream << "tlmc: " << from_records << " of " << schedules.size()
                   << " kernels scheduled from tuning records (" << o.tuning_db << ")\n";
-  {
-    PassTimer t(o, "plan and generate C");
-    m.plan =
-        codegen::plan_model(plan.graph, plan.partition.storage_of, subgraphs, std::move(kernels));
-    m.files = codegen::emit_c(m.plan, codegen::CodegenOptions{o.target, o.threads, o.profile});
-  }
+  generate(o, plan, distinct, kernels, schedules, m);
   return m;
 }
 

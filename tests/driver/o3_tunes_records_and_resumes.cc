@@ -1,14 +1,18 @@
 // -O3 through the real command: it measures candidates on this machine, records every one
-// in the tuning database, reports what it found, and a second run (or a run after a kill)
-// goes on from the records instead of measuring again, giving the same bytes.
+// in the tuning database, times the best few in the model, reports what it found, and a
+// second run (or a run after a kill) goes on from the records instead of measuring again,
+// giving the same bytes.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <set>
+#include <string>
 #include <thread>
 
+#include "driver/confirm_in_model.h"
 #include "scheduler/tuning_db.h"
 #include "support/test_support.h"
 
@@ -30,8 +34,21 @@ nodes:
 outputs: [y]
 )";
 
-size_t records_in(const std::string& db) {
-  return scheduler::TuningDb::open(db, false).all().size();
+// Records of kernels measured alone (in_model: false) or in the model.
+size_t records_in(const std::string& db, bool in_model = false) {
+  size_t n = 0;
+  for (const scheduler::TuningRecord& r : scheduler::TuningDb::open(db, false).all())
+    n += (r.target.find(driver::kInModelContext) != std::string::npos) == in_model;
+  return n;
+}
+
+// Workloads with records measured alone (in_model: false) or in the model.
+std::set<std::string> workloads_in(const std::string& db, bool in_model) {
+  std::set<std::string> keys;
+  for (const scheduler::TuningRecord& r : scheduler::TuningDb::open(db, false).all())
+    if ((r.target.find(driver::kInModelContext) != std::string::npos) == in_model)
+      keys.insert(r.workload_key);
+  return keys;
 }
 
 TEST(TuneO3, MeasuresRecordsReportsAndResumes) {
@@ -45,10 +62,15 @@ TEST(TuneO3, MeasuresRecordsReportsAndResumes) {
       << first.out;
   EXPECT_NE(first.out.find("speedup over -O0"), std::string::npos) << first.out;
   EXPECT_EQ(records_in(dir.file("t.db")), 10u) << "8 candidates and 2 baselines";
+  EXPECT_NE(first.out.find("tlmc: timed in the model ("), std::string::npos) << first.out;
+  EXPECT_EQ(workloads_in(dir.file("t.db"), true), workloads_in(dir.file("t.db"), false));
+  const size_t in_model = records_in(dir.file("t.db"), true);
 
   CommandResult again = run_command(tlmc(args + " -o " + dir.file("b")));
   ASSERT_EQ(again.exit_code, 0) << again.out;
   EXPECT_EQ(records_in(dir.file("t.db")), 10u) << "nothing measured again";
+  EXPECT_EQ(records_in(dir.file("t.db"), true), in_model) << "nothing timed again";
+  EXPECT_EQ(again.out.find("timed in the model"), std::string::npos) << again.out;
   EXPECT_TRUE(read_file(dir.file("a/small.c")) == read_file(dir.file("b/small.c")));
 
   // Every level reads the records; the chosen schedules check against the reference.
