@@ -233,9 +233,14 @@ Reply run_candidate(const MeasureTask& task, const MeasureOptions& options, int 
     shutdown();
     return reply(MeasureStatus::WrongResult, 0, mismatch);
   }
-  pin_threads(cpus);  // the pool's threads exist now
-  // Warm: caches and the pool's threads. Then repeats of n runs lasting min_seconds each;
-  // with cold weights, each run timed alone after the weights left the caches.
+  // The pool's threads exist now. Once pinned, one more run untimed: the check ran all
+  // threads on the main thread's CPU (new threads inherit its pinning), so a first timed
+  // run would pay for moving threads and their data to their own CPUs (and the slow cut
+  // judges a candidate by that run).
+  pin_threads(cpus);
+  run(params.data(), scratch.get());
+  // Then repeats of n runs lasting min_seconds each; with cold weights, each run timed
+  // alone after the weights left the caches.
   std::vector<std::pair<const char*, size_t>> weights;
   for (size_t i = 0; i < inputs.size(); ++i)
     if (task.program.tensor(task.program.inputs[i]).constant)
