@@ -1,5 +1,7 @@
 #include "scheduler/sketch_steps.h"
 
+#include <algorithm>
+
 namespace tlmc::scheduler {
 namespace {
 
@@ -24,23 +26,33 @@ const std::vector<int64_t>& unroll_steps() {
 void add_outer_parallel_steps(SketchBuild& b, int stage, std::vector<std::string> outer,
                               std::vector<std::string> rest) {
   const bool has_outer = !outer.empty();
-  b.add_fixed([stage, outer = std::move(outer), rest = std::move(rest)](SketchRun& r) {
+  auto values_of = [stage, outer](const SketchRun& r) {
+    if (outer.empty()) return std::vector<int64_t>{0};
+    // Leading with outer[k] differs from the declared order only when k has more than
+    // one iteration and so does some loop declared before it.
+    std::vector<int64_t> values = {0, 1};
+    bool longer_before = false;
+    for (size_t k = 0; k < outer.size(); ++k) {
+      const bool longer =
+          r.state.leaf(stage, static_cast<size_t>(r.position(stage, outer[k]))).extent > 1;
+      if (longer && longer_before) values.push_back(static_cast<int64_t>(k) + 1);
+      longer_before = longer_before || longer;
+    }
+    return values;
+  };
+  auto emit = [stage, outer = std::move(outer), rest = std::move(rest)](SketchRun& r, int64_t v) {
+    std::vector<std::string> names = outer;
+    if (v > 1) std::rotate(names.begin(), names.begin() + (v - 1), names.begin() + v);
+    names.insert(names.end(), rest.begin(), rest.end());
     std::vector<int64_t> order;
-    for (const std::vector<std::string>* names : {&outer, &rest})
-      for (const std::string& n : *names) order.push_back(r.position(stage, n));
+    for (const std::string& n : names) order.push_back(r.position(stage, n));
     r.emit(Decision{DecisionKind::Reorder, stage, -1, order});
     if (outer.size() >= 2)
       r.emit(Decision{DecisionKind::Fuse, stage, -1, {0, static_cast<int64_t>(outer.size())}});
-  });
-  b.add_space(
-      Space{SpaceKind::Parallel, b.role(stage), "-"},
-      [has_outer](const SketchRun&) {
-        return has_outer ? std::vector<int64_t>{0, 1} : std::vector<int64_t>{0};
-      },
-      [stage](SketchRun& r, int64_t v) {
-        if (v) r.emit(Decision{DecisionKind::Parallel, stage, -1, {0}});
-      },
-      largest());
+    if (v) r.emit(Decision{DecisionKind::Parallel, stage, -1, {0}});
+  };
+  b.add_space(Space{SpaceKind::Parallel, b.role(stage), "-"}, std::move(values_of), std::move(emit),
+              at_most(has_outer ? 1 : 0));
 }
 
 void add_vectorize_space(SketchBuild& b, int stage, Fallback fallback) {

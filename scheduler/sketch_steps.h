@@ -15,9 +15,11 @@ std::vector<int64_t> divisors(int64_t n, int64_t cap);
 // The auto-unroll steps a space offers (Ansor's max step).
 const std::vector<int64_t>& unroll_steps();
 
-// Loops of `stage` reordered as `outer` then `rest` (loop names), the outer ones fused into
-// one, then "parallel STAGE -": 1 (the default) runs that loop in parallel, 0 serially; only
-// 0 when there is no outer loop.
+// "parallel STAGE -": the loops of `stage` reordered as `outer` then `rest` (loop names), the
+// outer ones fused into one; 0 runs it serially, 1 (the default) in parallel, 1 + k in
+// parallel with outer[k] moved first, so threads split that axis (a convolution's output
+// channels: each thread then reads only its share of the weights). Values that leave the
+// order as it is are not listed; only 0 when there is no outer loop.
 void add_outer_parallel_steps(SketchBuild& b, int stage, std::vector<std::string> outer,
                               std::vector<std::string> rest);
 // "vectorize STAGE -": 1 runs the stage's innermost loop over SIMD lanes.
