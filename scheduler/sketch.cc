@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdlib>
 #include <sstream>
 
 #include "ir/diagnostic.h"
@@ -137,6 +138,18 @@ std::optional<std::vector<Decision>> schedule_from_record(const std::string& tex
   } catch (const InvalidDecision&) {
   }
   return std::nullopt;
+}
+
+int64_t SketchCursor::stand_in(int64_t value) const {
+  auto listed = [this](int64_t v) {
+    return std::find(valid_.begin(), valid_.end(), v) != valid_.end();
+  };
+  if (listed(value)) return value;
+  if (space().kind == SpaceKind::Parallel && value > 1 && listed(1)) return 1;
+  int64_t nearest = valid_.front();
+  for (int64_t v : valid_)
+    if (std::llabs(v - value) < std::llabs(nearest - value)) nearest = v;
+  return nearest;
 }
 
 int64_t SketchCursor::default_value() const {

@@ -23,7 +23,8 @@ namespace tlmc::scheduler {
 enum class SpaceKind {
   Tile,       // the extent of one split level of an axis (a divisor of what is left of it)
   ComputeAt,  // where a stage is computed: 0 at the root, 1 inlined, 2 + L inside loop level L
-  Parallel,   // 1: the outer tile loops are fused and run in parallel; 0: serial
+  Parallel,   // 0: serial; 1: the outer tile loops fused and run in parallel; 1 + k: the same
+              // with the k-th outer loop first (scheduler/sketch_steps.h)
   Vectorize,  // 1: the innermost loop runs over SIMD lanes; 0: scalar
   Unroll,     // the largest product of iteration counts unrolled (auto-unroll max step)
   Layout,     // of a constant operand: 0 as the model lays it out, 1 packed in the order the
@@ -104,6 +105,10 @@ class SketchCursor {
   const std::vector<int64_t>& valid_values() const { return valid_; }
   // The -O0 policy's value for the next space: one of valid_values().
   int64_t default_value() const;
+  // The valid value that stands in for `value` (one the next space took in another point):
+  // itself when valid; a parallel leader no longer listed orders the loops as 1 does, so 1;
+  // else the valid value nearest to it.
+  int64_t stand_in(int64_t value) const;
   // Chooses a value (one of valid_values(); InvalidDecision otherwise) and moves on.
   void choose(int64_t value);
   const SketchRun& run() const { return run_; }

@@ -114,10 +114,7 @@ class EvolutionarySearch : public SearchStrategy {
         c.choose(valid[std::uniform_int_distribution<size_t>(0, valid.size() - 1)(rng_)]);
         continue;
       }
-      int64_t nearest = valid[0];
-      for (int64_t v : valid)
-        if (std::llabs(v - p.values[i]) < std::llabs(nearest - p.values[i])) nearest = v;
-      c.choose(nearest);
+      c.choose(c.stand_in(p.values[i]));
     }
     return Point{p.sketch, c.run().values};
   }
