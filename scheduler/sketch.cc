@@ -145,7 +145,9 @@ int64_t SketchCursor::stand_in(int64_t value) const {
     return std::find(valid_.begin(), valid_.end(), v) != valid_.end();
   };
   if (listed(value)) return value;
-  if (space().kind == SpaceKind::Parallel && value > 1 && listed(1)) return 1;
+  if (const auto& equivalent = sketch_.steps()[next_].equivalent) {
+    if (listed(equivalent(value))) return equivalent(value);
+  }
   int64_t nearest = valid_.front();
   for (int64_t v : valid_)
     if (std::llabs(v - value) < std::llabs(nearest - value)) nearest = v;

@@ -62,6 +62,9 @@ struct SketchStep {
   std::function<void(SketchRun&, int64_t)> emit;
   // The value the -O0 policy takes, given the values valid here (it returns one of them).
   std::function<int64_t(const SketchRun&, const std::vector<int64_t>& valid)> fallback;
+  // A value that gives the same loops as `value` does where the space no longer lists it
+  // (SketchCursor::stand_in); absent: none but itself.
+  std::function<int64_t(int64_t value)> equivalent;
 };
 
 class Sketch {
@@ -106,8 +109,8 @@ class SketchCursor {
   // The -O0 policy's value for the next space: one of valid_values().
   int64_t default_value() const;
   // The valid value that stands in for `value` (one the next space took in another point):
-  // itself when valid; a parallel leader no longer listed orders the loops as 1 does, so 1;
-  // else the valid value nearest to it.
+  // itself when valid, else its equivalent (SketchStep::equivalent) when valid, else the
+  // valid value nearest to it.
   int64_t stand_in(int64_t value) const;
   // Chooses a value (one of valid_values(); InvalidDecision otherwise) and moves on.
   void choose(int64_t value);

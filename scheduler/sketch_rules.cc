@@ -55,12 +55,14 @@ void SketchBuild::add_fixed(std::function<void(SketchRun&)> emit) {
 
 size_t SketchBuild::add_space(Space space,
                               std::function<std::vector<int64_t>(const SketchRun&)> candidates,
-                              std::function<void(SketchRun&, int64_t)> emit, Fallback fallback) {
+                              std::function<void(SketchRun&, int64_t)> emit, Fallback fallback,
+                              std::function<int64_t(int64_t)> equivalent) {
   SketchStep step;
   step.space = std::move(space);
   step.candidates = std::move(candidates);
   step.emit = std::move(emit);
   step.fallback = std::move(fallback);
+  step.equivalent = std::move(equivalent);
   steps.push_back(std::move(step));
   return spaces++;
 }

@@ -31,9 +31,11 @@ struct SketchBuild {
   std::string role(int stage) const;
   void add_fixed(std::function<void(SketchRun&)> emit);
   // Adds a space step; returns its index among the sketch's spaces (its value's index in
-  // SketchRun::values). `fallback` is the -O0 policy's value, among those valid.
+  // SketchRun::values). `fallback` is the -O0 policy's value, among those valid;
+  // `equivalent` as SketchStep's.
   size_t add_space(Space space, std::function<std::vector<int64_t>(const SketchRun&)> candidates,
-                   std::function<void(SketchRun&, int64_t)> emit, Fallback fallback);
+                   std::function<void(SketchRun&, int64_t)> emit, Fallback fallback,
+                   std::function<int64_t(int64_t)> equivalent = nullptr);
 };
 
 class SketchRule {

@@ -25,7 +25,6 @@ const std::vector<int64_t>& unroll_steps() {
 
 void add_outer_parallel_steps(SketchBuild& b, int stage, std::vector<std::string> outer,
                               std::vector<std::string> rest) {
-  const bool has_outer = !outer.empty();
   auto values_of = [stage, outer](const SketchRun& r) {
     if (outer.empty()) return std::vector<int64_t>{0};
     // Leading with outer[k] differs from the declared order only when k has more than
@@ -52,7 +51,9 @@ void add_outer_parallel_steps(SketchBuild& b, int stage, std::vector<std::string
     if (v) r.emit(Decision{DecisionKind::Parallel, stage, -1, {0}});
   };
   b.add_space(Space{SpaceKind::Parallel, b.role(stage), "-"}, std::move(values_of), std::move(emit),
-              at_most(has_outer ? 1 : 0));
+              at_most(1),
+              // A leader no longer listed has one iteration, or only such loops before it.
+              [](int64_t v) { return std::min<int64_t>(v, 1); });
 }
 
 void add_vectorize_space(SketchBuild& b, int stage, Fallback fallback) {
