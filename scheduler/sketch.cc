@@ -119,6 +119,8 @@ void SketchCursor::advance() {
     for (size_t k = next_ + 1; r && k < steps.size() && !steps[k].space; ++k)
       r = try_step(*r, steps[k], 0);
     if (r) valid_.push_back(v);
+    TLMC_ASSERT(v >= 0 && v <= kLargestSpaceValue,
+                "space " << next_ << " of sketch " << sketch_.name() << " lists " << v);
   }
   TLMC_ASSERT(!valid_.empty(),
               "space " << next_ << " of sketch " << sketch_.name() << " has no valid value");

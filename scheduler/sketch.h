@@ -33,6 +33,11 @@ enum class SpaceKind {
 std::string_view space_kind_name(SpaceKind k);
 std::optional<SpaceKind> parse_space_kind(std::string_view name);
 
+// No space lists a value above this one (a tile level holds at most this many iterations; the
+// outermost level, which no space names, takes the rest): the tensor language has one token
+// per value up to it (lm/vocabulary.h).
+constexpr int64_t kLargestSpaceValue = 4096;
+
 // One decision space, named by stable roles: "tile conv ow.2", "unroll conv -".
 struct Space {
   SpaceKind kind;

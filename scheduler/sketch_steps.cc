@@ -13,7 +13,7 @@ constexpr int64_t kLongestUnrolled = 32;
 std::vector<int64_t> divisors(int64_t n, int64_t cap) {
   if (n < 1) return {1};  // an empty axis: left whole
   std::vector<int64_t> out;
-  for (int64_t d = 1; d <= n && d <= cap; ++d)
+  for (int64_t d = 1; d <= n && d <= cap && d <= kLargestSpaceValue; ++d)
     if (n % d == 0) out.push_back(d);
   return out;
 }

@@ -10,7 +10,7 @@
 
 namespace tlmc::scheduler {
 
-// Divisors of n, ascending, up to `cap`; {1} for an empty extent.
+// Divisors of n, ascending, up to `cap` and kLargestSpaceValue; {1} for an empty extent.
 std::vector<int64_t> divisors(int64_t n, int64_t cap);
 // The auto-unroll steps a space offers (Ansor's max step).
 const std::vector<int64_t>& unroll_steps();
