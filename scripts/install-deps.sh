@@ -13,7 +13,7 @@ packages=(
   llvm-14-dev libclang-cpp14-dev libclang-14-dev         # in-process compilation of candidates
   libgtest-dev                                           # tests
   libdnnl-dev                                            # bench/: the oneDNN peer
-  libopenblas0-pthread libopenblas-dev                   # bench/: PyTorch's BLAS; the OpenBLAS peer
+  libopenblas0-pthread libopenblas-dev                   # lm/: the model's matrix products; bench/: the OpenBLAS peer
   clang-format clang-tidy                                # lint checks of the test command
 )
 

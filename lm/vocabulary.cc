@@ -1,0 +1,110 @@
+#include "lm/vocabulary.h"
+
+#include <algorithm>
+#include <cctype>
+
+#include "ir/diagnostic.h"
+#include "ir/dtype.h"
+#include "ir/op_schema.h"
+#include "scheduler/sketch.h"
+#include "scheduler/sketch_rules.h"
+
+namespace tlmc::lm {
+namespace {
+
+// The words of a sentence's structure (lm/tensor_sentence.cc writes them).
+const char* const kStructure[] = {"stage", "red",  "sum",  "max",  "min",   "load", "input",
+                                  "const", "temp", "dim",  "*",    "+",     "?",    "num2",
+                                  "num3",  "hw",   "isa",  "vec",  "cores", "l1d",  "l2",
+                                  "l3",    "cpu",  "warm", "cold", "-",     ".",    "sketch"};
+
+// Words of stage and axis names: the suffixes lowering gives stages, the roles the sketch
+// rules name them by, and the axis names of the operators' lowerings. A word not listed
+// reads as <unk>: it costs the model information, never validity.
+const char* const kNameWords[] = {
+    "out",   "ew",    "reduce", "pad", "local",   "rf",   "cache",  "acc",   "cl",
+    "i",     "j",     "k",      "r",   "n",       "c",    "h",      "w",     "o",
+    "oc",    "ic",    "oh",     "ow",  "kh",      "kw",   "g",      "b",     "d",
+    "p",     "s",     "x",      "y",   "t",       "in",   "mm",     "sqsum", "axis",
+    "group", "shape", "intel",  "amd", "generic", "avx2", "avx512", "x86"};
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return out;
+}
+
+}  // namespace
+
+const Vocabulary& Vocabulary::get() {
+  static const Vocabulary v;
+  return v;
+}
+
+void Vocabulary::add(std::string text) {
+  if (ids_.count(text)) return;  // a word that is also an operator's name, say
+  ids_.emplace(text, static_cast<Token>(texts_.size()));
+  texts_.push_back(std::move(text));
+}
+
+Vocabulary::Vocabulary() {
+  for (const char* s : {"<pad>", "<bos>", "<eos>", "<unk>"}) add(s);
+  first_number_ = static_cast<Token>(texts_.size());
+  for (int64_t v = 0; v <= scheduler::kLargestSpaceValue; ++v) add(std::to_string(v));
+  for (const char* s : kStructure) add(s);
+  for (int k = 0;; ++k) {
+    const std::string_view name = scheduler::space_kind_name(static_cast<scheduler::SpaceKind>(k));
+    if (!scheduler::parse_space_kind(name)) break;
+    add(std::string(name));
+  }
+  // Sketch names: the applied rules in their declared order, any subset of them.
+  std::vector<std::string> rules;
+  for (const auto& rule : scheduler::cpu_sketch_rules()) rules.emplace_back(rule->name());
+  add("none");
+  for (uint32_t mask = 1; mask < (1u << rules.size()); ++mask) {
+    std::string name;
+    for (size_t r = 0; r < rules.size(); ++r)
+      if (mask & (1u << r)) name += (name.empty() ? "" : "+") + rules[r];
+    add(name);
+  }
+  for (int t = 0; t <= static_cast<int>(ir::DType::Bool); ++t)
+    add(std::string(ir::dtype_name(static_cast<ir::DType>(t))));
+  std::vector<std::string> ops;
+  for (const ir::OpSchema* op : ir::all_ops()) ops.push_back(lower(op->name));
+  std::sort(ops.begin(), ops.end());
+  for (std::string& op : ops) add(std::move(op));
+  for (const char* s : kNameWords) add(s);
+
+  fingerprint_ = 1469598103934665603ull;  // FNV-1a over the texts, each ended by a 0 byte
+  for (const std::string& t : texts_) {
+    for (char c : t)
+      fingerprint_ = (fingerprint_ ^ static_cast<unsigned char>(c)) * 1099511628211ull;
+    fingerprint_ = (fingerprint_ ^ 0u) * 1099511628211ull;
+  }
+}
+
+std::optional<Token> Vocabulary::find(std::string_view text) const {
+  auto it = ids_.find(std::string(text));
+  if (it == ids_.end()) return std::nullopt;
+  return it->second;
+}
+
+Token Vocabulary::at(std::string_view text) const {
+  std::optional<Token> t = find(text);
+  TLMC_ASSERT(t, "the tensor language has no token '" << text << "'");
+  return *t;
+}
+
+Token Vocabulary::number(int64_t value) const {
+  TLMC_ASSERT(value >= 0 && value <= scheduler::kLargestSpaceValue,
+              "number " << value << " has no token");
+  return first_number_ + static_cast<Token>(value);
+}
+
+std::optional<int64_t> Vocabulary::value_of(Token t) const {
+  if (t < first_number_ || t > first_number_ + scheduler::kLargestSpaceValue) return std::nullopt;
+  return t - first_number_;
+}
+
+}  // namespace tlmc::lm

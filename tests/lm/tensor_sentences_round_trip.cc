@@ -1,0 +1,143 @@
+// Tensor sentences: every point drawn from a subgraph's spaces is written and read back to the
+// same point (and schedule text); a sentence that leaves its spaces does not parse.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+
+#include "lm/lm_support.h"
+#include "lm/tensor_sentence.h"
+#include "scheduler/sketch_rules.h"
+
+namespace tlmc::lm {
+namespace {
+
+using scheduler::Sketches;
+using scheduler::SpacePoint;
+
+std::vector<Token> decisions_of(const Sentence& s, size_t prompt) {
+  return std::vector<Token>(s.tokens.begin() + static_cast<std::ptrdiff_t>(prompt), s.tokens.end());
+}
+
+TEST(TensorSentence, RandomPointsRoundTripOnEveryTarget) {
+  std::mt19937_64 rng(5);
+  int points = 0;
+  for (const char* target_name : {"x86-64-avx512", "x86-64-avx2"}) {
+    const ir::Target target = *ir::parse_target(target_name);
+    for (const ir::TeProgram& program : test::varied_programs()) {
+      const Sketches sketches = scheduler::generate_sketches(program, target);
+      const std::vector<Token> prompt = prompt_tokens(program, target);
+      for (int draw = 0; draw < 20; ++draw, ++points) {
+        const SpacePoint point = scheduler::random_point(sketches, rng);
+        const Sentence s = tensor_sentence(prompt, sketches, point);
+        ASSERT_EQ(s.tokens.size(), s.choices.size());
+        // Each decision's token is among its choices.
+        for (size_t i = 0; i < s.tokens.size(); ++i)
+          if (!s.choices[i].empty())
+            EXPECT_NE(std::find(s.choices[i].begin(), s.choices[i].end(), s.tokens[i]),
+                      s.choices[i].end());
+        const std::optional<SpacePoint> back =
+            parse_sentence(sketches, decisions_of(s, prompt.size()));
+        ASSERT_TRUE(back) << sentence_text(s.tokens);
+        EXPECT_EQ(*back, point);
+        EXPECT_EQ(scheduler::space_schedule_text(sketches, *back),
+                  scheduler::space_schedule_text(sketches, point));
+      }
+    }
+  }
+  EXPECT_GT(points, 400);
+}
+
+TEST(TensorSentence, TheExamplesPromptsHaveNoUnknownWord) {
+  const ir::Target target = *ir::parse_target("x86-64-avx512");
+  for (const ir::TeProgram& program : test::varied_programs()) {
+    const std::vector<Token> prompt = prompt_tokens(program, target);
+    EXPECT_EQ(std::count(prompt.begin(), prompt.end(), Vocabulary::kUnk), 0)
+        << sentence_text(prompt) << "\n"
+        << ir::te_str(program);
+  }
+}
+
+TEST(TensorSentence, APromptNamesTheOperatorTheExtentsAndTheHardware) {
+  const ir::TeProgram program = test::varied_programs().back();  // the depthwise convolution
+  ir::Target target = *ir::parse_target("x86-64-avx2");
+  target.cores = 2;
+  target.l1_bytes = 48 * 1024;
+  target.l2_bytes = 2048 * 1024;
+  target.l3_bytes = 8192 * 1024;  // above the largest number token: written in two digits
+  target.cpu = "amd-25-97";
+  const std::string text = sentence_text(prompt_tokens(program, target));
+  // The padding stage (a stage of the convolution, named "pad"), reading the input shifted.
+  EXPECT_EQ(text.rfind("<bos> stage conv pad float32 p 0 1 p 1 12 p 2 11 p 3 11 load input", 0), 0u)
+      << text;
+  EXPECT_NE(text.find("dim p 2 + - 1 dim p 3 + - 1"), std::string::npos) << text;
+  // The convolution: its axes, reductions and the loads of the padded input and the weights.
+  EXPECT_NE(text.find("stage conv float32 red sum n 1 oc 12 oh 9 ow 9 red ic 1 red kh 3 red kw 3 "
+                      "load temp dim n dim oc + ic dim oh + kh dim ow + kw "
+                      "load const dim oc dim ic dim kh dim kw hw"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(
+      text.find("hw isa avx2 vec 32 cores 2 l1d 48 l2 2048 l3 num2 1 4095 cpu amd warm sketch"),
+      std::string::npos)
+      << text;
+}
+
+TEST(TensorSentence, SentencesOutsideTheSpacesDoNotParse) {
+  const ir::Target target = *ir::parse_target("x86-64-avx512");
+  const ir::TeProgram program = test::varied_programs().front();
+  const Sketches sketches = scheduler::generate_sketches(program, target);
+  std::mt19937_64 rng(9);
+  const SpacePoint point = scheduler::random_point(sketches, rng);
+  const std::vector<Token> prompt = prompt_tokens(program, target);
+  const Sentence s = tensor_sentence(prompt, sketches, point);
+  const std::vector<Token> good = decisions_of(s, prompt.size());
+  ASSERT_TRUE(parse_sentence(sketches, good));
+
+  const Vocabulary& v = Vocabulary::get();
+  // A value the space does not list: the first tile value replaced by one no extent divides.
+  std::vector<Token> bad = good;
+  for (size_t i = 0; i < bad.size(); ++i)
+    if (!s.choices[prompt.size() + i].empty() && i > 0) {
+      bad[i] = v.number(scheduler::kLargestSpaceValue);
+      break;
+    }
+  EXPECT_FALSE(parse_sentence(sketches, bad));
+  // No end, an extra token, an unknown sketch, a space name out of place.
+  EXPECT_FALSE(parse_sentence(sketches, std::vector<Token>(good.begin(), good.end() - 1)));
+  bad = good;
+  bad.push_back(Vocabulary::kEos);
+  EXPECT_FALSE(parse_sentence(sketches, bad));
+  bad = good;
+  bad[0] = v.at("none");
+  EXPECT_FALSE(parse_sentence(sketches, bad));
+  bad = good;
+  bad[1] = v.at("stage");
+  EXPECT_FALSE(parse_sentence(sketches, bad));
+  // A point with a value the space does not list is refused when written.
+  SpacePoint wrong = point;
+  wrong.values[0] = scheduler::kLargestSpaceValue;
+  EXPECT_THROW(tensor_sentence(prompt, sketches, wrong), scheduler::InvalidDecision);
+}
+
+TEST(Vocabulary, EveryValueASpaceCanListAndEverySketchNameHasAToken) {
+  const Vocabulary& v = Vocabulary::get();
+  for (int64_t x = 0; x <= scheduler::kLargestSpaceValue; ++x)
+    EXPECT_EQ(v.value_of(v.number(x)), x);
+  EXPECT_FALSE(v.value_of(Vocabulary::kEos));
+  const ir::Target target = *ir::parse_target("x86-64-avx512");
+  for (const ir::TeProgram& program : test::varied_programs())
+    for (const scheduler::Sketch& s : scheduler::generate_sketches(program, target))
+      EXPECT_TRUE(v.find(s.name())) << s.name();
+}
+
+// Models record the vocabulary's fingerprint: a vocabulary changed without a new language
+// version would let old models read it. Change both together, then this pin.
+TEST(Vocabulary, TheFingerprintIsPinnedToTheLanguageVersion) {
+  EXPECT_EQ(kLanguageVersion, 1u);
+  EXPECT_EQ(Vocabulary::get().fingerprint(), 17121409337385955150ull)
+      << Vocabulary::get().size() << " tokens";
+}
+
+}  // namespace
+}  // namespace tlmc::lm
