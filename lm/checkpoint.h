@@ -1,0 +1,35 @@
+// Model files: the magic "TLMCGPT\n", the file format's version, the tensor language's version
+// and vocabulary fingerprint, the configuration, the parameters, and optionally the
+// optimiser's state (to resume training). Written whole or not at all.
+#pragma once
+
+#include <optional>
+#include <stdexcept>
+#include <string>
+
+#include "lm/gpt.h"
+#include "lm/train.h"
+
+namespace tlmc::lm {
+
+constexpr uint32_t kCheckpointVersion = 1;
+
+// A model file that cannot be used: missing, truncated, of another format, language or
+// vocabulary. The message names the file and what to do.
+class CheckpointError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Writes `path` (through a temporary file renamed over it); the optimiser's state when given.
+void save_checkpoint(const std::string& path, const Gpt& model,
+                     const AdamWState* optimiser = nullptr);
+
+struct Checkpoint {
+  Gpt model;
+  std::optional<AdamWState> optimiser;  // when the file has it
+};
+// Reads `path`; CheckpointError when it is not a model of this tlmc's tensor language.
+Checkpoint load_checkpoint(const std::string& path);
+
+}  // namespace tlmc::lm

@@ -1,0 +1,334 @@
+#include "lm/generate.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <numeric>
+#include <random>
+
+#include "ir/diagnostic.h"
+#include "lm/gpt_kernels.h"
+#include "lm/tensor_sentence.h"
+
+namespace tlmc::lm {
+namespace {
+
+using scheduler::SketchCursor;
+using scheduler::Sketches;
+
+// Keys and values of one sequence's positions, per layer: [length, C] each.
+struct KvCache {
+  std::vector<std::vector<float>> k, v;
+  size_t length = 0;
+};
+
+// Runs the model one position at a time for several streams at once; the prompt's keys and
+// values are computed once and shared by every stream.
+class Decoder {
+ public:
+  Decoder(const Gpt& model, const std::vector<Token>& prompt) : m_(model), w_(model.layout()) {
+    prefix_ = empty_cache();
+    for (size_t t = 0; t < prompt.size(); ++t) {
+      std::vector<KvCache*> one = {&prefix_};
+      prompt_hidden_ = run(one, nullptr, {prompt[t]}, static_cast<int>(t));
+    }
+  }
+  // The hidden state [C] after the prompt's last token: it predicts the sketch.
+  const std::vector<float>& prompt_hidden() const { return prompt_hidden_; }
+  size_t prompt_length() const { return prefix_.length; }
+  KvCache empty_cache() const {
+    KvCache c;
+    c.k.resize(static_cast<size_t>(m_.config().layers));
+    c.v.resize(static_cast<size_t>(m_.config().layers));
+    return c;
+  }
+  // Feeds tokens[s] to stream s at position `pos` (after the prompt); hidden states [S, C].
+  std::vector<float> step(std::vector<KvCache>& streams, const std::vector<Token>& tokens,
+                          int pos) {
+    std::vector<KvCache*> caches;
+    for (KvCache& c : streams) caches.push_back(&c);
+    return run(caches, &prefix_, tokens, pos);
+  }
+
+ private:
+  std::vector<float> run(std::vector<KvCache*>& caches, const KvCache* prefix,
+                         const std::vector<Token>& tokens, int pos) {
+    const GptConfig& c = m_.config();
+    TLMC_ASSERT(pos < c.context, "position " << pos << " beyond the context " << c.context);
+    const size_t S = tokens.size(), C = static_cast<size_t>(c.channels);
+    const int H = c.heads, hs = c.channels / H;
+    const float* p = m_.parameters().data();
+    std::vector<float> x(S * C), ln(S * C), qkv(S * 3 * C), y(S * C), h(S * 4 * C), hg(S * 4 * C),
+        out(S * C), mean(S), rstd(S);
+    for (size_t s = 0; s < S; ++s)  // x [S, C]
+      for (size_t i = 0; i < C; ++i)
+        x[s * C + i] = p[w_.wte + static_cast<size_t>(tokens[s]) * C + i] +
+                       p[w_.wpe + static_cast<size_t>(pos) * C + i];
+    const float scale = 1.0f / std::sqrt(static_cast<float>(hs));
+    std::vector<float> scores;
+    for (int l = 0; l < c.layers; ++l) {
+      const size_t lc = static_cast<size_t>(l) * C;
+      layernorm_forward(ln.data(), mean.data(), rstd.data(), x.data(), p + w_.ln1w + lc,
+                        p + w_.ln1b + lc, S, c.channels);
+      matmul_forward(qkv.data(), ln.data(), p + w_.qkvw + 3 * lc * C, p + w_.qkvb + 3 * lc, S,
+                     c.channels, 3 * c.channels);  // qkv [S, 3C]
+      for (size_t s = 0; s < S; ++s) {
+        KvCache& own = *caches[s];
+        std::vector<float>& k = own.k[static_cast<size_t>(l)];
+        std::vector<float>& v = own.v[static_cast<size_t>(l)];
+        k.insert(k.end(), qkv.begin() + static_cast<std::ptrdiff_t>(s * 3 * C + C),
+                 qkv.begin() + static_cast<std::ptrdiff_t>(s * 3 * C + 2 * C));
+        v.insert(v.end(), qkv.begin() + static_cast<std::ptrdiff_t>(s * 3 * C + 2 * C),
+                 qkv.begin() + static_cast<std::ptrdiff_t>(s * 3 * C + 3 * C));
+        const size_t P = prefix ? prefix->length : 0, own_length = k.size() / C;
+        scores.resize(P + own_length);
+        for (int hd = 0; hd < H; ++hd) {
+          const float* q = qkv.data() + s * 3 * C + static_cast<size_t>(hd * hs);
+          auto key = [&](size_t t) {
+            return t < P ? prefix->k[static_cast<size_t>(l)].data() + t * C
+                         : k.data() + (t - P) * C;
+          };
+          auto value = [&](size_t t) {
+            return t < P ? prefix->v[static_cast<size_t>(l)].data() + t * C
+                         : v.data() + (t - P) * C;
+          };
+          float top = -INFINITY;
+          for (size_t t = 0; t < scores.size(); ++t) {
+            const float* kk = key(t) + hd * hs;
+            float dot = 0;
+            for (int i = 0; i < hs; ++i) dot += q[i] * kk[i];
+            scores[t] = dot * scale;
+            top = std::max(top, scores[t]);
+          }
+          float sum = 0;
+          for (float& sc : scores) sum += sc = std::exp(sc - top);
+          float* o = y.data() + s * C + static_cast<size_t>(hd * hs);
+          std::fill(o, o + hs, 0.0f);
+          for (size_t t = 0; t < scores.size(); ++t) {
+            const float* vv = value(t) + hd * hs;
+            const float a = scores[t] / sum;
+            for (int i = 0; i < hs; ++i) o[i] += a * vv[i];
+          }
+        }
+      }
+      matmul_forward(out.data(), y.data(), p + w_.attprojw + lc * C, p + w_.attprojb + lc, S,
+                     c.channels, c.channels);
+      add_inplace(x.data(), out.data(), S * C);
+      layernorm_forward(ln.data(), mean.data(), rstd.data(), x.data(), p + w_.ln2w + lc,
+                        p + w_.ln2b + lc, S, c.channels);
+      matmul_forward(h.data(), ln.data(), p + w_.fcw + 4 * lc * C, p + w_.fcb + 4 * lc, S,
+                     c.channels, 4 * c.channels);
+      gelu_forward(hg.data(), h.data(), S * 4 * C);
+      matmul_forward(out.data(), hg.data(), p + w_.fcprojw + 4 * lc * C, p + w_.fcprojb + lc, S,
+                     4 * c.channels, c.channels);
+      add_inplace(x.data(), out.data(), S * C);
+    }
+    for (KvCache* cache : caches) ++cache->length;
+    layernorm_forward(ln.data(), mean.data(), rstd.data(), x.data(), p + w_.lnfw, p + w_.lnfb, S,
+                      c.channels);
+    return ln;
+  }
+
+  const Gpt& m_;
+  const GptLayout& w_;
+  KvCache prefix_;
+  std::vector<float> prompt_hidden_;
+};
+
+// Log-probabilities over `choices` from a hidden state, logits divided by `temperature`.
+std::vector<double> log_probabilities(const Gpt& m, const float* hidden,
+                                      const std::vector<Token>& choices, float temperature) {
+  const size_t C = static_cast<size_t>(m.config().channels);
+  const float* wte = m.parameters().data() + m.layout().wte;
+  std::vector<double> out(choices.size());
+  for (size_t j = 0; j < choices.size(); ++j) {
+    double dot = 0;
+    for (size_t i = 0; i < C; ++i) dot += hidden[i] * wte[static_cast<size_t>(choices[j]) * C + i];
+    out[j] = dot / temperature;
+  }
+  const double top = *std::max_element(out.begin(), out.end());
+  double sum = 0;
+  for (double x : out) sum += std::exp(x - top);
+  const double log_sum = top + std::log(sum);
+  for (double& x : out) x -= log_sum;
+  return out;
+}
+
+// Draws an index from log-probabilities, among the top_k likeliest (all when 0).
+size_t draw(const std::vector<double>& logp, int top_k, std::mt19937_64& rng) {
+  std::vector<size_t> order(logp.size());
+  std::iota(order.begin(), order.end(), 0);
+  if (top_k > 0 && static_cast<size_t>(top_k) < order.size()) {
+    std::partial_sort(order.begin(), order.begin() + top_k, order.end(),
+                      [&](size_t a, size_t b) { return logp[a] > logp[b]; });
+    order.resize(static_cast<size_t>(top_k));
+  }
+  std::vector<double> weights;
+  for (size_t i : order) weights.push_back(std::exp(logp[i]));
+  std::discrete_distribution<size_t> pick(weights.begin(), weights.end());
+  return order[pick(rng)];
+}
+
+std::vector<Token> value_tokens(const std::vector<int64_t>& values) {
+  std::vector<Token> out;
+  for (int64_t v : values) out.push_back(Vocabulary::get().number(v));
+  return out;
+}
+
+// The sentence's length with a point of this sketch (every point of it has the same).
+size_t sentence_length(size_t prompt, const scheduler::Sketch& sketch) {
+  size_t n = prompt + 2;  // the sketch's name and <eos>
+  for (const scheduler::Space& s : sketch.spaces()) n += space_tokens(s).size() + 1;
+  return n;
+}
+
+// One stream of a sketch's group: its cache, cursor and log-likelihood so far.
+struct Stream {
+  KvCache cache;
+  SketchCursor cursor;
+  double log_likelihood;
+  std::vector<int64_t> values;
+};
+
+// Runs a group of streams of one sketch, in lockstep, to the end of the sketch's spaces; at
+// each decision `decide` picks the next streams from the current ones (sampling keeps each
+// stream and its drawn value; beam search keeps the best extensions of all of them).
+using Decide = std::function<std::vector<Stream>(std::vector<Stream>&, const std::vector<float>&)>;
+std::vector<Stream> run_group(Decoder& decoder, std::vector<Stream> streams, Token sketch_token,
+                              const Decide& decide) {
+  int pos = static_cast<int>(decoder.prompt_length());
+  std::vector<Token> feed(streams.size(), sketch_token);
+  while (!streams.empty() && !streams.front().cursor.done()) {
+    // The next space's name, fed to every stream; then its value, decided per stream.
+    std::vector<KvCache> caches;
+    for (Stream& s : streams) caches.push_back(std::move(s.cache));
+    std::vector<float> hidden;
+    for (Token t : space_tokens(streams.front().cursor.space())) {
+      decoder.step(caches, feed, pos++);
+      feed.assign(streams.size(), t);
+    }
+    hidden = decoder.step(caches, feed, pos++);
+    for (size_t s = 0; s < streams.size(); ++s) streams[s].cache = std::move(caches[s]);
+    streams = decide(streams, hidden);
+    feed.clear();
+    for (const Stream& s : streams) feed.push_back(Vocabulary::get().number(s.values.back()));
+  }
+  return streams;
+}
+
+}  // namespace
+
+std::vector<GeneratedPoint> sample_points(const Gpt& model, const std::vector<Token>& prompt,
+                                          const Sketches& sketches, size_t n,
+                                          const SampleOptions& options) {
+  const size_t C = static_cast<size_t>(model.config().channels);
+  std::vector<Token> names;
+  std::vector<size_t> fits;  // the sketches whose sentences fit in the context
+  for (size_t k = 0; k < sketches.size(); ++k)
+    if (sentence_length(prompt.size(), sketches[k]) <=
+        static_cast<size_t>(model.config().context)) {
+      fits.push_back(k);
+      names.push_back(Vocabulary::get().at(sketches[k].name()));
+    }
+  if (fits.empty() || n == 0) return {};
+  std::mt19937_64 rng(options.seed);
+  Decoder decoder(model, prompt);
+  const std::vector<double> sketch_logp =
+      log_probabilities(model, decoder.prompt_hidden().data(), names, 1.0f);
+  const std::vector<double> sketch_draw =
+      log_probabilities(model, decoder.prompt_hidden().data(), names, options.temperature);
+  std::map<size_t, size_t> count;  // index into fits -> points to draw of that sketch
+  std::vector<size_t> order;       // of the draws
+  for (size_t i = 0; i < n; ++i) {
+    const size_t k = draw(sketch_draw, options.top_k, rng);
+    ++count[k];
+    order.push_back(k);
+  }
+  std::map<size_t, std::vector<GeneratedPoint>> drawn;
+  for (const auto& [k, m] : count) {
+    const scheduler::Sketch& sketch = sketches[fits[k]];
+    std::vector<Stream> streams;
+    for (size_t i = 0; i < m; ++i)
+      streams.push_back(Stream{decoder.empty_cache(), SketchCursor(sketch), sketch_logp[k], {}});
+    Decide sample = [&](std::vector<Stream>& current, const std::vector<float>& hidden) {
+      for (size_t s = 0; s < current.size(); ++s) {
+        Stream& st = current[s];
+        const std::vector<int64_t>& valid = st.cursor.valid_values();
+        const std::vector<Token> choices = value_tokens(valid);
+        const float* h = hidden.data() + s * C;
+        const size_t j =
+            draw(log_probabilities(model, h, choices, options.temperature), options.top_k, rng);
+        st.log_likelihood += log_probabilities(model, h, choices, 1.0f)[j];
+        st.values.push_back(valid[j]);
+        st.cursor.choose(valid[j]);
+      }
+      return std::move(current);
+    };
+    for (Stream& s : run_group(decoder, std::move(streams), names[k], sample))
+      drawn[k].push_back(GeneratedPoint{{fits[k], s.values}, s.log_likelihood});
+  }
+  std::vector<GeneratedPoint> out;
+  std::map<size_t, size_t> taken;
+  for (size_t k : order) out.push_back(drawn[k][taken[k]++]);
+  return out;
+}
+
+std::vector<GeneratedPoint> beam_search(const Gpt& model, const std::vector<Token>& prompt,
+                                        const Sketches& sketches, size_t width) {
+  const size_t C = static_cast<size_t>(model.config().channels);
+  if (width == 0) return {};
+  Decoder decoder(model, prompt);
+  std::vector<Token> names;
+  std::vector<size_t> fits;
+  for (size_t k = 0; k < sketches.size(); ++k)
+    if (sentence_length(prompt.size(), sketches[k]) <=
+        static_cast<size_t>(model.config().context)) {
+      fits.push_back(k);
+      names.push_back(Vocabulary::get().at(sketches[k].name()));
+    }
+  if (fits.empty()) return {};
+  const std::vector<double> sketch_logp =
+      log_probabilities(model, decoder.prompt_hidden().data(), names, 1.0f);
+  std::vector<GeneratedPoint> out;
+  for (size_t k = 0; k < fits.size(); ++k) {
+    std::vector<Stream> beam;
+    beam.push_back(
+        Stream{decoder.empty_cache(), SketchCursor(sketches[fits[k]]), sketch_logp[k], {}});
+    Decide extend = [&](std::vector<Stream>& current, const std::vector<float>& hidden) {
+      struct Extension {
+        size_t stream;
+        size_t value;
+        double score;
+      };
+      std::vector<Extension> all;
+      for (size_t s = 0; s < current.size(); ++s) {
+        const std::vector<double> logp = log_probabilities(
+            model, hidden.data() + s * C, value_tokens(current[s].cursor.valid_values()), 1.0f);
+        for (size_t j = 0; j < logp.size(); ++j)
+          all.push_back(Extension{s, j, current[s].log_likelihood + logp[j]});
+      }
+      const size_t keep = std::min(width, all.size());
+      std::partial_sort(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(keep), all.end(),
+                        [](const Extension& a, const Extension& b) { return a.score > b.score; });
+      std::vector<Stream> next;
+      for (size_t e = 0; e < keep; ++e) {
+        Stream s = current[all[e].stream];
+        const int64_t value = s.cursor.valid_values()[all[e].value];
+        s.cursor.choose(value);
+        s.values.push_back(value);
+        s.log_likelihood = all[e].score;
+        next.push_back(std::move(s));
+      }
+      return next;
+    };
+    for (Stream& s : run_group(decoder, std::move(beam), names[k], extend))
+      out.push_back(GeneratedPoint{{fits[k], s.values}, s.log_likelihood});
+  }
+  std::stable_sort(out.begin(), out.end(), [](const GeneratedPoint& a, const GeneratedPoint& b) {
+    return a.log_likelihood > b.log_likelihood;
+  });
+  if (out.size() > width) out.resize(width);
+  return out;
+}
+
+}  // namespace tlmc::lm

@@ -1,0 +1,36 @@
+// Schedules written by the model: after a subgraph's prompt, the decisions one space at a
+// time, each drawn from the model's distribution over the values the space lists as valid
+// given the decisions before it (constrained decoding), so every point is valid by
+// construction. Streams run in lockstep over a key/value cache that shares the prompt.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "lm/gpt.h"
+#include "scheduler/sketch.h"
+
+namespace tlmc::lm {
+
+struct GeneratedPoint {
+  scheduler::SpacePoint point;
+  double log_likelihood = 0;  // of its decisions under the model (before temperature)
+};
+
+struct SampleOptions {
+  float temperature = 1.0f;  // the logits are divided by it before the softmax
+  int top_k = 0;             // each decision among its k likeliest valid values; 0: all
+  uint64_t seed = 1;
+};
+
+// `n` points drawn from the model (duplicates possible), in the order drawn.
+std::vector<GeneratedPoint> sample_points(const Gpt& model, const std::vector<Token>& prompt,
+                                          const scheduler::Sketches& sketches, size_t n,
+                                          const SampleOptions& options);
+
+// The most likely points by beam search of `width` per sketch, likeliest first (at most
+// `width` of them).
+std::vector<GeneratedPoint> beam_search(const Gpt& model, const std::vector<Token>& prompt,
+                                        const scheduler::Sketches& sketches, size_t width);
+
+}  // namespace tlmc::lm
