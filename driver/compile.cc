@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "driver/confirm_in_model.h"
+#include "driver/layout_plans.h"
 #include "driver/output_files.h"
 #include "driver/profile.h"
 #include "frontend/fold_constants.h"
@@ -19,11 +20,8 @@
 #include "frontend/yaml_reader.h"
 #include "ir/lower.h"
 #include "ir/te.h"
-#include "scheduler/channels_last_activations.h"
 #include "scheduler/decision.h"
 #include "scheduler/lower_schedule.h"
-#include "scheduler/lowering_choices.h"
-#include "scheduler/partition.h"
 #include "scheduler/sketch.h"
 #include "scheduler/sketch_rules.h"
 #include "scheduler/tuning_db.h"
@@ -68,37 +66,11 @@ class PassTimer {
   std::chrono::steady_clock::time_point t0_;
 };
 
-// A distinct subgraph: lowered once, compiled into one kernel that all its occurrences
-// call.
-struct Distinct {
-  std::string key;               // workload key of `lowered`
-  int plan = 0;                  // the layout plan whose graph `nodes` are of
-  std::vector<int> nodes;        // of its first occurrence
-  ir::LoweredSubgraph lowered;   // of its first occurrence
-  std::vector<int> occurrences;  // per layout plan
-};
-
-// One occurrence of a distinct subgraph: the graph tensors of its kernel's parameters.
-struct Occurrence {
-  std::vector<int> nodes;
-  int distinct;
-  std::vector<int> params;  // inputs, then outputs
-};
-
 // A kernel's tuning records read back: the candidates a build chooses from
 // (confirm_in_model.h), and the fastest record's time alone.
 struct KernelRecords {
   KernelCandidates candidates;
   double best_seconds = 0;
-};
-
-// One activation layout of the whole model: its graph, split into subgraphs.
-struct LayoutPlan {
-  std::string name;            // for messages
-  bool channels_last = false;  // else the model's own layout
-  ir::Graph graph;
-  scheduler::Partition partition;
-  std::vector<Occurrence> occurrences;
 };
 
 // Adds the -O0 schedule to a kernel's candidates unless it is one of them already.
@@ -442,48 +414,13 @@ CompiledModel compile_model(const CompileOptions& options) {
   if (dump && wants(o, "graph")) *dump << ir::graph_str(graph);
   o.target.cold_weights = weights_leave_the_caches(graph, o);
 
-  // The activation layouts the model may run in: the model's own, and, when it has
-  // convolutions or pools, channels-last between them (on a vector target, unless the
-  // user asked for one). -O3 tunes the subgraphs of all; the records decide (choose_plan),
-  // else -O0's rule: channels-last when there is a dense convolution.
   std::vector<LayoutPlan> plans;
-  if (o.activation_layout == ActivationLayout::ChannelsLast ||
-      (o.activation_layout == ActivationLayout::Auto && o.target.isa != ir::Isa::Generic)) {
-    PassTimer t(o, "channels-last activations");
-    if (std::optional<ir::Graph> cl = scheduler::channels_last_activations(graph))
-      plans.push_back(LayoutPlan{"channels-last", true, std::move(*cl), {}, {}});
-    else if (o.activation_layout == ActivationLayout::ChannelsLast && o.log_stream)
-      *o.log_stream << "tlmc: note: no convolution or pool to compute channels-last; "
-                       "the model's layout it is\n";
-  }
-  if (o.activation_layout != ActivationLayout::ChannelsLast || plans.empty())
-    plans.insert(plans.begin(), LayoutPlan{"model layout", false, graph, {}, {}});
-
-  // Each distinct subgraph (by workload key) is lowered, scheduled and compiled once.
   std::vector<Distinct> distinct;
   {
-    PassTimer t(o, "partition and lower");
-    std::map<std::string, int> kernel_of_key;
-    for (size_t p = 0; p < plans.size(); ++p) {
-      LayoutPlan& plan = plans[p];
-      // Fused subgraphs; views share storage (after verification: shapes are known).
-      plan.partition = scheduler::partition_graph(plan.graph);
-      for (const std::vector<int>& nodes : plan.partition.subgraphs) {
-        ir::LoweredSubgraph lowered = ir::lower_subgraph(
-            plan.graph, nodes, scheduler::lowering_choices(plan.graph, nodes, o.target));
-        Occurrence occurrence{nodes, 0, lowered.input_tensors};
-        occurrence.params.insert(occurrence.params.end(), lowered.output_tensors.begin(),
-                                 lowered.output_tensors.end());
-        const std::string key = ir::workload_key(lowered.program);
-        auto [found, added] = kernel_of_key.emplace(key, static_cast<int>(distinct.size()));
-        if (added)
-          distinct.push_back(Distinct{key, static_cast<int>(p), nodes, std::move(lowered),
-                                      std::vector<int>(plans.size(), 0)});
-        ++distinct[static_cast<size_t>(found->second)].occurrences[p];
-        occurrence.distinct = found->second;
-        plan.occurrences.push_back(std::move(occurrence));
-      }
-    }
+    PassTimer t(o, "layout plans, partition and lower");
+    SplitModel split = split_model(graph, o.target, o.activation_layout, o.log_stream);
+    plans = std::move(split.plans);
+    distinct = std::move(split.distinct);
   }
   // -O3: measure on this machine and record, before the schedules are chosen from records.
   if (o.opt_level >= 3 && o.random_schedule_seed < 0) {
