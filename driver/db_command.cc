@@ -6,6 +6,7 @@
 #include <iostream>
 #include <stdexcept>
 
+#include "driver/subcommand_words.h"
 #include "ir/diagnostic.h"
 #include "scheduler/tuning_db.h"
 #include "scheduler/tuning_records_json.h"
@@ -54,19 +55,9 @@ void list(const TuningDb& db) {
 int run_db_command(const std::vector<std::string>& args) {
   po::options_description opts;
   opts.add_options()("tuning-db", po::value<std::string>())("output,o", po::value<std::string>())(
-      "keep", po::value<int64_t>()->default_value(1))("help,h", "")(
-      "words", po::value<std::vector<std::string>>());
-  po::positional_options_description pos;
-  pos.add("words", -1);
+      "keep", po::value<int64_t>()->default_value(1));
   po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(args).options(opts).positional(pos).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    throw std::invalid_argument(e.what());
-  }
-  const std::vector<std::string> words =
-      vm.count("words") ? vm["words"].as<std::vector<std::string>>() : std::vector<std::string>{};
+  const std::vector<std::string> words = parse_subcommand(args, opts, vm);
   if (vm.count("help") || words.empty()) {
     std::cout << kUsage;
     return words.empty() && !vm.count("help") ? 2 : 0;

@@ -10,6 +10,7 @@
 #include "driver/check.h"
 #include "driver/compile.h"
 #include "driver/db_command.h"
+#include "driver/lm_command.h"
 #include "driver/profile.h"
 #include "ir/op_schema.h"
 #include "scheduler/tuning_db.h"
@@ -67,12 +68,20 @@ int run(int argc, char** argv) {
       throw UsageError(e.what());
     }
   }
+  if (argc >= 2 && std::string(argv[1]) == "lm") {
+    try {
+      return driver::run_lm_command(std::vector<std::string>(argv + 2, argv + argc));
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(e.what());
+    }
+  }
   po::options_description visible(
       "Usage: tlmc MODEL [options]\n"
       "       tlmc --check MODEL [options]\n"
       "       tlmc --profile MODEL [options]\n"
       "       tlmc import MODEL.onnx -o MODEL.yaml [--input-shape ...]\n"
-      "       tlmc db list|export|import|prune|check [...]   (tlmc db --help)\n\n"
+      "       tlmc db list|export|import|prune|check [...]   (tlmc db --help)\n"
+      "       tlmc lm sample|pretrain [...]                   (tlmc lm --help)\n\n"
       "Compiles MODEL (a .yaml graph or an .onnx file) into a C kernel library.\n\nOptions");
   po::options_description_easy_init option = visible.add_options();
   option("output,o", po::value<std::string>(),

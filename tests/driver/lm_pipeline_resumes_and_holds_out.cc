@@ -1,0 +1,114 @@
+// `tlmc lm sample` and `tlmc lm pretrain`: a second run goes on from where the first stopped
+// (models already sampled are not sampled again; training resumes at its checkpoint's step),
+// held-out workloads never reach the corpus, and the written model loads.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "lm/checkpoint.h"
+#include "lm/sentence_file.h"
+#include "support/test_support.h"
+
+namespace tlmc {
+namespace {
+
+using test::run_command;
+
+const std::string kExamples = std::string(TLMC_SOURCE_DIR) + "/examples/";
+
+std::string tlmc_lm(const std::string& args) {
+  return std::string(TLMC_EXE) + " lm " + args + " 2>&1";
+}
+
+TEST(LmPipeline, SamplingResumesAndHoldsOutTheListedWorkloads) {
+  test::TempDir dir;
+  const std::string corpus = dir.file("corpus");
+  // The first run samples the MLP only.
+  test::CommandResult first = run_command(tlmc_lm(
+      "sample " + corpus + " " + kExamples + "mlp.yaml --per-subgraph 3 --target x86-64-avx2"));
+  ASSERT_EQ(first.exit_code, 0) << first.out;
+  const std::string mlp_keys = test::read_file(corpus + "/sentences/mlp.x86-64-avx2.keys");
+  ASSERT_FALSE(mlp_keys.empty());
+  // Hold out the transformer's first subgraph (as a first run lists it), then sample both.
+  test::CommandResult probe =
+      run_command(tlmc_lm("sample " + dir.file("probe") + " " + kExamples +
+                          "transformer_layer.yaml --per-subgraph 1 --target x86-64-avx2"));
+  ASSERT_EQ(probe.exit_code, 0) << probe.out;
+  const std::string probe_keys =
+      test::read_file(dir.file("probe") + "/sentences/transformer_layer.x86-64-avx2.keys");
+  const std::string held = probe_keys.substr(0, probe_keys.find('\t'));
+  test::write_file(dir.file("held_out.txt"), "# benchmark workloads\n" + held + "  W-something\n");
+  test::CommandResult second = run_command(
+      tlmc_lm("sample " + corpus + " " + kExamples + "mlp.yaml " + kExamples +
+              "transformer_layer.yaml --per-subgraph 3 --target x86-64-avx2 --hold-out " +
+              dir.file("held_out.txt")));
+  ASSERT_EQ(second.exit_code, 0) << second.out;
+  EXPECT_EQ(second.out.find("mlp.yaml:"), std::string::npos) << "sampled again: " << second.out;
+  EXPECT_NE(second.out.find("(1 held out)"), std::string::npos) << second.out;
+  const std::string keys =
+      test::read_file(corpus + "/sentences/transformer_layer.x86-64-avx2.keys");
+  EXPECT_EQ(keys.find(held), std::string::npos);
+  EXPECT_EQ(test::read_file(corpus + "/sentences/mlp.x86-64-avx2.keys"), mlp_keys);
+  // Three sentences per subgraph listed.
+  const size_t listed = static_cast<size_t>(std::count(keys.begin(), keys.end(), '\n'));
+  EXPECT_EQ(lm::read_sentences(corpus + "/sentences/transformer_layer.x86-64-avx2.bin").size(),
+            3 * listed);
+}
+
+TEST(LmPipeline, PretrainingResumesAtItsCheckpointAndWritesAModel) {
+  test::TempDir dir;
+  const std::string corpus = dir.file("corpus");
+  ASSERT_EQ(run_command(tlmc_lm("sample " + corpus + " " + kExamples + "mlp.yaml --per-subgraph 4"))
+                .exit_code,
+            0);
+  const std::string tiny = " --channels 16 --layers 1 --heads 2 --context 512 --batch 4 ";
+  test::CommandResult first =
+      run_command(tlmc_lm("pretrain " + corpus + tiny + "--steps 50 -o " + dir.file("a.tlm")));
+  ASSERT_EQ(first.exit_code, 0) << first.out;
+  EXPECT_NE(first.out.find("step 50/50 loss"), std::string::npos) << first.out;
+  // A longer run on the same corpus starts from the checkpoint's step.
+  test::CommandResult second =
+      run_command(tlmc_lm("pretrain " + corpus + tiny + "--steps 100 -o " + dir.file("b.tlm")));
+  ASSERT_EQ(second.exit_code, 0) << second.out;
+  EXPECT_NE(second.out.find("resuming at step 50"), std::string::npos) << second.out;
+  EXPECT_EQ(second.out.find("step 50/100"), std::string::npos) << second.out;
+  EXPECT_NE(second.out.find("step 100/100"), std::string::npos) << second.out;
+  const lm::Checkpoint model = lm::load_checkpoint(dir.file("b.tlm"));
+  EXPECT_EQ(model.model.config().channels, 16);
+  EXPECT_FALSE(model.optimiser);
+  // Another size against the same checkpoint is refused, and says what to do.
+  test::CommandResult other = run_command(tlmc_lm(
+      "pretrain " + corpus + " --channels 32 --heads 2 --layers 1 -o " + dir.file("c.tlm")));
+  EXPECT_EQ(other.exit_code, 1);
+  EXPECT_NE(other.out.find("a checkpoint of another model size: remove it to start over"),
+            std::string::npos)
+      << other.out;
+}
+
+TEST(LmPipeline, BadUsageAndBadFilesAreReported) {
+  test::TempDir dir;
+  test::CommandResult none =
+      run_command(tlmc_lm("pretrain " + dir.path() + " -o " + dir.file("m.tlm")));
+  EXPECT_EQ(none.exit_code, 1) << none.out;
+  EXPECT_NE(
+      none.out.find(
+          "sentences: error: no sentences: run `tlmc lm sample` with this corpus folder first"),
+      std::string::npos)
+      << none.out;
+  test::CommandResult usage = run_command(tlmc_lm("sample " + dir.path()));
+  EXPECT_EQ(usage.exit_code, 2);
+  EXPECT_NE(usage.out.find("tlmc lm sample needs models to sample"), std::string::npos)
+      << usage.out;
+  std::filesystem::create_directories(dir.file("corpus/sentences"));
+  test::write_file(dir.file("corpus/sentences/x.bin"), "not sentences");
+  test::CommandResult bad =
+      run_command(tlmc_lm("pretrain " + dir.file("corpus") + " -o " + dir.file("m.tlm")));
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_NE(bad.out.find("x.bin: not a tlmc sentence file"), std::string::npos) << bad.out;
+}
+
+}  // namespace
+}  // namespace tlmc
