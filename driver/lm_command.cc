@@ -93,13 +93,24 @@ int sample(const fs::path& corpus, const std::vector<std::string>& models, int p
   for (const std::string& model : models) {
     ++index;
     const std::string stem = sentence_stem(model, target);
-    if (done(stem)) continue;
+    const fs::path skipped = corpus / "sentences" / (stem + ".skipped");
+    if (done(stem) || fs::exists(skipped)) continue;
     const auto t0 = std::chrono::steady_clock::now();
     CompileOptions o;
     o.model_path = model;
     o.target = target;
-    const ir::Graph graph = frontend::fold_constants(read_model(o));
-    const SplitModel split = split_model(graph, target, ActivationLayout::Auto, nullptr);
+    SplitModel split;
+    try {
+      split = split_model(frontend::fold_constants(read_model(o)), target, ActivationLayout::Auto,
+                          nullptr);
+    } catch (const Diagnostic& d) {
+      // A model tlmc cannot read (an operator it lacks, say) is listed with the reason, and
+      // the corpus goes on without it; remove the .skipped file to try it again.
+      write_text(skipped.string(), d.format() + "\n");
+      std::fprintf(stderr, "tlmc lm sample: [%zu/%zu] %s: skipped: %s\n", index, models.size(),
+                   model.c_str(), d.format().c_str());
+      continue;
+    }
     std::string keys;
     std::vector<lm::Sentence> sentences;
     size_t skipped_held_out = 0;

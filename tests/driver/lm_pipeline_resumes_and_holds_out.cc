@@ -58,6 +58,25 @@ TEST(LmPipeline, SamplingResumesAndHoldsOutTheListedWorkloads) {
             3 * listed);
 }
 
+TEST(LmPipeline, AModelTlmcCannotReadIsListedWithItsReasonAndSamplingGoesOn) {
+  test::TempDir dir;
+  test::write_file(dir.file("odd.yaml"),
+                   "tlmc: 1\nname: odd\ninputs:\n  x: {shape: [4]}\n"
+                   "nodes:\n  - {op: NoSuchOp, inputs: [x], outputs: [y]}\noutputs: [y]\n");
+  const std::string corpus = dir.file("corpus");
+  const std::string cmd = tlmc_lm("sample " + corpus + " " + dir.file("odd.yaml") + " " +
+                                  kExamples + "mlp.yaml --per-subgraph 2 --target x86-64-avx2");
+  test::CommandResult r = run_command(cmd);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("odd.yaml: skipped:"), std::string::npos) << r.out;
+  EXPECT_NE(test::read_file(corpus + "/sentences/odd.x86-64-avx2.skipped").find("NoSuchOp"),
+            std::string::npos);
+  EXPECT_FALSE(test::read_file(corpus + "/sentences/mlp.x86-64-avx2.keys").empty());
+  test::CommandResult again = run_command(cmd);
+  EXPECT_EQ(again.exit_code, 0);
+  EXPECT_EQ(again.out.find("skipped"), std::string::npos) << "tried again: " << again.out;
+}
+
 TEST(LmPipeline, PretrainingResumesAtItsCheckpointAndWritesAModel) {
   test::TempDir dir;
   const std::string corpus = dir.file("corpus");
