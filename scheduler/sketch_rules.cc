@@ -26,6 +26,22 @@ Fallback smallest() {
   };
 }
 
+namespace {
+
+// The suffixes lowering and the cache rules give the stages they add ("x.conv", "y.max"):
+// only these name a role. Any other text after a dot comes from the model's tensor names
+// ("/features.0/Conv_output_0"), which must not reach space names: two subgraphs of one
+// workload key would otherwise name their spaces differently.
+bool is_lowering_suffix(const std::string& s) {
+  static const char* const kSuffixes[] = {"acc", "cache", "cl", "conv",  "i",     "max",
+                                          "mm",  "pad",   "rf", "shape", "sqsum", "sum"};
+  for (const char* k : kSuffixes)
+    if (s == k) return true;
+  return false;
+}
+
+}  // namespace
+
 std::string SketchBuild::role(int stage) const {
   // The operator's part the stage computes: the suffix lowering gave its name ("x.conv",
   // "y.max", "s0.pad"), else its operator ("matmul"); the subgraph's outputs are "out"; a
@@ -37,7 +53,8 @@ std::string SketchBuild::role(int stage) const {
     if (name.size() > 6 && name.compare(name.size() - 6, 6, ".local") == 0)
       name.resize(name.size() - 6);
     const size_t dot = name.rfind('.');
-    if (dot != std::string::npos && dot + 1 < name.size()) return name.substr(dot + 1);
+    if (dot != std::string::npos && is_lowering_suffix(name.substr(dot + 1)))
+      return name.substr(dot + 1);
     if (!ts.op.empty()) return ts.op;
     return std::string(ir::is_pointwise(ts) ? "ew" : "reduce");
   };
