@@ -140,8 +140,11 @@ std::vector<Token> load_tokens(const ir::TeProgram& program, const ir::ExprNode&
 void append_stage(std::vector<Token>& out, const ir::TeProgram& program, const ir::Stage& s) {
   out.push_back(vocab().at("stage"));
   append_name(out, s.op.empty() ? "ew" : s.op);
+  // The suffix lowering gives a stage of an operator ("x.pad", "y.sum") when it is a word of
+  // the vocabulary; other names are the model's tensor names, which say nothing here.
   const size_t dot = s.name.rfind('.');
-  if (dot != std::string::npos) append_name(out, s.name.substr(dot + 1));
+  if (dot != std::string::npos)
+    if (std::optional<Token> suffix = vocab().find(s.name.substr(dot + 1))) out.push_back(*suffix);
   out.push_back(vocab().at(ir::dtype_name(program.tensor(s.output).dtype)));
   switch (s.reduce) {
     case ir::ReduceKind::None:

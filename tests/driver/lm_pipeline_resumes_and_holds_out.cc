@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "ir/target.h"
 #include "lm/checkpoint.h"
 #include "lm/sentence_file.h"
 #include "support/test_support.h"
@@ -75,6 +76,29 @@ TEST(LmPipeline, AModelTlmcCannotReadIsListedWithItsReasonAndSamplingGoesOn) {
   test::CommandResult again = run_command(cmd);
   EXPECT_EQ(again.exit_code, 0);
   EXPECT_EQ(again.out.find("skipped"), std::string::npos) << "tried again: " << again.out;
+}
+
+// The export script's models are ones tlmc reads: one small variant, exported and sampled.
+TEST(LmPipeline, TheCorpusScriptExportsModelsThatSampleWithoutUnknownWords) {
+  test::TempDir dir;
+  const std::string script =
+      "/usr/bin/python3 " + std::string(TLMC_SOURCE_DIR) + "/scripts/lm_corpus_models.py";
+  test::CommandResult list = run_command(script + " --list 2>&1");
+  ASSERT_EQ(list.exit_code, 0) << list.out;
+  EXPECT_NE(list.out.find("gpt2_small_b1_s128 input_ids=1x128"), std::string::npos) << list.out;
+  test::CommandResult exported =
+      run_command(script + " --out " + dir.file("models") + " --only squeezenet1_1_b1_160 2>&1");
+  ASSERT_EQ(exported.exit_code, 0) << exported.out;
+  const std::string model = dir.file("models/squeezenet1_1_b1_160.onnx");
+  test::CommandResult sampled =
+      run_command(tlmc_lm("sample " + dir.file("corpus") + " " + model + " --per-subgraph 2"));
+  ASSERT_EQ(sampled.exit_code, 0) << sampled.out;
+  const std::vector<lm::Sentence> sentences = lm::read_sentences(
+      dir.file("corpus/sentences/squeezenet1_1_b1_160." + ir::host_target().name + ".bin"));
+  EXPECT_GT(sentences.size(), 20u);
+  for (const lm::Sentence& s : sentences)
+    EXPECT_EQ(std::count(s.tokens.begin(), s.tokens.end(), lm::Vocabulary::kUnk), 0)
+        << lm::sentence_text(s.tokens);
 }
 
 TEST(LmPipeline, PretrainingResumesAtItsCheckpointAndWritesAModel) {
