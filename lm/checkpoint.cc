@@ -1,91 +1,34 @@
 #include "lm/checkpoint.h"
 
-#include <cstdio>
-#include <cstring>
-#include <fstream>
-#include <vector>
+#include "lm/binary_file.h"
 
 namespace tlmc::lm {
 namespace {
 
 constexpr char kMagic[8] = {'T', 'L', 'M', 'C', 'G', 'P', 'T', '\n'};
 
-template <typename T>
-void put(std::ofstream& out, const T& value) {
-  out.write(reinterpret_cast<const char*>(&value), sizeof(T));
-}
-void put_floats(std::ofstream& out, const std::vector<float>& values) {
-  out.write(reinterpret_cast<const char*>(values.data()),
-            static_cast<std::streamsize>(values.size() * sizeof(float)));
-}
-
-class Reader {
- public:
-  explicit Reader(const std::string& path) : path_(path), in_(path, std::ios::binary) {
-    if (!in_)
-      throw CheckpointError(path +
-                            ": cannot open the model file (give an existing file made by "
-                            "`tlmc lm pretrain` or `tlmc lm finetune`)");
-  }
-  template <typename T>
-  T get() {
-    T value{};
-    read(&value, sizeof(T));
-    return value;
-  }
-  std::vector<float> floats(size_t n) {
-    std::vector<float> values(n);
-    read(values.data(), n * sizeof(float));
-    return values;
-  }
-  void read(void* to, size_t bytes) {
-    if (!in_.read(static_cast<char*>(to), static_cast<std::streamsize>(bytes)))
-      throw CheckpointError(path_ + ": the model file is truncated");
-  }
-  bool at_end() { return in_.peek() == std::char_traits<char>::eof(); }
-
- private:
-  std::string path_;
-  std::ifstream in_;
-};
-
 }  // namespace
 
 void save_checkpoint(const std::string& path, const Gpt& model, const AdamWState* optimiser) {
-  const std::string temp = path + ".tmp";
-  {
-    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-    if (!out) throw CheckpointError(path + ": cannot write the model file");
-    out.write(kMagic, sizeof(kMagic));
-    put(out, kCheckpointVersion);
-    put(out, kLanguageVersion);
-    put(out, Vocabulary::get().fingerprint());
-    const GptConfig& c = model.config();
-    for (int32_t x : {c.vocab, c.context, c.channels, c.layers, c.heads}) put(out, x);
-    put_floats(out, model.parameters());
-    put(out, static_cast<uint8_t>(optimiser ? 1 : 0));
-    if (optimiser) {
-      put(out, optimiser->step);
-      put_floats(out, optimiser->m);
-      put_floats(out, optimiser->v);
-    }
-    if (!out.flush()) {
-      std::remove(temp.c_str());
-      throw CheckpointError(path + ": writing the model file failed (disk full?)");
-    }
+  BinaryWriter out(kMagic, kCheckpointVersion, "model file");
+  out.put(kLanguageVersion);
+  out.put(Vocabulary::get().fingerprint());
+  const GptConfig& c = model.config();
+  for (int32_t x : {c.vocab, c.context, c.channels, c.layers, c.heads}) out.put(x);
+  out.put_floats(model.parameters());
+  out.put(static_cast<uint8_t>(optimiser ? 1 : 0));
+  if (optimiser) {
+    out.put(optimiser->step);
+    out.put_floats(optimiser->m);
+    out.put_floats(optimiser->v);
   }
-  if (std::rename(temp.c_str(), path.c_str()) != 0) {
-    std::remove(temp.c_str());
-    throw CheckpointError(path + ": cannot replace the model file");
-  }
+  out.write(path);
 }
 
 Checkpoint load_checkpoint(const std::string& path) {
-  Reader in(path);
-  char magic[sizeof(kMagic)];
-  in.read(magic, sizeof(magic));
-  if (std::memcmp(magic, kMagic, sizeof(kMagic)) != 0)
-    throw CheckpointError(path + ": not a tlmc model file");
+  BinaryReader in(path, kMagic, "model file",
+                  "cannot open the model file (give an existing file made by `tlmc lm pretrain` "
+                  "or `tlmc lm finetune`)");
   const auto version = in.get<uint32_t>();
   if (version != kCheckpointVersion)
     throw CheckpointError(path + ": model file format " + std::to_string(version) +
@@ -111,7 +54,7 @@ Checkpoint load_checkpoint(const std::string& path) {
     state.v = in.floats(out.model.parameters().size());
     out.optimiser = std::move(state);
   }
-  if (!in.at_end()) throw CheckpointError(path + ": the model file has trailing bytes");
+  in.expect_end();
   return out;
 }
 

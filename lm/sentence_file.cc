@@ -1,37 +1,11 @@
 #include "lm/sentence_file.h"
 
-#include <cstdio>
-#include <cstring>
-#include <fstream>
+#include "lm/binary_file.h"
 
 namespace tlmc::lm {
 namespace {
 
 constexpr char kMagic[8] = {'T', 'L', 'M', 'C', 'S', 'E', 'N', '\n'};
-
-template <typename T>
-void put(std::string& out, T value) {
-  out.append(reinterpret_cast<const char*>(&value), sizeof(T));
-}
-
-class Reader {
- public:
-  Reader(std::string path, std::string bytes) : path_(std::move(path)), bytes_(std::move(bytes)) {}
-  template <typename T>
-  T get() {
-    if (at_ + sizeof(T) > bytes_.size())
-      throw CheckpointError(path_ + ": the sentence file is truncated");
-    T value;
-    std::memcpy(&value, bytes_.data() + at_, sizeof(T));
-    at_ += sizeof(T);
-    return value;
-  }
-  bool done() const { return at_ == bytes_.size(); }
-
- private:
-  std::string path_, bytes_;
-  size_t at_ = 0;
-};
 
 Token checked(Token t, const std::string& path) {
   if (t < 0 || static_cast<size_t>(t) >= Vocabulary::get().size())
@@ -42,41 +16,23 @@ Token checked(Token t, const std::string& path) {
 }  // namespace
 
 void write_sentences(const std::string& path, const std::vector<Sentence>& sentences) {
-  std::string out(kMagic, sizeof(kMagic));
-  put(out, kSentenceFileVersion);
-  put(out, kLanguageVersion);
-  put(out, Vocabulary::get().fingerprint());
-  put(out, static_cast<uint64_t>(sentences.size()));
+  BinaryWriter out(kMagic, kSentenceFileVersion, "sentence file");
+  out.put(kLanguageVersion);
+  out.put(Vocabulary::get().fingerprint());
+  out.put(static_cast<uint64_t>(sentences.size()));
   for (const Sentence& s : sentences) {
-    put(out, static_cast<uint32_t>(s.tokens.size()));
-    for (Token t : s.tokens) put(out, static_cast<uint16_t>(t));
+    out.put(static_cast<uint32_t>(s.tokens.size()));
+    for (Token t : s.tokens) out.put(static_cast<uint16_t>(t));
     for (const std::vector<Token>& c : s.choices) {
-      put(out, static_cast<uint16_t>(c.size()));
-      for (Token t : c) put(out, static_cast<uint16_t>(t));
+      out.put(static_cast<uint16_t>(c.size()));
+      for (Token t : c) out.put(static_cast<uint16_t>(t));
     }
   }
-  const std::string temp = path + ".tmp";
-  {
-    std::ofstream f(temp, std::ios::binary | std::ios::trunc);
-    if (!f.write(out.data(), static_cast<std::streamsize>(out.size())) || !f.flush()) {
-      std::remove(temp.c_str());
-      throw CheckpointError(path + ": cannot write the sentence file");
-    }
-  }
-  if (std::rename(temp.c_str(), path.c_str()) != 0) {
-    std::remove(temp.c_str());
-    throw CheckpointError(path + ": cannot replace the sentence file");
-  }
+  out.write(path);
 }
 
 std::vector<Sentence> read_sentences(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw CheckpointError(path + ": cannot open the sentence file");
-  Reader in(path, std::string(std::istreambuf_iterator<char>(f), {}));
-  char magic[sizeof(kMagic)];
-  for (char& c : magic) c = in.get<char>();
-  if (std::memcmp(magic, kMagic, sizeof(kMagic)) != 0)
-    throw CheckpointError(path + ": not a tlmc sentence file");
+  BinaryReader in(path, kMagic, "sentence file", "cannot open the sentence file");
   if (in.get<uint32_t>() != kSentenceFileVersion)
     throw CheckpointError(path + ": a sentence file of another format version");
   if (in.get<uint32_t>() != kLanguageVersion ||
@@ -95,7 +51,7 @@ std::vector<Sentence> read_sentences(const std::string& path) {
     }
     out.push_back(std::move(s));
   }
-  if (!in.done()) throw CheckpointError(path + ": the sentence file has trailing bytes");
+  in.expect_end();
   return out;
 }
 

@@ -63,6 +63,12 @@ TEST(Checkpoint, OtherFilesAreRefusedWithTheirReason) {
             dir.file("other.tlm") +
                 ": a model of tensor language 99, this tlmc speaks 1 (retrain it with `tlmc lm "
                 "pretrain`)");
+  // A damaged size is refused as a short file, before memory for it is asked.
+  std::string huge = good;
+  const int32_t channels = 1 << 13;
+  huge.replace(32, sizeof(channels), reinterpret_cast<const char*>(&channels), sizeof(channels));
+  test::write_file(dir.file("huge.tlm"), huge);
+  EXPECT_EQ(error_of(dir.file("huge.tlm")), dir.file("huge.tlm") + ": the model file is truncated");
   test::write_file(dir.file("long.tlm"), good + "x");
   EXPECT_EQ(error_of(dir.file("long.tlm")),
             dir.file("long.tlm") + ": the model file has trailing bytes");

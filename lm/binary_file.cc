@@ -1,0 +1,62 @@
+#include "lm/binary_file.h"
+
+#include <cstdio>
+#include <fstream>
+#include <iterator>
+
+namespace tlmc::lm {
+
+BinaryWriter::BinaryWriter(const char (&magic)[8], uint32_t version, std::string noun)
+    : noun_(std::move(noun)), bytes_(magic, sizeof(magic)) {
+  put(version);
+}
+
+void BinaryWriter::write(const std::string& path) const {
+  const std::string temp = path + ".tmp";
+  {
+    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
+    if (!out) throw CheckpointError(path + ": cannot write the " + noun_);
+    if (!out.write(bytes_.data(), static_cast<std::streamsize>(bytes_.size())) || !out.flush()) {
+      std::remove(temp.c_str());
+      throw CheckpointError(path + ": writing the " + noun_ + " failed (disk full?)");
+    }
+  }
+  if (std::rename(temp.c_str(), path.c_str()) != 0) {
+    std::remove(temp.c_str());
+    throw CheckpointError(path + ": cannot replace the " + noun_);
+  }
+}
+
+BinaryReader::BinaryReader(const std::string& path, const char (&magic)[8], std::string noun,
+                           const std::string& cannot_open)
+    : path_(path), noun_(std::move(noun)) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw CheckpointError(path + ": " + cannot_open);
+  bytes_.assign(std::istreambuf_iterator<char>(in), {});
+  if (bytes_.size() < sizeof(magic) || std::memcmp(bytes_.data(), magic, sizeof(magic)) != 0)
+    throw CheckpointError(path + ": not a tlmc " + noun_);
+  at_ = sizeof(magic);
+}
+
+const char* BinaryReader::take(size_t bytes) {
+  if (bytes > bytes_.size() - at_)
+    throw CheckpointError(path_ + ": the " + noun_ + " is truncated");
+  at_ += bytes;
+  return bytes_.data() + at_ - bytes;
+}
+
+std::vector<float> BinaryReader::floats(size_t n) {
+  // The length is checked before anything is allocated: a damaged count cannot ask for more
+  // memory than the file holds.
+  if (n > (bytes_.size() - at_) / sizeof(float))
+    throw CheckpointError(path_ + ": the " + noun_ + " is truncated");
+  std::vector<float> values(n);
+  std::memcpy(values.data(), take(n * sizeof(float)), n * sizeof(float));
+  return values;
+}
+
+void BinaryReader::expect_end() const {
+  if (at_ != bytes_.size()) throw CheckpointError(path_ + ": the " + noun_ + " has trailing bytes");
+}
+
+}  // namespace tlmc::lm

@@ -1,0 +1,54 @@
+// The language model's binary files (model checkpoints, sentence files): an 8-byte magic and
+// a format version, values in the host's byte order, written whole through a temporary file
+// or not at all, and read back with every read checked against the file's length.
+#pragma once
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "lm/checkpoint.h"  // CheckpointError
+
+namespace tlmc::lm {
+
+class BinaryWriter {
+ public:
+  // `noun` names the kind of file in messages ("model file").
+  BinaryWriter(const char (&magic)[8], uint32_t version, std::string noun);
+  template <typename T>
+  void put(const T& value) {
+    bytes_.append(reinterpret_cast<const char*>(&value), sizeof(T));
+  }
+  void put_floats(const std::vector<float>& values) {
+    bytes_.append(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(float));
+  }
+  // Replaces `path` with what was put; CheckpointError when it cannot.
+  void write(const std::string& path) const;
+
+ private:
+  std::string noun_, bytes_;
+};
+
+class BinaryReader {
+ public:
+  // Reads the whole file; CheckpointError when it cannot be opened (`cannot_open` says what to
+  // do) or does not begin with `magic`. The format version is left for the caller to check.
+  BinaryReader(const std::string& path, const char (&magic)[8], std::string noun,
+               const std::string& cannot_open);
+  template <typename T>
+  T get() {
+    T value{};
+    std::memcpy(&value, take(sizeof(T)), sizeof(T));
+    return value;
+  }
+  std::vector<float> floats(size_t n);
+  // CheckpointError when bytes are left after the last value read.
+  void expect_end() const;
+
+ private:
+  const char* take(size_t bytes);  // CheckpointError when fewer are left
+  std::string path_, noun_, bytes_;
+  size_t at_ = 0;
+};
+
+}  // namespace tlmc::lm
