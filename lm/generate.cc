@@ -29,8 +29,7 @@ class Decoder {
   Decoder(const Gpt& model, const std::vector<Token>& prompt) : m_(model), w_(model.layout()) {
     prefix_ = empty_cache();
     for (size_t t = 0; t < prompt.size(); ++t) {
-      std::vector<KvCache*> one = {&prefix_};
-      prompt_hidden_ = run(one, nullptr, {prompt[t]}, static_cast<int>(t));
+      prompt_hidden_ = run({&prefix_}, nullptr, {prompt[t]}, static_cast<int>(t));
     }
   }
   // The hidden state [C] after the prompt's last token: it predicts the sketch.
@@ -42,16 +41,15 @@ class Decoder {
     c.v.resize(static_cast<size_t>(m_.config().layers));
     return c;
   }
-  // Feeds tokens[s] to stream s at position `pos` (after the prompt); hidden states [S, C].
-  std::vector<float> step(std::vector<KvCache>& streams, const std::vector<Token>& tokens,
+  // Feeds tokens[s] to the stream of caches[s] at position `pos` (after the prompt); hidden
+  // states [S, C].
+  std::vector<float> step(const std::vector<KvCache*>& caches, const std::vector<Token>& tokens,
                           int pos) {
-    std::vector<KvCache*> caches;
-    for (KvCache& c : streams) caches.push_back(&c);
     return run(caches, &prefix_, tokens, pos);
   }
 
  private:
-  std::vector<float> run(std::vector<KvCache*>& caches, const KvCache* prefix,
+  std::vector<float> run(const std::vector<KvCache*>& caches, const KvCache* prefix,
                          const std::vector<Token>& tokens, int pos) {
     const GptConfig& c = m_.config();
     TLMC_ASSERT(pos < c.context, "position " << pos << " beyond the context " << c.context);
@@ -135,23 +133,28 @@ class Decoder {
   std::vector<float> prompt_hidden_;
 };
 
-// Log-probabilities over `choices` from a hidden state, logits divided by `temperature`.
-std::vector<double> log_probabilities(const Gpt& m, const float* hidden,
-                                      const std::vector<Token>& choices, float temperature) {
+// The logits of `choices` from a hidden state (against the tied embedding's rows).
+std::vector<double> logits(const Gpt& m, const float* hidden, const std::vector<Token>& choices) {
   const size_t C = static_cast<size_t>(m.config().channels);
   const float* wte = m.parameters().data() + m.layout().wte;
   std::vector<double> out(choices.size());
   for (size_t j = 0; j < choices.size(); ++j) {
     double dot = 0;
     for (size_t i = 0; i < C; ++i) dot += hidden[i] * wte[static_cast<size_t>(choices[j]) * C + i];
-    out[j] = dot / temperature;
+    out[j] = dot;
   }
-  const double top = *std::max_element(out.begin(), out.end());
-  double sum = 0;
-  for (double x : out) sum += std::exp(x - top);
-  const double log_sum = top + std::log(sum);
-  for (double& x : out) x -= log_sum;
   return out;
+}
+
+// Log-probabilities of logits divided by `temperature`.
+std::vector<double> log_softmax(std::vector<double> x, float temperature) {
+  for (double& v : x) v /= temperature;
+  const double top = *std::max_element(x.begin(), x.end());
+  double sum = 0;
+  for (double v : x) sum += std::exp(v - top);
+  const double log_sum = top + std::log(sum);
+  for (double& v : x) v -= log_sum;
+  return x;
 }
 
 // Draws an index from log-probabilities, among the top_k likeliest (all when 0).
@@ -175,11 +178,22 @@ std::vector<Token> value_tokens(const std::vector<int64_t>& values) {
   return out;
 }
 
-// The sentence's length with a point of this sketch (every point of it has the same).
-size_t sentence_length(size_t prompt, const scheduler::Sketch& sketch) {
-  size_t n = prompt + 2;  // the sketch's name and <eos>
-  for (const scheduler::Space& s : sketch.spaces()) n += space_tokens(s).size() + 1;
-  return n;
+// The sketches whose sentences fit in the model's context (every point of a sketch gives a
+// sentence of one length), and the tokens of their names.
+struct FittingSketches {
+  std::vector<size_t> index;  // into the subgraph's sketches
+  std::vector<Token> names;
+};
+FittingSketches fitting_sketches(const Gpt& model, size_t prompt, const Sketches& sketches) {
+  FittingSketches out;
+  for (size_t k = 0; k < sketches.size(); ++k) {
+    size_t length = prompt + 2;  // the sketch's name and <eos>
+    for (const scheduler::Space& s : sketches[k].spaces()) length += space_tokens(s).size() + 1;
+    if (length > static_cast<size_t>(model.config().context)) continue;
+    out.index.push_back(k);
+    out.names.push_back(Vocabulary::get().at(sketches[k].name()));
+  }
+  return out;
 }
 
 // One stream of a sketch's group: its cache, cursor and log-likelihood so far.
@@ -200,15 +214,13 @@ std::vector<Stream> run_group(Decoder& decoder, std::vector<Stream> streams, Tok
   std::vector<Token> feed(streams.size(), sketch_token);
   while (!streams.empty() && !streams.front().cursor.done()) {
     // The next space's name, fed to every stream; then its value, decided per stream.
-    std::vector<KvCache> caches;
-    for (Stream& s : streams) caches.push_back(std::move(s.cache));
-    std::vector<float> hidden;
+    std::vector<KvCache*> caches;
+    for (Stream& s : streams) caches.push_back(&s.cache);
     for (Token t : space_tokens(streams.front().cursor.space())) {
       decoder.step(caches, feed, pos++);
       feed.assign(streams.size(), t);
     }
-    hidden = decoder.step(caches, feed, pos++);
-    for (size_t s = 0; s < streams.size(); ++s) streams[s].cache = std::move(caches[s]);
+    const std::vector<float> hidden = decoder.step(caches, feed, pos++);
     streams = decide(streams, hidden);
     feed.clear();
     for (const Stream& s : streams) feed.push_back(Vocabulary::get().number(s.values.back()));
@@ -222,22 +234,15 @@ std::vector<GeneratedPoint> sample_points(const Gpt& model, const std::vector<To
                                           const Sketches& sketches, size_t n,
                                           const SampleOptions& options) {
   const size_t C = static_cast<size_t>(model.config().channels);
-  std::vector<Token> names;
-  std::vector<size_t> fits;  // the sketches whose sentences fit in the context
-  for (size_t k = 0; k < sketches.size(); ++k)
-    if (sentence_length(prompt.size(), sketches[k]) <=
-        static_cast<size_t>(model.config().context)) {
-      fits.push_back(k);
-      names.push_back(Vocabulary::get().at(sketches[k].name()));
-    }
-  if (fits.empty() || n == 0) return {};
+  const FittingSketches fits = fitting_sketches(model, prompt.size(), sketches);
+  if (fits.index.empty() || n == 0) return {};
   std::mt19937_64 rng(options.seed);
   Decoder decoder(model, prompt);
-  const std::vector<double> sketch_logp =
-      log_probabilities(model, decoder.prompt_hidden().data(), names, 1.0f);
-  const std::vector<double> sketch_draw =
-      log_probabilities(model, decoder.prompt_hidden().data(), names, options.temperature);
-  std::map<size_t, size_t> count;  // index into fits -> points to draw of that sketch
+  const std::vector<double> sketch_logits =
+      logits(model, decoder.prompt_hidden().data(), fits.names);
+  const std::vector<double> sketch_logp = log_softmax(sketch_logits, 1.0f);
+  const std::vector<double> sketch_draw = log_softmax(sketch_logits, options.temperature);
+  std::map<size_t, size_t> count;  // index into fits.index -> points to draw of that sketch
   std::vector<size_t> order;       // of the draws
   for (size_t i = 0; i < n; ++i) {
     const size_t k = draw(sketch_draw, options.top_k, rng);
@@ -246,7 +251,7 @@ std::vector<GeneratedPoint> sample_points(const Gpt& model, const std::vector<To
   }
   std::map<size_t, std::vector<GeneratedPoint>> drawn;
   for (const auto& [k, m] : count) {
-    const scheduler::Sketch& sketch = sketches[fits[k]];
+    const scheduler::Sketch& sketch = sketches[fits.index[k]];
     std::vector<Stream> streams;
     for (size_t i = 0; i < m; ++i)
       streams.push_back(Stream{decoder.empty_cache(), SketchCursor(sketch), sketch_logp[k], {}});
@@ -256,16 +261,16 @@ std::vector<GeneratedPoint> sample_points(const Gpt& model, const std::vector<To
         const std::vector<int64_t>& valid = st.cursor.valid_values();
         const std::vector<Token> choices = value_tokens(valid);
         const float* h = hidden.data() + s * C;
-        const size_t j =
-            draw(log_probabilities(model, h, choices, options.temperature), options.top_k, rng);
-        st.log_likelihood += log_probabilities(model, h, choices, 1.0f)[j];
+        const std::vector<double> l = logits(model, h, choices);
+        const size_t j = draw(log_softmax(l, options.temperature), options.top_k, rng);
+        st.log_likelihood += log_softmax(l, 1.0f)[j];
         st.values.push_back(valid[j]);
         st.cursor.choose(valid[j]);
       }
       return std::move(current);
     };
-    for (Stream& s : run_group(decoder, std::move(streams), names[k], sample))
-      drawn[k].push_back(GeneratedPoint{{fits[k], s.values}, s.log_likelihood});
+    for (Stream& s : run_group(decoder, std::move(streams), fits.names[k], sample))
+      drawn[k].push_back(GeneratedPoint{{fits.index[k], s.values}, s.log_likelihood});
   }
   std::vector<GeneratedPoint> out;
   std::map<size_t, size_t> taken;
@@ -276,24 +281,16 @@ std::vector<GeneratedPoint> sample_points(const Gpt& model, const std::vector<To
 std::vector<GeneratedPoint> beam_search(const Gpt& model, const std::vector<Token>& prompt,
                                         const Sketches& sketches, size_t width) {
   const size_t C = static_cast<size_t>(model.config().channels);
-  if (width == 0) return {};
+  const FittingSketches fits = fitting_sketches(model, prompt.size(), sketches);
+  if (fits.index.empty() || width == 0) return {};
   Decoder decoder(model, prompt);
-  std::vector<Token> names;
-  std::vector<size_t> fits;
-  for (size_t k = 0; k < sketches.size(); ++k)
-    if (sentence_length(prompt.size(), sketches[k]) <=
-        static_cast<size_t>(model.config().context)) {
-      fits.push_back(k);
-      names.push_back(Vocabulary::get().at(sketches[k].name()));
-    }
-  if (fits.empty()) return {};
   const std::vector<double> sketch_logp =
-      log_probabilities(model, decoder.prompt_hidden().data(), names, 1.0f);
+      log_softmax(logits(model, decoder.prompt_hidden().data(), fits.names), 1.0f);
   std::vector<GeneratedPoint> out;
-  for (size_t k = 0; k < fits.size(); ++k) {
+  for (size_t k = 0; k < fits.index.size(); ++k) {
     std::vector<Stream> beam;
     beam.push_back(
-        Stream{decoder.empty_cache(), SketchCursor(sketches[fits[k]]), sketch_logp[k], {}});
+        Stream{decoder.empty_cache(), SketchCursor(sketches[fits.index[k]]), sketch_logp[k], {}});
     Decide extend = [&](std::vector<Stream>& current, const std::vector<float>& hidden) {
       struct Extension {
         size_t stream;
@@ -302,8 +299,9 @@ std::vector<GeneratedPoint> beam_search(const Gpt& model, const std::vector<Toke
       };
       std::vector<Extension> all;
       for (size_t s = 0; s < current.size(); ++s) {
-        const std::vector<double> logp = log_probabilities(
-            model, hidden.data() + s * C, value_tokens(current[s].cursor.valid_values()), 1.0f);
+        const std::vector<double> logp = log_softmax(
+            logits(model, hidden.data() + s * C, value_tokens(current[s].cursor.valid_values())),
+            1.0f);
         for (size_t j = 0; j < logp.size(); ++j)
           all.push_back(Extension{s, j, current[s].log_likelihood + logp[j]});
       }
@@ -321,8 +319,8 @@ std::vector<GeneratedPoint> beam_search(const Gpt& model, const std::vector<Toke
       }
       return next;
     };
-    for (Stream& s : run_group(decoder, std::move(beam), names[k], extend))
-      out.push_back(GeneratedPoint{{fits[k], s.values}, s.log_likelihood});
+    for (Stream& s : run_group(decoder, std::move(beam), fits.names[k], extend))
+      out.push_back(GeneratedPoint{{fits.index[k], s.values}, s.log_likelihood});
   }
   std::stable_sort(out.begin(), out.end(), [](const GeneratedPoint& a, const GeneratedPoint& b) {
     return a.log_likelihood > b.log_likelihood;
