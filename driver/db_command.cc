@@ -58,10 +58,7 @@ int run_db_command(const std::vector<std::string>& args) {
       "keep", po::value<int64_t>()->default_value(1));
   po::variables_map vm;
   const std::vector<std::string> words = parse_subcommand(args, opts, vm);
-  if (vm.count("help") || words.empty()) {
-    std::cout << kUsage;
-    return words.empty() && !vm.count("help") ? 2 : 0;
-  }
+  if (std::optional<int> status = usage_asked(vm, words, kUsage)) return *status;
   const std::string& verb = words[0];
   const std::string path = vm.count("tuning-db") ? vm["tuning-db"].as<std::string>()
                                                  : scheduler::default_tuning_db_path();

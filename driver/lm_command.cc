@@ -31,7 +31,8 @@ constexpr const char* kUsage =
     "Usage: tlmc lm sample CORPUS MODEL... [--per-subgraph N] [--seed S] [--target T]\n"
     "                                     [--hold-out FILE]\n"
     "       tlmc lm pretrain CORPUS -o MODEL.tlm [--steps N] [--batch B] [--learning-rate R]\n"
-    "                                     [--channels C] [--layers L] [--heads H] [--seed S]\n\n"
+    "                                     [--channels C] [--layers L] [--heads H] [--context T]\n"
+    "                                     [--seed S]\n\n"
     "The tensor language model's pipeline (docs/lm.md). CORPUS is a folder the commands\n"
     "keep their work in; each command resumes where a killed run of it stopped.\n"
     "  sample    the distinct subgraphs of each MODEL (.yaml or .onnx), except those whose\n"
@@ -78,23 +79,19 @@ int sample(const fs::path& corpus, const std::vector<std::string>& models, int p
            uint64_t seed, const ir::Target& target, const std::set<std::string>& held_out) {
   fs::create_directories(corpus / "sentences");
   std::set<std::string> sampled;
-  auto done = [&](const std::string& stem) {
-    return fs::exists(corpus / "sentences" / (stem + ".bin"));
+  // A model's files: its sentences (".bin"), subgraph keys (".keys") or reason (".skipped").
+  auto file = [&](const std::string& model, const char* extension) {
+    return (corpus / "sentences" / (sentence_stem(model, target) + extension)).string();
   };
-  for (const std::string& model : models) {
-    const std::string stem = sentence_stem(model, target);
-    if (done(stem)) {
-      const std::set<std::string> keys =
-          read_keys((corpus / "sentences" / (stem + ".keys")).string());
+  for (const std::string& model : models)
+    if (fs::exists(file(model, ".bin"))) {
+      const std::set<std::string> keys = read_keys(file(model, ".keys"));
       sampled.insert(keys.begin(), keys.end());
     }
-  }
   size_t index = 0;
   for (const std::string& model : models) {
     ++index;
-    const std::string stem = sentence_stem(model, target);
-    const fs::path skipped = corpus / "sentences" / (stem + ".skipped");
-    if (done(stem) || fs::exists(skipped)) continue;
+    if (fs::exists(file(model, ".bin")) || fs::exists(file(model, ".skipped"))) continue;
     const auto t0 = std::chrono::steady_clock::now();
     CompileOptions o;
     o.model_path = model;
@@ -106,7 +103,7 @@ int sample(const fs::path& corpus, const std::vector<std::string>& models, int p
     } catch (const Diagnostic& d) {
       // A model tlmc cannot read (an operator it lacks, say) is listed with the reason, and
       // the corpus goes on without it; remove the .skipped file to try it again.
-      write_text(skipped.string(), d.format() + "\n");
+      write_text(file(model, ".skipped"), d.format() + "\n");
       std::fprintf(stderr, "tlmc lm sample: [%zu/%zu] %s: skipped: %s\n", index, models.size(),
                    model.c_str(), d.format().c_str());
       continue;
@@ -129,8 +126,8 @@ int sample(const fs::path& corpus, const std::vector<std::string>& models, int p
             lm::tensor_sentence(prompt, sketches, scheduler::random_point(sketches, rng)));
       keys += d.key + "\t" + model + "\t" + split.plans[static_cast<size_t>(d.plan)].name + "\n";
     }
-    write_text((corpus / "sentences" / (stem + ".keys")).string(), keys);
-    lm::write_sentences((corpus / "sentences" / (stem + ".bin")).string(), sentences);
+    write_text(file(model, ".keys"), keys);
+    lm::write_sentences(file(model, ".bin"), sentences);
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     std::fprintf(
@@ -259,10 +256,7 @@ static int run_lm_command_checked(const std::vector<std::string>& args) {
       "context", po::value<int>()->default_value(512));
   po::variables_map vm;
   const std::vector<std::string> words = parse_subcommand(args, opts, vm);
-  if (vm.count("help") || words.empty()) {
-    std::cout << kUsage;
-    return words.empty() && !vm.count("help") ? 2 : 0;
-  }
+  if (std::optional<int> status = usage_asked(vm, words, kUsage)) return *status;
   const std::string& verb = words[0];
   if (words.size() < 2) throw std::invalid_argument("tlmc lm " + verb + " needs a corpus folder");
   const fs::path corpus = words[1];

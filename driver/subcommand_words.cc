@@ -1,5 +1,6 @@
 #include "driver/subcommand_words.h"
 
+#include <iostream>
 #include <stdexcept>
 
 namespace tlmc::driver {
@@ -19,6 +20,13 @@ std::vector<std::string> parse_subcommand(const std::vector<std::string>& args,
   }
   return vm.count("words") ? vm["words"].as<std::vector<std::string>>()
                            : std::vector<std::string>{};
+}
+
+std::optional<int> usage_asked(const po::variables_map& vm, const std::vector<std::string>& words,
+                               const char* usage) {
+  if (!vm.count("help") && !words.empty()) return std::nullopt;
+  std::cout << usage;
+  return vm.count("help") ? 0 : 2;
 }
 
 }  // namespace tlmc::driver
