@@ -144,6 +144,56 @@ std::optional<Target> parse_target(const std::string& name) {
   return std::nullopt;
 }
 
+std::optional<Target> parse_descriptor(const std::string& descriptor) {
+  std::istringstream in(descriptor);
+  std::string word;
+  if (!(in >> word) || word != "hw1") return std::nullopt;
+  Target t;
+  auto field = [&](const char* key) -> std::optional<std::string> {
+    if (!(in >> word) || word.rfind(key, 0) != 0) return std::nullopt;
+    return word.substr(std::string(key).size());
+  };
+  auto kib = [](const std::string& v) -> std::optional<int64_t> {
+    if (v.empty() || v.back() != 'K') return std::nullopt;
+    try {
+      size_t used = 0;
+      const int64_t k = std::stoll(v, &used);
+      if (used != v.size() - 1 || k < 0 || k > (int64_t{1} << 40)) return std::nullopt;
+      return k * 1024;
+    } catch (const std::exception&) {
+      return std::nullopt;
+    }
+  };
+  const std::optional<std::string> isa = field("isa="), vec = field("vec="),
+                                   cores = field("cores="), l1 = field("l1d="), l2 = field("l2="),
+                                   l3 = field("l3="), cpu = field("cpu=");
+  if (!isa || !vec || !cores || !l1 || !l2 || !l3 || !cpu) return std::nullopt;
+  bool known = false;
+  for (Isa i : {Isa::Generic, Isa::Avx2, Isa::Avx512})
+    if (isa_name(i) == *isa) {
+      t.isa = i;
+      known = true;
+    }
+  if (!known) return std::nullopt;
+  t.name = t.isa == Isa::Avx512 ? "x86-64-avx512" : t.isa == Isa::Avx2 ? "x86-64-avx2" : "x86-64";
+  try {
+    t.vector_bytes = std::stoi(*vec);
+    t.cores = std::stoi(*cores);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+  const std::optional<int64_t> l1b = kib(*l1), l2b = kib(*l2), l3b = kib(*l3);
+  if (!l1b || !l2b || !l3b || t.vector_bytes < 1 || t.cores < 1 || *l1b > INT32_MAX ||
+      *l2b > INT32_MAX)
+    return std::nullopt;
+  t.l1_bytes = static_cast<int>(*l1b);
+  t.l2_bytes = static_cast<int>(*l2b);
+  t.l3_bytes = *l3b;
+  t.cpu = *cpu;
+  t.cold_weights = (in >> word) && word == "weights=cold";
+  return t;
+}
+
 std::string target_names() { return "host, x86-64, x86-64-avx2, x86-64-avx512"; }
 
 }  // namespace tlmc::ir

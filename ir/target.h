@@ -45,6 +45,10 @@ struct Target {
 std::optional<Target> parse_target(const std::string& name);
 // The machine tlmc runs on, detected (never assumed).
 Target host_target();
+// The target a descriptor describes (as Target::descriptor writes it, or with more words
+// after it, which are ignored); runs_here is false and name "x86-64..." by its ISA. nullopt
+// when it is not a descriptor.
+std::optional<Target> parse_descriptor(const std::string& descriptor);
 // The names parse_target accepts, for messages.
 std::string target_names();
 

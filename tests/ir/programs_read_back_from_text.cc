@@ -1,0 +1,71 @@
+// A program written as text reads back to the same program: its printed form, workload
+// key and text are unchanged, for every subgraph of the examples and odd shapes, and for
+// names with blanks and escapes. Damaged text is refused with its reason.
+#include <gtest/gtest.h>
+
+#include "ir/te_text.h"
+#include "lm/lm_support.h"
+
+namespace tlmc {
+namespace {
+
+TEST(TeText, EveryProgramReadsBackUnchanged) {
+  const std::vector<ir::TeProgram> programs = test::varied_programs();
+  ASSERT_GT(programs.size(), 10u);
+  for (const ir::TeProgram& p : programs) {
+    const std::string text = ir::te_to_text(p);
+    const ir::TeProgram back = ir::te_from_text(text);
+    EXPECT_EQ(ir::te_str(back), ir::te_str(p));
+    EXPECT_EQ(ir::workload_key(back), ir::workload_key(p));
+    EXPECT_EQ(ir::te_to_text(back), text);
+    ASSERT_EQ(back.stages.size(), p.stages.size());
+    for (size_t s = 0; s < p.stages.size(); ++s) {
+      EXPECT_EQ(back.stages[s].op, p.stages[s].op);
+      EXPECT_EQ(back.stages[s].name, p.stages[s].name);
+    }
+  }
+}
+
+TEST(TeText, NamesWithBlanksAndEscapesReadBack) {
+  ir::TeProgram p = test::varied_programs().front();
+  p.tensors[0].name = "a tensor/with %41 and\ttab";
+  p.stages[0].name = "";
+  const ir::TeProgram back = ir::te_from_text(ir::te_to_text(p));
+  EXPECT_EQ(back.tensors[0].name, p.tensors[0].name);
+  EXPECT_EQ(back.stages[0].name, "");
+}
+
+std::string error_of(const std::string& text) {
+  try {
+    ir::te_from_text(text);
+  } catch (const ir::TeTextError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(TeText, DamagedTextIsRefusedWithItsReason) {
+  const std::string text = ir::te_to_text(test::varied_programs().front());
+  EXPECT_EQ(error_of("tlmc-te 2\n"), "program text, word 2: version 2 (this tlmc reads version 1)");
+  EXPECT_EQ(error_of("hello"), "program text, word 1: not a tlmc program text");
+  EXPECT_NE(error_of(text.substr(0, text.size() / 2)).find("the text ends early"),
+            std::string::npos);
+  EXPECT_NE(error_of(text + "x").find("text follows the end of the program"), std::string::npos);
+  // A load given one index too few.
+  std::string wrong = text;
+  const size_t load = wrong.find(" l ");
+  ASSERT_NE(load, std::string::npos);
+  const size_t count = wrong.find(' ', wrong.find(' ', load + 3) + 1) + 1;
+  wrong[count] = static_cast<char>(wrong[count] - 1);
+  EXPECT_NE(error_of(wrong).find("indices"), std::string::npos) << error_of(wrong);
+  // A stage whose tensor claims another stage.
+  std::string swapped = text;
+  const size_t stage = swapped.find("stage ", swapped.find("stages") + 8);
+  ASSERT_NE(stage, std::string::npos);
+  const size_t out = swapped.find(' ', stage + 6) + 1;
+  swapped[out] = '0';
+  EXPECT_NE(error_of(swapped).find("inconsistent program"), std::string::npos) << error_of(swapped);
+}
+
+}  // namespace
+}  // namespace tlmc
