@@ -7,6 +7,8 @@
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <ostream>
 #include <sstream>
 
@@ -20,6 +22,11 @@
 #include "frontend/yaml_reader.h"
 #include "ir/lower.h"
 #include "ir/te.h"
+#include "ir/te_text.h"
+#include "lm/checkpoint.h"
+#include "lm/default_model.h"
+#include "lm/generate.h"
+#include "lm/tensor_sentence.h"
 #include "scheduler/decision.h"
 #include "scheduler/lower_schedule.h"
 #include "scheduler/sketch.h"
@@ -76,7 +83,7 @@ struct KernelRecords {
 // Adds the -O0 schedule to a kernel's candidates unless it is one of them already.
 void add_default_candidate(const CompileOptions& o, const ir::TeProgram& program,
                            KernelCandidates& c) {
-  c.workload = ir::te_canonical_str(program);
+  c.workload = ir::te_to_text(program);
   const scheduler::Sketches sketches = scheduler::generate_sketches(program, o.target);
   const std::vector<int64_t> values = scheduler::default_values(sketches[0]);
   const std::string text = scheduler::space_schedule_text(sketches[0], values);
@@ -133,8 +140,46 @@ std::vector<std::optional<KernelRecords>> all_kernel_records(
   return records;
 }
 
+// Default budgets: measurements per distinct subgraph at -O2 (the language model's
+// proposals) and at -O3 (the evolutionary search).
+constexpr int64_t kModelTrialsPerSubgraph = 32;
+constexpr int64_t kSearchTrialsPerSubgraph = 64;
+// -O3: a subgraph is left alone after this many trials without a better schedule.
+constexpr int64_t kEarlyStopping = 256;
+// -O1: the width of the language model's beam search.
+constexpr size_t kBeamWidth = 4;
+
+// The language model -O1 .. -O3 use: --lm-model's file, else the bundled one; each file
+// read once per process.
+const lm::Gpt& language_model(const CompileOptions& o) {
+  if (o.lm_model.empty()) return lm::default_model();
+  static std::mutex mutex;
+  static std::map<std::string, std::unique_ptr<lm::Gpt>> loaded;
+  std::lock_guard<std::mutex> lock(mutex);
+  std::unique_ptr<lm::Gpt>& model = loaded[o.lm_model];
+  if (!model) {
+    try {
+      model = std::make_unique<lm::Gpt>(lm::load_checkpoint(o.lm_model).model);
+    } catch (const lm::CheckpointError& e) {
+      throw Diagnostic({}, e.what());
+    }
+  }
+  return *model;
+}
+
+// -O1's schedule of a kernel: the language model's likeliest point (beam search), valid by
+// construction (constrained decoding).
+std::vector<scheduler::Decision> model_schedule(const CompileOptions& o,
+                                                const ir::TeProgram& program) {
+  const scheduler::Sketches sketches = scheduler::generate_sketches(program, o.target);
+  const std::vector<lm::GeneratedPoint> best = lm::beam_search(
+      language_model(o), lm::prompt_tokens(program, o.target), sketches, kBeamWidth);
+  if (best.empty()) return scheduler::default_schedule(program, o.target);  // none fits the context
+  return sketches[best[0].point.sketch].decisions(best[0].point.values);
+}
+
 // The schedule of one kernel: the candidate its records choose (confirm_in_model.h), else
-// the -O0 schedule.
+// the language model's at -O1, else the -O0 schedule.
 std::vector<scheduler::Decision> choose_schedule(const CompileOptions& o, const Distinct& d,
                                                  const std::optional<KernelRecords>& records,
                                                  const scheduler::TuningDb& db, int* from_records) {
@@ -143,6 +188,7 @@ std::vector<scheduler::Decision> choose_schedule(const CompileOptions& o, const 
         static_cast<uint64_t>(o.random_schedule_seed) ^ std::stoull(d.key, nullptr, 16);
     return scheduler::random_schedule(d.lowered.program, o.target, seed);
   }
+  if (!records && o.opt_level == 1) return model_schedule(o, d.lowered.program);
   if (!records) return scheduler::default_schedule(d.lowered.program, o.target);
   ++*from_records;
   const KernelCandidates& c = records->candidates;
@@ -187,43 +233,66 @@ size_t choose_plan(const CompileOptions& o, const std::vector<LayoutPlan>& plans
   return chosen;
 }
 
-// Default -O3 budget: measurements per distinct subgraph.
-constexpr int64_t kDefaultTrialsPerSubgraph = 64;
-// A subgraph is left alone after this many trials without a better schedule.
-constexpr int64_t kEarlyStopping = 256;
-
-// -O3: every distinct subgraph is a task measured on this machine; the records land in the
-// tuning database, where choose_schedule finds the best.
+// -O2, -O3: the distinct subgraphs (of layout plan `only_plan`, or all of them when it is
+// -1; at -O2 those without a record) are tasks measured on this machine; the records land in the
+// tuning database, where choose_schedule finds the best. -O2 measures the language model's
+// proposals, -O3 runs the evolutionary search seeded by them.
 void tune(const CompileOptions& o, const std::vector<LayoutPlan>& plans,
-          const std::vector<Distinct>& distinct) {
-  if (!o.target.runs_here)
-    throw Diagnostic({},
-                     "-O3 measures schedules on this machine, which cannot run code for "
-                     "target " +
-                         o.target.name + "; use -O0, or tune on such a machine");
-  if (o.tuning_db.empty()) throw Diagnostic({}, "-O3 needs a tuning database (--tuning-db)");
+          const std::vector<Distinct>& distinct, int only_plan) {
   scheduler::TuningDb db = scheduler::TuningDb::open(o.tuning_db, true);
+  const bool model_search = o.opt_level == 2;
   std::vector<tune::TuneTask> tasks;
   for (size_t i = 0; i < distinct.size(); ++i) {
     const Distinct& d = distinct[i];
-    const int times = *std::max_element(d.occurrences.begin(), d.occurrences.end());
+    if (only_plan >= 0 && d.occurrences[static_cast<size_t>(only_plan)] == 0) continue;
+    // -O2 uses a record as it is (design.md): a subgraph with one is not measured again.
+    if (model_search && kernel_records(o, db, d.lowered.program)) continue;
+    const int times = only_plan >= 0
+                          ? d.occurrences[static_cast<size_t>(only_plan)]
+                          : *std::max_element(d.occurrences.begin(), d.occurrences.end());
     tasks.push_back(tune::TuneTask{
         tune::make_measure_task(plans[static_cast<size_t>(d.plan)].graph, d.nodes, d.lowered, 1),
-        times, plans.size() > 1 ? d.occurrences : std::vector<int>{}});
+        times, plans.size() > 1 && only_plan < 0 ? d.occurrences : std::vector<int>{}});
   }
+  if (tasks.empty()) return;
   tune::TuneOptions options;
-  options.trials =
-      o.trials > 0 ? o.trials : kDefaultTrialsPerSubgraph * static_cast<int64_t>(tasks.size());
+  options.trials = o.trials > 0
+                       ? o.trials
+                       : (model_search ? kModelTrialsPerSubgraph : kSearchTrialsPerSubgraph) *
+                             static_cast<int64_t>(tasks.size());
   options.measure.threads = o.target.cores;
   options.measure.cold_weights = o.target.cold_weights;
   options.jobs = o.jobs;
-  options.early_stopping = kEarlyStopping;
-  options.search = o.random_search ? tune::SearchKind::Random : tune::SearchKind::Evolutionary;
+  options.early_stopping = model_search ? 0 : kEarlyStopping;
+  options.search = model_search      ? tune::SearchKind::Model
+                   : o.random_search ? tune::SearchKind::Random
+                                     : tune::SearchKind::Evolutionary;
+  if (!o.random_search) options.model_search.model = &language_model(o);
   std::ostringstream quiet;
   std::ostream& progress = o.progress_stream ? *o.progress_stream : quiet;
   const std::vector<tune::TaskReport> reports =
       tune::tune_tasks(tasks, o.target, db, options, progress, o.progress_live);
   tune::print_tune_report(progress, reports);
+}
+
+// The level compile_model works at: -O2 and -O3 measure, which needs a target that runs
+// here and a tuning database; without them -O2 (the default) is -O1, with a note, and -O3
+// an error.
+int effective_level(const CompileOptions& o) {
+  if (o.opt_level < 2 || o.random_schedule_seed >= 0) return o.opt_level;
+  std::string missing;
+  if (!o.target.runs_here)
+    missing = "this machine cannot run code for target " + o.target.name;
+  else if (o.tuning_db.empty())
+    missing = "there is no tuning database (--tuning-db)";
+  if (missing.empty()) return o.opt_level;
+  if (o.opt_level == 3)
+    throw Diagnostic({}, "-O3 measures schedules on this machine, but " + missing +
+                             "; use -O1, or tune on such a machine");
+  if (o.progress_stream)
+    *o.progress_stream << "tlmc: note: -O2 measures schedules on this machine, but " << missing
+                       << ": compiling at -O1 (the language model's schedules, unmeasured)\n";
+  return 1;
 }
 
 }  // namespace
@@ -242,7 +311,7 @@ ir::Graph read_model(const CompileOptions& o) {
 // writes the database (records imported from another database come without it); 0 when
 // there is no database, where no record the rule would select exists.
 int64_t shared_cache_bytes(const CompileOptions& o) {
-  const bool tuning = o.opt_level >= 3;
+  const bool tuning = o.opt_level >= 2;
   if (o.tuning_db.empty() || (!tuning && !fs::exists(o.tuning_db))) return 0;
   scheduler::TuningDb db = scheduler::TuningDb::open(o.tuning_db, tuning);
   const std::string key = "shared_cache " + o.target.descriptor();
@@ -391,7 +460,9 @@ void time_in_model(const CompileOptions& o, const ir::Graph& model_graph, const 
 }  // namespace
 
 CompiledModel compile_model(const CompileOptions& options) {
-  CompileOptions o = options;  // with the target's cold_weights decided below
+  const auto start = std::chrono::steady_clock::now();
+  CompileOptions o = options;  // with the level and the target's cold_weights decided below
+  o.opt_level = effective_level(options);
   CompiledModel m;
   {
     PassTimer t(o, "read");
@@ -422,19 +493,21 @@ CompiledModel compile_model(const CompileOptions& options) {
     plans = std::move(split.plans);
     distinct = std::move(split.distinct);
   }
-  // -O3: measure on this machine and record, before the schedules are chosen from records.
-  if (o.opt_level >= 3 && o.random_schedule_seed < 0) {
-    PassTimer t(o, "tune");
-    tune(o, plans, distinct);
-  }
-  const scheduler::TuningDb db = scheduler::TuningDb::open(o.tuning_db, false);
-  const std::vector<std::optional<KernelRecords>> records = all_kernel_records(o, db, distinct);
   // Without complete records, -O0's rule: channels-last when there is a dense convolution.
   const auto last =
       std::find_if(plans.begin(), plans.end(), [](const LayoutPlan& p) { return p.channels_last; });
   const size_t rule = last != plans.end() && has_dense_convolution(graph)
                           ? static_cast<size_t>(last - plans.begin())
                           : 0;
+  // -O2, -O3: measure on this machine and record, before the schedules are chosen from
+  // records. -O2 tunes the rule's layout plan alone (half the subgraphs of a convolutional
+  // network), -O3 every plan, to build the faster.
+  if (o.opt_level >= 2 && o.random_schedule_seed < 0) {
+    PassTimer t(o, "tune");
+    tune(o, plans, distinct, o.opt_level == 2 ? static_cast<int>(rule) : -1);
+  }
+  const scheduler::TuningDb db = scheduler::TuningDb::open(o.tuning_db, false);
+  const std::vector<std::optional<KernelRecords>> records = all_kernel_records(o, db, distinct);
   const LayoutPlan& plan = plans[choose_plan(o, plans, distinct, records, rule)];
   if (dump && wants(o, "graph") && plan.channels_last) *dump << ir::graph_str(plan.graph);
   const PlanKernels kernels = plan_kernels(plan);
@@ -456,6 +529,14 @@ CompiledModel compile_model(const CompileOptions& options) {
     *o.log_stream << "tlmc: " << from_records << " of " << schedules.size()
                   << " kernels scheduled from tuning records (" << o.tuning_db << ")\n";
   generate(o, plan, distinct, kernels, schedules, m);
+  if (o.progress_stream && o.opt_level >= 1 && o.random_schedule_seed < 0) {
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    char line[200];
+    std::snprintf(line, sizeof line, "tlmc: -O%d: %zu kernels (%d from tuning records) in %.1f s\n",
+                  o.opt_level, schedules.size(), from_records, seconds);
+    *o.progress_stream << line;
+  }
   return m;
 }
 

@@ -18,7 +18,7 @@ namespace tlmc::driver {
 enum class ActivationLayout {
   Auto,          // -O3 tunes both and builds the faster; other levels follow the records,
                  // else channels-last on a vector target when the model has a
-                 // convolution of group 1
+                 // convolution of group 1 (the plan -O2 tunes)
   Model,         // the model's layout throughout (only its subgraphs are tuned)
   ChannelsLast,  // convolutions and pools channels-last between conversions
 };
@@ -29,15 +29,19 @@ struct CompileOptions {
   // ONNX models: shapes for graph inputs with symbolic dimensions (--input-shape).
   std::map<std::string, ir::Shape> input_shapes;
   ir::Target target;
-  int opt_level = 0;           // -O0 .. -O3
-  int64_t trials = 0;          // -O3: measurements in all (--trials); 0: 64 per distinct subgraph
+  int opt_level = 0;  // -O0 .. -O3 (the command line gives -O2 unless told)
+  // -O2, -O3: measurements in all (--trials); 0: 32 (-O2) or 64 (-O3) per distinct subgraph
+  int64_t trials = 0;
   bool random_search = false;  // -O3: uniform sampling instead of the evolutionary search
+  // -O1 .. -O3: the language model's file (--lm-model); empty: the bundled model
+  std::string lm_model;
   ActivationLayout activation_layout = ActivationLayout::Auto;
-  std::ostream* progress_stream = nullptr;  // -O3: tuning progress and report; nullptr: quiet
-  bool progress_live = false;               // progress_stream is a terminal
-  int jobs = 1;                             // -j: threads of the compiler's own work
-  int threads = 0;       // default thread count baked into the library; 0: all cores
-  bool profile = false;  // time every kernel call (--profile; CodegenOptions::profile)
+  // -O1 .. -O3: tuning progress, report and compile time; nullptr: quiet
+  std::ostream* progress_stream = nullptr;
+  bool progress_live = false;  // progress_stream is a terminal
+  int jobs = 1;                // -j: threads of the compiler's own work
+  int threads = 0;             // default thread count baked into the library; 0: all cores
+  bool profile = false;        // time every kernel call (--profile; CodegenOptions::profile)
   // Tuning records to use (--tuning-db); empty: none. The best record of a kernel's workload
   // on this target is its schedule, at every optimisation level.
   std::string tuning_db;

@@ -22,7 +22,7 @@ inline constexpr size_t kInModelCandidates = 3;
 // schedule when no record of those is it.
 struct KernelCandidates {
   std::string workload_key;
-  std::string workload;            // the subgraph's canonical text (TuningRecord::workload)
+  std::string workload;            // the subgraph's text (TuningRecord::workload)
   std::vector<std::string> texts;  // the schedules as the records write them
   std::vector<std::vector<scheduler::Decision>> schedules;
   size_t records = 0;        // how many of them come from records (the first ones)

@@ -6,20 +6,29 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
+#include <numeric>
 #include <random>
 #include <set>
+#include <sstream>
 #include <stdexcept>
+#include <thread>
 
 #include "driver/compile.h"
 #include "driver/layout_plans.h"
 #include "driver/subcommand_words.h"
 #include "frontend/fold_constants.h"
 #include "ir/diagnostic.h"
+#include "ir/te_text.h"
 #include "lm/checkpoint.h"
+#include "lm/default_model.h"
 #include "lm/sentence_file.h"
 #include "lm/tensor_sentence.h"
 #include "lm/train.h"
 #include "scheduler/sketch_rules.h"
+#include "scheduler/tuning_db.h"
+#include "tune/measure_task.h"
+#include "tune/tuner.h"
 
 namespace tlmc::driver {
 namespace {
@@ -28,18 +37,34 @@ namespace fs = std::filesystem;
 namespace po = boost::program_options;
 
 constexpr const char* kUsage =
-    "Usage: tlmc lm sample CORPUS MODEL... [--per-subgraph N] [--seed S] [--target T]\n"
+    "Usage: tlmc lm keys MODEL... [--target T]\n"
+    "       tlmc lm sample CORPUS MODEL... [--per-subgraph N] [--seed S] [--target T]\n"
     "                                     [--hold-out FILE]\n"
     "       tlmc lm pretrain CORPUS -o MODEL.tlm [--steps N] [--batch B] [--learning-rate R]\n"
     "                                     [--channels C] [--layers L] [--heads H] [--context T]\n"
-    "                                     [--seed S]\n\n"
+    "                                     [--seed S]\n"
+    "       tlmc lm demonstrate CORPUS --tuning-db FILE [--model M.tlm] [--subgraphs N]\n"
+    "                                     [--trials T] [--round R] [--seed S]\n"
+    "       tlmc lm finetune --from-db FILE -o MODEL.tlm [--model M.tlm] [--top K] [--epochs E]\n"
+    "                                     [--batch B] [--learning-rate R] [--seed S]\n\n"
     "The tensor language model's pipeline (docs/lm.md). CORPUS is a folder the commands\n"
     "keep their work in; each command resumes where a killed run of it stopped.\n"
+    "  keys      prints the workload key of each distinct subgraph of each MODEL (all layout\n"
+    "            plans), its model and plan: a --hold-out file\n"
     "  sample    the distinct subgraphs of each MODEL (.yaml or .onnx), except those whose\n"
     "            workload key --hold-out lists, each written as N sentences whose decisions\n"
-    "            are drawn at random from its spaces (CORPUS/sentences/)\n"
+    "            are drawn at random from its spaces (CORPUS/sentences/), and the subgraph\n"
+    "            itself (CORPUS/programs/)\n"
     "  pretrain  trains a model on CORPUS's sentences (checkpoints in CORPUS/pretrain.ckpt)\n"
-    "            and writes it to MODEL.tlm\n";
+    "            and writes it to MODEL.tlm (default: 128 channels, 4 layers, 4 heads, a\n"
+    "            context of 768 tokens, 2000 steps of 16 sentences at a rate of 1e-3)\n"
+    "  demonstrate  measures the model's proposals for N subgraphs of CORPUS (default 100,\n"
+    "            drawn by the seed) on this machine, until each has R x T measurements\n"
+    "            (default T 32, R 1) in the tuning database\n"
+    "  finetune  trains the model (default: the bundled one) for E epochs (default 8) on the\n"
+    "            fastest K records (default 1) of each workload in the tuning database, as\n"
+    "            sentences (demonstrations), at a rate of 3e-4 unless told; checkpoints in\n"
+    "            MODEL.tlm.ckpt\n";
 
 // The file a model's sentences go to: its name and the target, made safe.
 std::string sentence_stem(const std::string& model, const ir::Target& target) {
@@ -61,6 +86,11 @@ std::set<std::string> read_keys(const std::string& path) {
   return keys;
 }
 
+// Where the corpus keeps a subgraph's program (ir/te_text.h), by workload key.
+std::string program_path(const fs::path& corpus, const std::string& key) {
+  return (corpus / "programs" / (key + ".te")).string();
+}
+
 void write_text(const std::string& path, const std::string& text) {
   const std::string temp = path + ".tmp";
   {
@@ -71,13 +101,33 @@ void write_text(const std::string& path, const std::string& text) {
     throw Diagnostic({path}, "cannot write the file");
 }
 
+// A model's distinct subgraphs on `target`, in all its layout plans.
+SplitModel split_model_file(const std::string& model, const ir::Target& target) {
+  CompileOptions o;
+  o.model_path = model;
+  o.target = target;
+  return split_model(frontend::fold_constants(read_model(o)), target, ActivationLayout::Auto,
+                     nullptr);
+}
+
+int keys(const std::vector<std::string>& models, const ir::Target& target) {
+  for (const std::string& model : models) {
+    const SplitModel split = split_model_file(model, target);
+    for (const Distinct& d : split.distinct)
+      std::cout << d.key << "\t" << model << "\t" << split.plans[static_cast<size_t>(d.plan)].name
+                << "\n";
+  }
+  return 0;
+}
+
 // Each model: its distinct subgraphs (all layout plans) not held out and not sampled from an
 // earlier model, `per_subgraph` random points each. A model is done once its sentences file
 // exists; its keys file, written first, lists the subgraphs it sampled (the corpus listing
-// the held-out check reads).
+// the held-out check reads), each with its model's absolute path (demonstrate reads it).
 int sample(const fs::path& corpus, const std::vector<std::string>& models, int per_subgraph,
            uint64_t seed, const ir::Target& target, const std::set<std::string>& held_out) {
   fs::create_directories(corpus / "sentences");
+  fs::create_directories(corpus / "programs");
   std::set<std::string> sampled;
   // A model's files: its sentences (".bin"), subgraph keys (".keys") or reason (".skipped").
   auto file = [&](const std::string& model, const char* extension) {
@@ -93,13 +143,9 @@ int sample(const fs::path& corpus, const std::vector<std::string>& models, int p
     ++index;
     if (fs::exists(file(model, ".bin")) || fs::exists(file(model, ".skipped"))) continue;
     const auto t0 = std::chrono::steady_clock::now();
-    CompileOptions o;
-    o.model_path = model;
-    o.target = target;
     SplitModel split;
     try {
-      split = split_model(frontend::fold_constants(read_model(o)), target, ActivationLayout::Auto,
-                          nullptr);
+      split = split_model_file(model, target);
     } catch (const Diagnostic& d) {
       // A model tlmc cannot read (an operator it lacks, say) is listed with the reason, and
       // the corpus goes on without it; remove the .skipped file to try it again.
@@ -124,7 +170,9 @@ int sample(const fs::path& corpus, const std::vector<std::string>& models, int p
       for (int i = 0; i < per_subgraph; ++i)
         sentences.push_back(
             lm::tensor_sentence(prompt, sketches, scheduler::random_point(sketches, rng)));
-      keys += d.key + "\t" + model + "\t" + split.plans[static_cast<size_t>(d.plan)].name + "\n";
+      write_text(program_path(corpus, d.key), ir::te_to_text(program));
+      keys += d.key + "\t" + fs::absolute(model).string() + "\t" +
+              split.plans[static_cast<size_t>(d.plan)].name + "\n";
     }
     write_text(file(model, ".keys"), keys);
     lm::write_sentences(file(model, ".bin"), sentences);
@@ -139,16 +187,87 @@ int sample(const fs::path& corpus, const std::vector<std::string>& models, int p
   return 0;
 }
 
-struct PretrainOptions {
-  std::string output;
-  int64_t steps = 2000;
+// What a training run needs beyond its sentences: the step count, batch, rate and the file
+// it checkpoints to (resumed from when it exists: the same batches as an uninterrupted run).
+struct TrainRun {
+  const char* verb;  // "pretrain", "finetune": for progress lines
+  int64_t steps = 0;
   int batch = 16;
   float learning_rate = 1e-3f;
-  lm::GptConfig config;
   uint64_t seed = 1;
+  std::string checkpoint;
 };
 
-int pretrain(const fs::path& corpus, const PretrainOptions& p) {
+// Trains `model` on `sentences` (sorted by the caller, so the run does not depend on file
+// order), resuming from run.checkpoint.
+void train(lm::Gpt& model, const std::vector<lm::Sentence>& sentences, const TrainRun& run) {
+  lm::AdamWOptions adam;
+  adam.learning_rate = run.learning_rate;
+  adam.total_steps = run.steps;
+  adam.warmup_steps = std::min<int64_t>(100, run.steps / 10 + 1);
+  lm::AdamWState state;
+  if (fs::exists(run.checkpoint)) {
+    lm::Checkpoint c = lm::load_checkpoint(run.checkpoint);
+    if (!(c.model.config() == model.config()) || !c.optimiser)
+      throw Diagnostic({run.checkpoint},
+                       "a checkpoint of another model size: remove it to start over");
+    model = std::move(c.model);
+    state = std::move(*c.optimiser);
+    std::fprintf(stderr, "tlmc lm %s: resuming at step %lld\n", run.verb,
+                 static_cast<long long>(state.step));
+  }
+  // Batches: an order of the sentences per epoch, from the seed and the epoch alone, so a
+  // resumed run draws the batches the uninterrupted one would have.
+  const size_t batch = static_cast<size_t>(run.batch);
+  const size_t per_epoch = sentences.size() / batch + (sentences.size() % batch != 0);
+  std::vector<size_t> order;
+  int64_t order_epoch = -1;
+  auto t0 = std::chrono::steady_clock::now();
+  size_t tokens = 0;
+  float loss_sum = 0;
+  int loss_count = 0;
+  while (state.step < run.steps) {
+    const int64_t epoch = state.step / static_cast<int64_t>(per_epoch);
+    if (epoch != order_epoch) {
+      order.resize(sentences.size());
+      std::iota(order.begin(), order.end(), 0);
+      std::mt19937_64 rng(run.seed * 1000003u + static_cast<uint64_t>(epoch));
+      std::shuffle(order.begin(), order.end(), rng);
+      order_epoch = epoch;
+    }
+    const size_t first = static_cast<size_t>(state.step % static_cast<int64_t>(per_epoch)) * batch;
+    std::vector<const lm::Sentence*> rows;
+    for (size_t i = first; i < std::min(first + batch, order.size()); ++i) {
+      rows.push_back(&sentences[order[i]]);
+      tokens += sentences[order[i]].tokens.size();
+    }
+    const lm::Batch b = lm::make_batch(rows);
+    model.zero_gradients();
+    loss_sum += model.forward(b);
+    ++loss_count;
+    model.backward();
+    lm::adamw_step(model, state, adam);
+    if (state.step % 50 == 0 || state.step == run.steps) {
+      lm::save_checkpoint(run.checkpoint, model, &state);
+      const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      std::fprintf(stderr, "tlmc lm %s: step %lld/%lld loss %.4f lr %.2e %.0f tokens/s\n", run.verb,
+                   static_cast<long long>(state.step), static_cast<long long>(run.steps),
+                   loss_sum / loss_count, lm::learning_rate_at(adam, state.step - 1), tokens / s);
+      t0 = std::chrono::steady_clock::now();
+      tokens = 0;
+      loss_sum = 0;
+      loss_count = 0;
+    }
+  }
+}
+
+void sort_sentences(std::vector<lm::Sentence>& sentences) {
+  std::sort(sentences.begin(), sentences.end(),
+            [](const lm::Sentence& a, const lm::Sentence& b) { return a.tokens < b.tokens; });
+}
+
+int pretrain(const fs::path& corpus, const std::string& output, const lm::GptConfig& config,
+             TrainRun run) {
   std::vector<lm::Sentence> sentences;
   if (!fs::is_directory(corpus / "sentences"))
     throw Diagnostic({(corpus / "sentences").string()},
@@ -159,85 +278,198 @@ int pretrain(const fs::path& corpus, const PretrainOptions& p) {
       sentences.insert(sentences.end(), std::make_move_iterator(s.begin()),
                        std::make_move_iterator(s.end()));
     }
-  // Files in directory order: sort by content for a run that does not depend on it.
-  std::sort(sentences.begin(), sentences.end(),
-            [](const lm::Sentence& a, const lm::Sentence& b) { return a.tokens < b.tokens; });
+  sort_sentences(sentences);
   if (sentences.empty())
     throw Diagnostic({(corpus / "sentences").string()}, "no sentences: run `tlmc lm sample` first");
   size_t longest = 0;
   for (const lm::Sentence& s : sentences) longest = std::max(longest, s.tokens.size());
-  if (longest > static_cast<size_t>(p.config.context))
+  if (longest > static_cast<size_t>(config.context))
     throw Diagnostic({corpus.string()}, "a sentence of " + std::to_string(longest) +
                                             " tokens exceeds the context of " +
-                                            std::to_string(p.config.context));
-  const std::string ckpt = (corpus / "pretrain.ckpt").string();
-  lm::AdamWOptions adam;
-  adam.learning_rate = p.learning_rate;
-  adam.total_steps = p.steps;
-  adam.warmup_steps = std::min<int64_t>(100, p.steps / 10 + 1);
-  lm::Gpt model(p.config, p.seed);
-  lm::AdamWState state;
-  if (fs::exists(ckpt)) {
-    lm::Checkpoint c = lm::load_checkpoint(ckpt);
-    if (!(c.model.config() == p.config) || !c.optimiser)
-      throw Diagnostic({ckpt}, "a checkpoint of another model size: remove it to start over");
-    model = std::move(c.model);
-    state = std::move(*c.optimiser);
-    std::fprintf(stderr, "tlmc lm pretrain: resuming at step %lld\n",
-                 static_cast<long long>(state.step));
-  }
+                                            std::to_string(config.context) + " (raise --context)");
+  lm::Gpt model(config, run.seed);
+  run.checkpoint = (corpus / "pretrain.ckpt").string();
   std::fprintf(stderr,
                "tlmc lm pretrain: %zu sentences, %zu parameters (%d channels, %d layers, %d "
                "heads), %lld steps of %d sentences\n",
-               sentences.size(), model.parameters().size(), p.config.channels, p.config.layers,
-               p.config.heads, static_cast<long long>(p.steps), p.batch);
-  // Batches: an order of the sentences per epoch, from the seed and the epoch alone, so a
-  // resumed run draws the batches the uninterrupted one would have.
-  const size_t per_epoch = sentences.size() / static_cast<size_t>(p.batch) +
-                           (sentences.size() % static_cast<size_t>(p.batch) != 0);
-  std::vector<size_t> order;
-  int64_t order_epoch = -1;
-  auto t0 = std::chrono::steady_clock::now();
-  size_t tokens = 0;
-  float loss_sum = 0;
-  int loss_count = 0;
-  while (state.step < p.steps) {
-    const int64_t epoch = state.step / static_cast<int64_t>(per_epoch);
-    if (epoch != order_epoch) {
-      order.resize(sentences.size());
-      std::iota(order.begin(), order.end(), 0);
-      std::mt19937_64 rng(p.seed * 1000003u + static_cast<uint64_t>(epoch));
-      std::shuffle(order.begin(), order.end(), rng);
-      order_epoch = epoch;
+               sentences.size(), model.parameters().size(), config.channels, config.layers,
+               config.heads, static_cast<long long>(run.steps), run.batch);
+  train(model, sentences, run);
+  lm::save_checkpoint(output, model);
+  std::fprintf(stderr, "tlmc lm pretrain: wrote %s\n", output.c_str());
+  return 0;
+}
+
+// The starting model of finetune and demonstrate: --model's file, else the bundled one.
+lm::Gpt starting_model(const po::variables_map& vm) {
+  if (vm.count("model")) return lm::load_checkpoint(vm["model"].as<std::string>()).model;
+  return lm::default_model();
+}
+
+// Demonstrations: the fastest successful record of each workload and target (`top` of
+// them) whose program and schedule read back, as sentences. What was left out, and why, is
+// counted in the progress line.
+std::vector<lm::Sentence> demonstrations(const std::string& db_path, int top, int context) {
+  if (!fs::exists(db_path))
+    throw Diagnostic({db_path}, "no tuning database here (give one that -O2 or -O3 wrote)");
+  const scheduler::TuningDb db = scheduler::TuningDb::open(db_path, false);
+  std::vector<lm::Sentence> out;
+  size_t in_model = 0, no_program = 0, other_form = 0, too_long = 0, workloads = 0;
+  std::string group;
+  int taken = 0;
+  for (const scheduler::TuningRecord& r : db.all()) {
+    if (r.status != scheduler::MeasureStatus::Ok) continue;
+    const std::string g = r.workload_key + "\n" + r.target;
+    if (g != group) {
+      group = g;
+      taken = 0;
+      ++workloads;
     }
-    const size_t first = static_cast<size_t>(state.step % static_cast<int64_t>(per_epoch)) *
-                         static_cast<size_t>(p.batch);
-    std::vector<const lm::Sentence*> batch;
-    for (size_t i = first; i < std::min(first + static_cast<size_t>(p.batch), order.size()); ++i) {
-      batch.push_back(&sentences[order[i]]);
-      tokens += sentences[order[i]].tokens.size();
+    if (taken >= top) continue;
+    ++taken;
+    // A descriptor with words after it (" context=model") timed the kernel inside a model:
+    // not a time of the kernel alone.
+    const std::optional<ir::Target> target = ir::parse_descriptor(r.target);
+    if (!target || target->descriptor() != r.target) {
+      ++in_model;
+      continue;
     }
-    const lm::Batch b = lm::make_batch(batch);
-    model.zero_gradients();
-    loss_sum += model.forward(b);
-    ++loss_count;
-    model.backward();
-    lm::adamw_step(model, state, adam);
-    if (state.step % 50 == 0 || state.step == p.steps) {
-      lm::save_checkpoint(ckpt, model, &state);
-      const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      std::fprintf(stderr, "tlmc lm pretrain: step %lld/%lld loss %.4f lr %.2e %.0f tokens/s\n",
-                   static_cast<long long>(state.step), static_cast<long long>(p.steps),
-                   loss_sum / loss_count, lm::learning_rate_at(adam, state.step - 1), tokens / s);
-      t0 = std::chrono::steady_clock::now();
-      tokens = 0;
-      loss_sum = 0;
-      loss_count = 0;
+    ir::TeProgram program;
+    try {
+      program = ir::te_from_text(r.workload);
+    } catch (const ir::TeTextError&) {
+      ++no_program;  // recorded by an older tlmc, without its program
+      continue;
+    }
+    const scheduler::Sketches sketches = scheduler::generate_sketches(program, *target);
+    const std::optional<scheduler::SpacePoint> point =
+        scheduler::parse_space_schedule(sketches, r.schedule);
+    if (!point) {
+      ++other_form;  // a decision list (tlmc-schedule 1), or a space of another tlmc
+      continue;
+    }
+    lm::Sentence s = lm::tensor_sentence(lm::prompt_tokens(program, *target), sketches, *point);
+    if (s.tokens.size() > static_cast<size_t>(context)) {
+      ++too_long;
+      continue;
+    }
+    out.push_back(std::move(s));
+  }
+  std::fprintf(stderr,
+               "tlmc lm finetune: %zu demonstrations from %zu workload-target pairs of %s (left "
+               "out: %zu timed in a model, %zu without their program, %zu not a point of the "
+               "spaces, %zu longer than the context)\n",
+               out.size(), workloads, db_path.c_str(), in_model, no_program, other_form, too_long);
+  return out;
+}
+
+int finetune(const std::string& db_path, const std::string& output, lm::Gpt model, int top,
+             int epochs, TrainRun run) {
+  std::vector<lm::Sentence> sentences = demonstrations(db_path, top, model.config().context);
+  if (sentences.empty())
+    throw Diagnostic({db_path},
+                     "no demonstrations: the database has no successful record "
+                     "that reads back as a tensor sentence");
+  sort_sentences(sentences);
+  run.steps = std::max<int64_t>(
+      1, (static_cast<int64_t>(sentences.size()) * epochs + run.batch - 1) / run.batch);
+  run.checkpoint = output + ".ckpt";
+  train(model, sentences, run);
+  lm::save_checkpoint(output, model);
+  fs::remove(run.checkpoint);
+  std::fprintf(stderr, "tlmc lm finetune: wrote %s\n", output.c_str());
+  return 0;
+}
+
+// The corpus's subgraphs in a seeded order, `count` of them: a round's demonstration set.
+std::vector<std::string> chosen_subgraphs(const fs::path& corpus, const ir::Target& target,
+                                          size_t count, uint64_t seed,
+                                          std::map<std::string, std::string>& model_of) {
+  std::vector<std::string> keys;
+  if (fs::is_directory(corpus / "sentences"))
+    for (const auto& entry : fs::directory_iterator(corpus / "sentences")) {
+      const std::string name = entry.path().filename().string();
+      const std::string suffix = "." + target.name + ".keys";
+      if (name.size() < suffix.size() ||
+          name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0)
+        continue;
+      std::ifstream f(entry.path());
+      std::string line;
+      while (std::getline(f, line)) {
+        const size_t tab = line.find('\t');
+        const std::string key = line.substr(0, tab);
+        const std::string model = line.substr(tab + 1, line.find('\t', tab + 1) - tab - 1);
+        if (model_of.emplace(key, model).second) keys.push_back(key);
+      }
+    }
+  if (keys.empty())
+    throw Diagnostic({corpus.string()}, "no subgraphs sampled for target " + target.name +
+                                            ": run `tlmc lm sample` with it first");
+  std::sort(keys.begin(), keys.end());
+  std::mt19937_64 rng(seed);
+  std::shuffle(keys.begin(), keys.end(), rng);
+  keys.resize(std::min(count, keys.size()));
+  return keys;
+}
+
+// A round of demonstrations: each chosen subgraph gets the model's proposals measured here
+// until it has `round` times `trials` measurements in the database (records of earlier
+// rounds count: a killed run resumes, and round 2 adds `trials` more to each).
+int demonstrate(const fs::path& corpus, const std::string& db_path, const lm::Gpt& model,
+                size_t subgraphs, int64_t trials, int round, uint64_t seed) {
+  const ir::Target target = ir::host_target();
+  std::map<std::string, std::string> model_of;
+  const std::vector<std::string> keys = chosen_subgraphs(corpus, target, subgraphs, seed, model_of);
+  std::map<std::string, std::vector<std::string>> by_model;
+  for (const std::string& k : keys) by_model[model_of.at(k)].push_back(k);
+  scheduler::TuningDb db = scheduler::TuningDb::open(db_path, true);
+  tune::TuneOptions options;
+  options.search = tune::SearchKind::Model;
+  options.model_search.model = &model;
+  options.measure.threads = target.cores;
+  options.jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  options.seed = seed + static_cast<uint64_t>(round);
+  size_t done = 0;
+  for (const auto& [path, model_keys] : by_model) {
+    SplitModel split;
+    try {
+      split = split_model_file(path, target);
+    } catch (const Diagnostic& d) {
+      // A model moved or removed since it was sampled: its subgraphs are left out.
+      done += model_keys.size();
+      std::fprintf(stderr, "tlmc lm demonstrate: %zu subgraphs left out: %s\n", model_keys.size(),
+                   d.format().c_str());
+      continue;
+    }
+    for (const Distinct& d : split.distinct) {
+      if (std::find(model_keys.begin(), model_keys.end(), d.key) == model_keys.end()) continue;
+      std::ostringstream quiet;
+      const tune::TuneTask task{tune::make_measure_task(
+          split.plans[static_cast<size_t>(d.plan)].graph, d.nodes, d.lowered, 1)};
+      options.trials = trials * round;
+      const std::vector<tune::TaskReport> r =
+          tune::tune_tasks({task}, target, db, options, quiet, false);
+      ++done;
+      std::fprintf(stderr,
+                   "tlmc lm demonstrate: [%zu/%zu] %s: %lld trials, best %.1f GFLOP/s (-O0 %.1f)\n",
+                   done, keys.size(), d.key.c_str(), static_cast<long long>(r[0].trials),
+                   r[0].best_seconds > 0 ? r[0].flops / r[0].best_seconds * 1e-9 : 0.0,
+                   r[0].default_seconds > 0 ? r[0].flops / r[0].default_seconds * 1e-9 : 0.0);
     }
   }
-  lm::save_checkpoint(p.output, model);
-  std::fprintf(stderr, "tlmc lm pretrain: wrote %s\n", p.output.c_str());
   return 0;
+}
+
+}  // namespace
+
+namespace {
+
+ir::Target parse_target_option(const po::variables_map& vm) {
+  const std::optional<ir::Target> target = ir::parse_target(vm["target"].as<std::string>());
+  if (!target)
+    throw std::invalid_argument("unknown --target '" + vm["target"].as<std::string>() +
+                                "' (known: " + ir::target_names() + ")");
+  return *target;
 }
 
 }  // namespace
@@ -249,51 +481,90 @@ static int run_lm_command_checked(const std::vector<std::string>& args) {
                                                            po::value<uint64_t>()->default_value(1))(
       "target", po::value<std::string>()->default_value("host"))(
       "hold-out", po::value<std::string>())("steps", po::value<int64_t>()->default_value(2000))(
-      "batch", po::value<int>()->default_value(16))("learning-rate",
-                                                    po::value<float>()->default_value(1e-3f))(
+      "batch", po::value<int>()->default_value(16))("learning-rate", po::value<float>())(
       "channels", po::value<int>()->default_value(128))(
       "layers", po::value<int>()->default_value(4))("heads", po::value<int>()->default_value(4))(
-      "context", po::value<int>()->default_value(512));
+      "context", po::value<int>()->default_value(768))("from-db", po::value<std::string>())(
+      "model", po::value<std::string>())("top", po::value<int>()->default_value(1))(
+      "epochs", po::value<int>()->default_value(8))("tuning-db", po::value<std::string>())(
+      "subgraphs", po::value<int64_t>()->default_value(100))(
+      "trials", po::value<int64_t>()->default_value(32))("round",
+                                                         po::value<int>()->default_value(1));
   po::variables_map vm;
   const std::vector<std::string> words = parse_subcommand(args, opts, vm);
   if (std::optional<int> status = usage_asked(vm, words, kUsage)) return *status;
   const std::string& verb = words[0];
+  auto rate = [&](float fallback) {
+    const float r = vm.count("learning-rate") ? vm["learning-rate"].as<float>() : fallback;
+    if (!(r > 0)) throw std::invalid_argument("--learning-rate takes a positive value");
+    return r;
+  };
+  auto train_run = [&](const char* name, float fallback_rate) {
+    TrainRun run;
+    run.verb = name;
+    run.steps = vm["steps"].as<int64_t>();
+    run.batch = vm["batch"].as<int>();
+    run.learning_rate = rate(fallback_rate);
+    run.seed = vm["seed"].as<uint64_t>();
+    if (run.steps < 1 || run.batch < 1)
+      throw std::invalid_argument("--steps and --batch take positive values");
+    return run;
+  };
+  if (verb == "keys") {
+    if (words.size() < 2) throw std::invalid_argument("tlmc lm keys needs models");
+    return keys(std::vector<std::string>(words.begin() + 1, words.end()), parse_target_option(vm));
+  }
+  if (verb == "finetune") {
+    if (words.size() > 1) throw std::invalid_argument("tlmc lm finetune takes no folder or model");
+    if (!vm.count("from-db")) throw std::invalid_argument("tlmc lm finetune needs --from-db FILE");
+    if (!vm.count("output")) throw std::invalid_argument("tlmc lm finetune needs -o MODEL.tlm");
+    const int top = vm["top"].as<int>(), epochs = vm["epochs"].as<int>();
+    if (top < 1 || epochs < 1) throw std::invalid_argument("--top and --epochs take counts >= 1");
+    return finetune(vm["from-db"].as<std::string>(), vm["output"].as<std::string>(),
+                    starting_model(vm), top, epochs, train_run("finetune", 3e-4f));
+  }
   if (words.size() < 2) throw std::invalid_argument("tlmc lm " + verb + " needs a corpus folder");
   const fs::path corpus = words[1];
   if (verb == "sample") {
     if (words.size() < 3) throw std::invalid_argument("tlmc lm sample needs models to sample");
-    const std::optional<ir::Target> target = ir::parse_target(vm["target"].as<std::string>());
-    if (!target)
-      throw std::invalid_argument("unknown --target '" + vm["target"].as<std::string>() +
-                                  "' (known: " + ir::target_names() + ")");
     const int per = vm["per-subgraph"].as<int>();
     if (per < 1) throw std::invalid_argument("--per-subgraph takes a count >= 1");
     std::set<std::string> held_out;
     if (vm.count("hold-out")) held_out = read_keys(vm["hold-out"].as<std::string>());
     return sample(corpus, std::vector<std::string>(words.begin() + 2, words.end()), per,
-                  vm["seed"].as<uint64_t>(), *target, held_out);
+                  vm["seed"].as<uint64_t>(), parse_target_option(vm), held_out);
   }
   if (verb == "pretrain") {
     if (words.size() > 2) throw std::invalid_argument("tlmc lm pretrain takes one corpus folder");
     if (!vm.count("output")) throw std::invalid_argument("tlmc lm pretrain needs -o MODEL.tlm");
-    PretrainOptions p;
-    p.output = vm["output"].as<std::string>();
-    p.steps = vm["steps"].as<int64_t>();
-    p.batch = vm["batch"].as<int>();
-    p.learning_rate = vm["learning-rate"].as<float>();
-    p.seed = vm["seed"].as<uint64_t>();
-    p.config =
-        lm::GptConfig{static_cast<int>(lm::Vocabulary::get().size()), vm["context"].as<int>(),
-                      vm["channels"].as<int>(), vm["layers"].as<int>(), vm["heads"].as<int>()};
-    if (p.steps < 1 || p.batch < 1 || !(p.learning_rate > 0) || p.config.context < 16 ||
-        p.config.channels < 1 || p.config.layers < 1 || p.config.heads < 1 ||
-        p.config.channels % p.config.heads != 0)
+    const lm::GptConfig config{static_cast<int>(lm::Vocabulary::get().size()),
+                               vm["context"].as<int>(), vm["channels"].as<int>(),
+                               vm["layers"].as<int>(), vm["heads"].as<int>()};
+    if (config.context < 16 || config.channels < 1 || config.layers < 1 || config.heads < 1 ||
+        config.channels % config.heads != 0)
       throw std::invalid_argument(
-          "--steps, --batch, --learning-rate, --layers and --heads take positive values, "
-          "--context at least 16, and --channels a multiple of --heads");
-    return pretrain(corpus, p);
+          "--layers and --heads take positive values, --context at least 16, and --channels a "
+          "multiple of --heads");
+    return pretrain(corpus, vm["output"].as<std::string>(), config, train_run("pretrain", 1e-3f));
   }
-  throw std::invalid_argument("unknown lm command '" + verb + "' (known: sample, pretrain)");
+  if (verb == "demonstrate") {
+    if (words.size() > 2)
+      throw std::invalid_argument("tlmc lm demonstrate takes one corpus folder");
+    if (!vm.count("tuning-db"))
+      throw std::invalid_argument("tlmc lm demonstrate needs --tuning-db FILE");
+    const int64_t subgraphs = vm["subgraphs"].as<int64_t>(), trials = vm["trials"].as<int64_t>();
+    const int round = vm["round"].as<int>();
+    if (subgraphs < 1 || trials < 1 || round < 1)
+      throw std::invalid_argument("--subgraphs, --trials and --round take counts >= 1");
+    if (!ir::host_target().runs_here)
+      throw Diagnostic({},
+                       "tlmc lm demonstrate measures on this machine, which runs no x86-64 target");
+    const lm::Gpt model = starting_model(vm);
+    return demonstrate(corpus, vm["tuning-db"].as<std::string>(), model,
+                       static_cast<size_t>(subgraphs), trials, round, vm["seed"].as<uint64_t>());
+  }
+  throw std::invalid_argument("unknown lm command '" + verb +
+                              "' (known: keys, sample, pretrain, demonstrate, finetune)");
 }
 
 int run_lm_command(const std::vector<std::string>& args) {

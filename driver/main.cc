@@ -92,12 +92,18 @@ int run(int argc, char** argv) {
          "C prefix of the generated API (default: the model's name)");
   option("target", po::value<std::string>()->default_value("host"),
          "host | x86-64 | x86-64-avx2 | x86-64-avx512");
-  option("opt,O", po::value<int>()->default_value(0),
-         "-O0 .. -O3: how hard to look for fast schedules (-O0: fixed; -O3: search, measured "
-         "here and recorded; -O1, -O2: -O0 until the language model exists)");
+  option("opt,O", po::value<int>()->default_value(2),
+         "-O0 .. -O3: how hard to look for fast schedules (-O0: fixed; -O1: the language "
+         "model's likeliest, unmeasured; -O2: the model's proposals, the best few measured "
+         "here and recorded (-O1 when this machine cannot run the target); -O3: evolutionary "
+         "search seeded by the model, measured here and recorded)");
   option("trials", po::value<int64_t>()->default_value(0),
-         "-O3: measurements in all, spread over the tasks (0: 64 per task: a distinct "
-         "subgraph of either activation layout)");
+         "-O2, -O3: measurements in all, spread over the tasks (0: 32 per task at -O2, 64 at "
+         "-O3; a task is a distinct subgraph: of the chosen activation layout at -O2, of "
+         "either at -O3)");
+  option("lm-model", po::value<std::string>(),
+         "-O1 .. -O3: the language model file to use (from `tlmc lm pretrain` or `tlmc lm "
+         "finetune`; default: the bundled model)");
   option("tuning-db", po::value<std::string>(),
          "tuning records to use, and -O3 extends (default: $TLMC_TUNING_DB, else "
          "~/.cache/tlmc/tuning.db)");
@@ -179,9 +185,7 @@ int run(int argc, char** argv) {
   options.target = *target;
   options.opt_level = vm["opt"].as<int>();
   if (options.opt_level < 0 || options.opt_level > 3) throw UsageError("-O takes 0, 1, 2 or 3");
-  if (options.opt_level == 1 || options.opt_level == 2)
-    std::cerr << "tlmc: note: -O" << options.opt_level
-              << " uses the -O0 schedules (or tuning records) until the language model exists\n";
+  if (vm.count("lm-model")) options.lm_model = vm["lm-model"].as<std::string>();
   options.trials = vm["trials"].as<int64_t>();
   if (options.trials < 0) throw UsageError("--trials takes a count >= 0");
   const std::string search = vm["search"].as<std::string>();

@@ -27,14 +27,25 @@ void BinaryWriter::write(const std::string& path) const {
   }
 }
 
-BinaryReader::BinaryReader(const std::string& path, const char (&magic)[8], std::string noun,
-                           const std::string& cannot_open)
-    : path_(path), noun_(std::move(noun)) {
+namespace {
+
+std::string file_bytes(const std::string& path, const std::string& cannot_open) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw CheckpointError(path + ": " + cannot_open);
-  bytes_.assign(std::istreambuf_iterator<char>(in), {});
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+}  // namespace
+
+BinaryReader::BinaryReader(const std::string& path, const char (&magic)[8], std::string noun,
+                           const std::string& cannot_open)
+    : BinaryReader(path, file_bytes(path, cannot_open), magic, std::move(noun)) {}
+
+BinaryReader::BinaryReader(const std::string& name, std::string bytes, const char (&magic)[8],
+                           std::string noun)
+    : path_(name), noun_(std::move(noun)), bytes_(std::move(bytes)) {
   if (bytes_.size() < sizeof(magic) || std::memcmp(bytes_.data(), magic, sizeof(magic)) != 0)
-    throw CheckpointError(path + ": not a tlmc " + noun_);
+    throw CheckpointError(path_ + ": not a tlmc " + noun_);
   at_ = sizeof(magic);
 }
 

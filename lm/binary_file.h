@@ -35,6 +35,9 @@ class BinaryReader {
   // do) or does not begin with `magic`. The format version is left for the caller to check.
   BinaryReader(const std::string& path, const char (&magic)[8], std::string noun,
                const std::string& cannot_open);
+  // The same over bytes in memory; `name` stands for the path in messages.
+  BinaryReader(const std::string& name, std::string bytes, const char (&magic)[8],
+               std::string noun);
   template <typename T>
   T get() {
     T value{};

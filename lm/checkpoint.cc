@@ -25,10 +25,9 @@ void save_checkpoint(const std::string& path, const Gpt& model, const AdamWState
   out.write(path);
 }
 
-Checkpoint load_checkpoint(const std::string& path) {
-  BinaryReader in(path, kMagic, "model file",
-                  "cannot open the model file (give an existing file made by `tlmc lm pretrain` "
-                  "or `tlmc lm finetune`)");
+namespace {
+
+Checkpoint read_checkpoint(BinaryReader& in, const std::string& path) {
   const auto version = in.get<uint32_t>();
   if (version != kCheckpointVersion)
     throw CheckpointError(path + ": model file format " + std::to_string(version) +
@@ -56,6 +55,20 @@ Checkpoint load_checkpoint(const std::string& path) {
   }
   in.expect_end();
   return out;
+}
+
+}  // namespace
+
+Checkpoint load_checkpoint(const std::string& path) {
+  BinaryReader in(path, kMagic, "model file",
+                  "cannot open the model file (give an existing file made by `tlmc lm pretrain` "
+                  "or `tlmc lm finetune`)");
+  return read_checkpoint(in, path);
+}
+
+Checkpoint load_checkpoint_bytes(const std::string& name, std::string bytes) {
+  BinaryReader in(name, std::move(bytes), kMagic, "model file");
+  return read_checkpoint(in, name);
 }
 
 }  // namespace tlmc::lm

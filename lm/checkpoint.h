@@ -31,5 +31,7 @@ struct Checkpoint {
 };
 // Reads `path`; CheckpointError when it is not a model of this tlmc's tensor language.
 Checkpoint load_checkpoint(const std::string& path);
+// The same from a file's bytes in memory (the bundled model); `name` stands for the path.
+Checkpoint load_checkpoint_bytes(const std::string& name, std::string bytes);
 
 }  // namespace tlmc::lm

@@ -30,7 +30,7 @@ struct TuningRecord {
   double seconds = 0;       // median run time; Ok only
   std::string reason;       // why, when not Ok
   std::string measured_at;  // UTC, ISO 8601: "2026-11-23T15:04:05Z"
-  std::string workload;     // the subgraph's canonical text, for readers and training
+  std::string workload;     // the subgraph as ir::te_to_text writes it (reads back: training)
   bool operator==(const TuningRecord& o) const;
 };
 

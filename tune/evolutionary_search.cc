@@ -2,7 +2,8 @@
 // seeded with the best measured points and random ones evolves for a few generations by
 // mutations that stay inside the spaces, each point scored by the model from the features
 // of its lowered loop nest; a round proposes the best-scored new points, and a few random
-// ones so that the model keeps seeing what it does not yet know.
+// ones so that the model keeps seeing what it does not yet know. Seeded (-O3 with the
+// language model), the points that would be random are the seeding strategy's instead.
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -25,13 +26,15 @@ constexpr size_t kOwnSamples = 8;
 class EvolutionarySearch : public SearchStrategy {
  public:
   EvolutionarySearch(const scheduler::Sketches& sketches, const ir::Target& target,
-                     CostModel& model, int task, EvolutionOptions options, uint64_t seed)
+                     CostModel& model, int task, EvolutionOptions options, uint64_t seed,
+                     std::unique_ptr<SearchStrategy> seeding)
       : sketches_(sketches),
         target_(target),
         model_(model),
         task_(task),
         options_(options),
-        rng_(seed) {}
+        rng_(seed),
+        seeding_(std::move(seeding)) {}
 
   std::string_view name() const override { return "evolutionary"; }
 
@@ -42,13 +45,19 @@ class EvolutionarySearch : public SearchStrategy {
     // model trained on other subgraphs alone (or on baselines alone) cannot rank these.
     if (model_.ready() && measured_.size() >= kOwnSamples) {
       out = best_predicted(n - std::min(n, random_share(n)));
-    } else if (is_new(default_point())) {
+    } else if (!seeding_ && is_new(default_point())) {
       // Before the model can tell: the default point (the -O0 policy's values), then
       // random points.
       out.push_back(default_point());
       proposed_.insert(out.back());
     }
-    // Random points: all of them until the model can tell, a share after.
+    // Random (or seeding) points: all of them until the model can tell, a share after.
+    if (seeding_ && out.size() < n)
+      for (Point& p : seeding_->propose(n - out.size()))
+        if (is_new(p)) {
+          proposed_.insert(p);
+          out.push_back(std::move(p));
+        }
     for (size_t misses = 0; out.size() < n && misses < 64 * n + 64;) {
       Point p = scheduler::random_point(sketches_, rng_);
       if (is_new(p)) {
@@ -64,6 +73,7 @@ class EvolutionarySearch : public SearchStrategy {
 
   void observe(const Point& values, const MeasureResult& result) override {
     proposed_.insert(values);
+    if (seeding_) seeding_->observe(values, result);
     const double seconds = result.status == scheduler::MeasureStatus::Ok ? result.seconds : 0;
     if (seconds > 0) measured_.emplace_back(seconds, values);
     model_.add(task_, features(values), seconds);
@@ -170,6 +180,7 @@ class EvolutionarySearch : public SearchStrategy {
   std::set<Point> proposed_;                        // proposed or observed: never again
   std::vector<std::pair<double, Point>> measured_;  // seconds, point: the ones that ran
   std::map<Point, std::vector<float>> features_;
+  std::unique_ptr<SearchStrategy> seeding_;  // nullptr: random points
 };
 
 }  // namespace
@@ -177,8 +188,10 @@ class EvolutionarySearch : public SearchStrategy {
 std::unique_ptr<SearchStrategy> make_evolutionary_search(const scheduler::Sketches& sketches,
                                                          const ir::Target& target, CostModel& model,
                                                          int task, EvolutionOptions options,
-                                                         uint64_t seed) {
-  return std::make_unique<EvolutionarySearch>(sketches, target, model, task, options, seed);
+                                                         uint64_t seed,
+                                                         std::unique_ptr<SearchStrategy> seeding) {
+  return std::make_unique<EvolutionarySearch>(sketches, target, model, task, options, seed,
+                                              std::move(seeding));
 }
 
 }  // namespace tlmc::tune

@@ -13,16 +13,7 @@ class RandomSearch : public SearchStrategy {
   std::string_view name() const override { return "random"; }
   std::vector<scheduler::SpacePoint> propose(size_t n) override {
     std::vector<scheduler::SpacePoint> out;
-    // A small space runs out of new points: give up after many repeats in a row.
-    for (size_t misses = 0; out.size() < n && misses < 64 * n + 64;) {
-      scheduler::SpacePoint v = scheduler::random_point(sketches_, rng_);
-      if (seen_.insert(v).second) {
-        out.push_back(std::move(v));
-        misses = 0;
-      } else {
-        ++misses;
-      }
-    }
+    add_random_points(sketches_, rng_, seen_, n, out);
     return out;
   }
   void observe(const scheduler::SpacePoint& point, const MeasureResult&) override {
@@ -36,6 +27,21 @@ class RandomSearch : public SearchStrategy {
 };
 
 }  // namespace
+
+void add_random_points(const scheduler::Sketches& sketches, std::mt19937_64& rng,
+                       std::set<scheduler::SpacePoint>& seen, size_t n,
+                       std::vector<scheduler::SpacePoint>& out) {
+  // A small space runs out of new points: give up after many repeats in a row.
+  for (size_t misses = 0; out.size() < n && misses < 64 * n + 64;) {
+    scheduler::SpacePoint v = scheduler::random_point(sketches, rng);
+    if (seen.insert(v).second) {
+      out.push_back(std::move(v));
+      misses = 0;
+    } else {
+      ++misses;
+    }
+  }
+}
 
 std::unique_ptr<SearchStrategy> make_random_search(const scheduler::Sketches& sketches,
                                                    uint64_t seed) {

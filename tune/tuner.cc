@@ -7,6 +7,7 @@
 #include <memory>
 #include <ostream>
 
+#include "ir/te_text.h"
 #include "scheduler/sketch.h"
 #include "scheduler/sketch_rules.h"
 #include "tune/search_strategy.h"
@@ -41,7 +42,7 @@ TuningRecord record_of(const MeasureTask& task, const ir::Target& target, std::s
   rec.seconds = r.status == MeasureStatus::Ok ? r.seconds : 0;
   rec.reason = r.reason;
   rec.measured_at = scheduler::utc_now();
-  rec.workload = ir::te_canonical_str(task.program);
+  rec.workload = ir::te_to_text(task.program);
   return rec;
 }
 
@@ -115,10 +116,21 @@ void start(TaskState& s, int index, CostModel& model, const ir::Target& target,
   s.report =
       TaskReport{task.workload_key, s.task->occurrences, s.task->plan_occurrences, task.flops};
   const uint64_t seed = options.seed + static_cast<uint64_t>(index);
-  s.search =
-      options.search == SearchKind::Random
-          ? make_random_search(s.sketches, seed)
-          : make_evolutionary_search(s.sketches, target, model, index, options.evolution, seed);
+  switch (options.search) {
+    case SearchKind::Random:
+      s.search = make_random_search(s.sketches, seed);
+      break;
+    case SearchKind::Evolutionary:
+      s.search = make_evolutionary_search(
+          s.sketches, target, model, index, options.evolution, seed,
+          options.model_search.model
+              ? make_model_search(s.sketches, task.program, target, options.model_search, seed)
+              : nullptr);
+      break;
+    case SearchKind::Model:
+      s.search = make_model_search(s.sketches, task.program, target, options.model_search, seed);
+      break;
+  }
   s.measurer = std::make_unique<Measurer>(task, target, options.measure);
   // The baseline is the -O0 schedule: the first sketch's default point.
   const scheduler::SpacePoint baseline{0, scheduler::default_values(s.sketches[0])};

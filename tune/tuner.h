@@ -26,11 +26,13 @@ struct TuneTask {
   std::vector<int> plan_occurrences = {};
 };
 
-enum class SearchKind { Random, Evolutionary };
+enum class SearchKind { Random, Evolutionary, Model };
 
 struct TuneOptions {
   SearchKind search = SearchKind::Evolutionary;
   EvolutionOptions evolution;  // SearchKind::Evolutionary only
+  // SearchKind::Model; with SearchKind::Evolutionary, a model seeds the search (none: random)
+  ModelSearchOptions model_search;
   int64_t trials = 0;          // measurements in all, over every task (the baselines excluded)
   size_t batch = 16;           // candidates proposed, then measured and recorded, per round
   int jobs = 1;                // threads compiling a round's candidates

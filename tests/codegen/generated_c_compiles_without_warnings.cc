@@ -20,7 +20,7 @@ TEST_P(GeneratedC, CompilesWithoutWarnings) {
   const std::string target = GetParam();
   for (const char* example : {"resnet_block", "transformer_layer"}) {
     const std::string model = std::string(TLMC_SOURCE_DIR) + "/examples/" + example + ".yaml";
-    CommandResult r = run_command(std::string(TLMC_EXE) + " " + model + " --target " + target +
+    CommandResult r = run_command(std::string(TLMC_EXE) + " -O0 " + model + " --target " + target +
                                   " -o " + dir.path());
     ASSERT_EQ(r.exit_code, 0) << r.out;
     for (const char* cc : {"gcc", "clang"}) {
@@ -70,7 +70,7 @@ TEST_P(GeneratedC, IntegerAndBoolKernelsCompileWithoutWarnings) {
   const std::string target = GetParam();
   const std::string model = dir.file("int_bool.yaml");
   write_file(model, kIntegerAndBoolModel);
-  CommandResult r = run_command(std::string(TLMC_EXE) + " " + model + " --target " + target +
+  CommandResult r = run_command(std::string(TLMC_EXE) + " -O0 " + model + " --target " + target +
                                 " -o " + dir.file("out"));
   ASSERT_EQ(r.exit_code, 0) << r.out;
   for (const char* cc : {"gcc", "clang"}) {

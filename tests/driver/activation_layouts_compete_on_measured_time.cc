@@ -85,7 +85,7 @@ TEST(ActivationLayouts, TheFasterLayoutIsCompiled) {
     scheduler::TuningDb::open(db, false).add({again});
   }
   EXPECT_EQ(compiled_keys(), other);
-  CommandResult check = run_command(std::string(TLMC_EXE) + " " + dir.file("conv.yaml") +
+  CommandResult check = run_command(std::string(TLMC_EXE) + " -O0 " + dir.file("conv.yaml") +
                                     " --check --tuning-db " + db);
   EXPECT_EQ(check.exit_code, 0) << check.out;
 }
@@ -112,12 +112,12 @@ TEST(ActivationLayouts, AFixedLayoutIsTheOnlyOneTunedAndBuilt) {
     EXPECT_EQ(check.exit_code, 0) << check.out;
   }
   for (const char* target : {"x86-64", "host"}) {
-    CommandResult graph = run_command(std::string(TLMC_EXE) + " " + dir.file("conv.yaml") +
+    CommandResult graph = run_command(std::string(TLMC_EXE) + " -O0 " + dir.file("conv.yaml") +
                                       " --dump=graph --activation-layout channels-last --target " +
                                       target + " -o " + dir.file("c"));
     ASSERT_EQ(graph.exit_code, 0) << graph.out;
     EXPECT_NE(graph.out.find("channels_last"), std::string::npos) << target << "\n" << graph.out;
-    CommandResult check = run_command(std::string(TLMC_EXE) + " " + dir.file("conv.yaml") +
+    CommandResult check = run_command(std::string(TLMC_EXE) + " -O0 " + dir.file("conv.yaml") +
                                       " --check --activation-layout channels-last --target " +
                                       target + " --tuning-db " + dir.file("none.db"));
     EXPECT_EQ(check.exit_code, 0) << target << "\n" << check.out;

@@ -23,7 +23,7 @@ TEST_P(BadInput, ExitsOneWithPositionAndWritesNothing) {
   TempDir dir;
   write_file(dir.file("m.yaml"), b.yaml);
   write_file(dir.file("short.bin"), "0123");
-  CommandResult r = run_command(std::string(TLMC_EXE) + " " + dir.file("m.yaml") + " -o " +
+  CommandResult r = run_command(std::string(TLMC_EXE) + " -O0 " + dir.file("m.yaml") + " -o " +
                                 dir.file("out/libm.a"));
   EXPECT_EQ(r.exit_code, 1) << r.out;
   EXPECT_EQ(r.out.rfind(dir.file("m.yaml") + ":" + b.position + ": error: ", 0), 0u) << r.out;

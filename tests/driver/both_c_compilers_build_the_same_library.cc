@@ -32,7 +32,7 @@ std::string build_and_run(const TempDir& dir, const std::string& cc, const std::
   // With CC naming a command that does not exist, only the in-process build can succeed.
   const std::string env = cc == "in-process" ? "CC=/nonexistent/cc " : "";
   CommandResult c = run_command(
-      env + TLMC_EXE + " " + model + " --cc " + cc + " -o " + dir.file(product) +
+      env + TLMC_EXE + " -O0 " + model + " --cc " + cc + " -o " + dir.file(product) +
       (product.size() > 2 && product.substr(product.size() - 2) == ".o" ? " --emit=obj" : ""));
   EXPECT_EQ(c.exit_code, 0) << c.out;
   write_file(dir.file("main.c"), kHarness);
@@ -59,7 +59,7 @@ TEST(CCompilers, AnUnknownOneIsAUsageError) {
   TempDir dir;
   const std::string model = std::string(TLMC_SOURCE_DIR) + "/examples/mlp.yaml";
   CommandResult c =
-      run_command(std::string(TLMC_EXE) + " " + model + " --cc gcc -o " + dir.file("libm.a"));
+      run_command(std::string(TLMC_EXE) + " -O0 " + model + " --cc gcc -o " + dir.file("libm.a"));
   EXPECT_EQ(c.exit_code, 2);
   EXPECT_EQ(c.out,
             "tlmc: error: --cc takes in-process or system, not 'gcc'\nRun 'tlmc --help' for the "

@@ -32,7 +32,8 @@ class CommandLine : public ::testing::Test {
 };
 
 TEST_F(CommandLine, LibOutputWritesArchiveAndHeader) {
-  CommandResult r = run_command(tlmc(dir.file("tiny.yaml") + " -o " + dir.file("out/libtiny.a")));
+  CommandResult r =
+      run_command(tlmc("-O0 " + dir.file("tiny.yaml") + " -o " + dir.file("out/libtiny.a")));
   ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_TRUE(fs::exists(dir.file("out/libtiny.a")));
   EXPECT_TRUE(fs::exists(dir.file("out/tiny.h")));
@@ -48,7 +49,7 @@ TEST_F(CommandLine, LibOutputWritesArchiveAndHeader) {
 
 TEST_F(CommandLine, SourceOutputWritesEverySourceFile) {
   CommandResult r =
-      run_command(tlmc(dir.file("tiny.yaml") + " -o " + dir.file("src") + " --name net"));
+      run_command(tlmc("-O0 " + dir.file("tiny.yaml") + " -o " + dir.file("src") + " --name net"));
   ASSERT_EQ(r.exit_code, 0) << r.out;
   for (const char* f :
        {"net.h", "net.c", "net_runtime.h", "net_runtime.c", "net_weights.S", "net_weights.bin"})
@@ -58,11 +59,12 @@ TEST_F(CommandLine, SourceOutputWritesEverySourceFile) {
 
 TEST_F(CommandLine, HeaderAndObjectOutputs) {
   ASSERT_EQ(
-      run_command(tlmc(dir.file("tiny.yaml") + " --emit=header -o " + dir.file("api.h"))).exit_code,
+      run_command(tlmc("-O0 " + dir.file("tiny.yaml") + " --emit=header -o " + dir.file("api.h")))
+          .exit_code,
       0);
   EXPECT_TRUE(fs::exists(dir.file("api.h")));
-  CommandResult r =
-      run_command(tlmc(dir.file("tiny.yaml") + " --emit=obj -o " + dir.file("obj/tiny.o")));
+  CommandResult r = run_command(
+      tlmc("-O0 " + dir.file("tiny.yaml") + " --emit=obj -o " + dir.file("obj/tiny.o")));
   ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_TRUE(fs::exists(dir.file("obj/tiny.o")));
   EXPECT_TRUE(fs::exists(dir.file("obj/tiny.h")));
@@ -71,7 +73,8 @@ TEST_F(CommandLine, HeaderAndObjectOutputs) {
 TEST_F(CommandLine, BadInputExitsOneWithPositionAndWritesNothing) {
   write_file(dir.file("bad.yaml"),
              std::string(kModel).replace(std::string(kModel).find("Relu"), 4, "Rleu"));
-  CommandResult r = run_command(tlmc(dir.file("bad.yaml") + " -o " + dir.file("out/libtiny.a")));
+  CommandResult r =
+      run_command(tlmc("-O0 " + dir.file("bad.yaml") + " -o " + dir.file("out/libtiny.a")));
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.out.find(dir.file("bad.yaml") + ":9:5: error: unknown operator 'Rleu'"),
             std::string::npos)
@@ -80,7 +83,7 @@ TEST_F(CommandLine, BadInputExitsOneWithPositionAndWritesNothing) {
 }
 
 TEST_F(CommandLine, MissingModelIsBadInput) {
-  CommandResult r = run_command(tlmc(dir.file("none.yaml")));
+  CommandResult r = run_command(tlmc("-O0 " + dir.file("none.yaml")));
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.out.find("none.yaml: error: cannot read the model: no such file"), std::string::npos)
       << r.out;
@@ -88,18 +91,18 @@ TEST_F(CommandLine, MissingModelIsBadInput) {
 
 TEST_F(CommandLine, BadUsageExitsTwo) {
   EXPECT_EQ(run_command(tlmc("")).exit_code, 2);
-  EXPECT_EQ(run_command(tlmc(dir.file("tiny.yaml") + " --no-such-option")).exit_code, 2);
-  CommandResult r = run_command(tlmc(dir.file("tiny.yaml") + " --target sparc"));
+  EXPECT_EQ(run_command(tlmc("-O0 " + dir.file("tiny.yaml") + " --no-such-option")).exit_code, 2);
+  CommandResult r = run_command(tlmc("-O0 " + dir.file("tiny.yaml") + " --target sparc"));
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.out.find("tlmc: error: unknown target 'sparc'"), std::string::npos) << r.out;
-  EXPECT_EQ(run_command(tlmc(dir.file("tiny.yaml") + " --emit=exe")).exit_code, 2);
+  EXPECT_EQ(run_command(tlmc("-O0 " + dir.file("tiny.yaml") + " --emit=exe")).exit_code, 2);
   EXPECT_EQ(run_command(tlmc(dir.file("tiny.yaml") + " -O7")).exit_code, 2);
   CommandResult s = run_command(tlmc(dir.file("tiny.yaml") + " -O3 --search genetic"));
   EXPECT_EQ(s.exit_code, 2);
   EXPECT_EQ(s.out,
             "tlmc: error: --search takes evolutionary or random, not 'genetic'\nRun 'tlmc --help' "
             "for the options.\n");
-  CommandResult l = run_command(tlmc(dir.file("tiny.yaml") + " --activation-layout nhwc"));
+  CommandResult l = run_command(tlmc("-O0 " + dir.file("tiny.yaml") + " --activation-layout nhwc"));
   EXPECT_EQ(l.exit_code, 2);
   EXPECT_EQ(l.out,
             "tlmc: error: --activation-layout takes auto, model or channels-last, not 'nhwc'\n"
@@ -115,27 +118,21 @@ TEST_F(CommandLine, HelpAndVersion) {
   EXPECT_NE(h.out.find("--emit"), std::string::npos);
 }
 
-TEST_F(CommandLine, HigherLevelsSayTheyFallBack) {
-  CommandResult r = run_command(tlmc(dir.file("tiny.yaml") + " -O2 -o " + dir.file("libtiny.a")));
-  EXPECT_EQ(r.exit_code, 0) << r.out;
-  EXPECT_NE(r.out.find("note: -O2 uses the -O0 schedules"), std::string::npos) << r.out;
-}
-
 TEST_F(CommandLine, DepfileListsModelAndWeightFiles) {
   std::string bytes(8 * 4 * 4, '\0');
   write_file(dir.file("w.bin"), bytes);
   std::string model = kModel;
   model.replace(model.find("init: {uniform: [-1, 1]}, seed: 3"), 33, "file: w.bin");
   write_file(dir.file("m.yaml"), model);
-  CommandResult r = run_command(
-      tlmc(dir.file("m.yaml") + " -o " + dir.file("libtiny.a") + " --depfile " + dir.file("d")));
+  CommandResult r = run_command(tlmc("-O0 " + dir.file("m.yaml") + " -o " + dir.file("libtiny.a") +
+                                     " --depfile " + dir.file("d")));
   ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_EQ(read_file(dir.file("d")),
             dir.file("libtiny.a") + ": " + dir.file("m.yaml") + " " + dir.file("w.bin") + "\n");
 }
 
 TEST_F(CommandLine, CheckComparesWithTheReference) {
-  CommandResult r = run_command(tlmc(dir.file("tiny.yaml") + " --check"));
+  CommandResult r = run_command(tlmc("-O0 " + dir.file("tiny.yaml") + " --check"));
   EXPECT_EQ(r.exit_code, 0) << r.out;
   EXPECT_NE(r.out.find("output y: max abs error"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("check passed"), std::string::npos) << r.out;
@@ -143,7 +140,7 @@ TEST_F(CommandLine, CheckComparesWithTheReference) {
 
 TEST_F(CommandLine, DumpsEveryIrLevel) {
   CommandResult r = run_command(
-      tlmc(dir.file("tiny.yaml") + " --dump=graph,te,loops -o " + dir.file("libtiny.a")));
+      tlmc("-O0 " + dir.file("tiny.yaml") + " --dump=graph,te,loops -o " + dir.file("libtiny.a")));
   ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_NE(r.out.find("graph tiny (opset 17)"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("h: float32[2, 4] = MatMul(x, w)"), std::string::npos) << r.out;

@@ -11,10 +11,10 @@ TEST(Determinism, SourcesAndArchiveAreIdenticalAcrossRuns) {
   const std::string model = std::string(TLMC_SOURCE_DIR) + "/examples/transformer_layer.yaml";
   for (const char* run : {"a", "b"}) {
     const std::string out = dir.file(run);
-    CommandResult s = run_command(std::string(TLMC_EXE) + " " + model +
+    CommandResult s = run_command(std::string(TLMC_EXE) + " -O0 " + model +
                                   " --target x86-64-avx2 -o " + out + "/src");
     ASSERT_EQ(s.exit_code, 0) << s.out;
-    CommandResult l = run_command(std::string(TLMC_EXE) + " " + model +
+    CommandResult l = run_command(std::string(TLMC_EXE) + " -O0 " + model +
                                   " --target x86-64-avx2 -o " + out + "/lib/libt.a");
     ASSERT_EQ(l.exit_code, 0) << l.out;
   }

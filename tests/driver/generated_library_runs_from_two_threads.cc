@@ -56,7 +56,8 @@ int main(void) {
 TEST(Reentrancy, TwoThreadsWithTwoWorkspacesAgreeWithOne) {
   TempDir dir;
   const std::string model = std::string(TLMC_SOURCE_DIR) + "/examples/transformer_layer.yaml";
-  CommandResult c = run_command(std::string(TLMC_EXE) + " " + model + " -o " + dir.file("libt.a"));
+  CommandResult c =
+      run_command(std::string(TLMC_EXE) + " -O0 " + model + " -o " + dir.file("libt.a"));
   ASSERT_EQ(c.exit_code, 0) << c.out;
   write_file(dir.file("main.c"), kHarness);
   CommandResult b = run_command("cc -std=c11 -O2 -Wall -Wextra -Werror -I" + dir.path() + " " +

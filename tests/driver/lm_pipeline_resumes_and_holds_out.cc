@@ -1,6 +1,6 @@
-// `tlmc lm sample` and `tlmc lm pretrain`: a second run goes on from where the first stopped
-// (models already sampled are not sampled again; training resumes at its checkpoint's step),
-// held-out workloads never reach the corpus, and the written model loads.
+// The `tlmc lm` pipeline: a second run goes on from where the first stopped (models already
+// sampled are not sampled again; training resumes at its checkpoint's step; measurements
+// recorded count), held-out workloads never reach the corpus, and the written models load.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -11,6 +11,7 @@
 #include "ir/target.h"
 #include "lm/checkpoint.h"
 #include "lm/sentence_file.h"
+#include "scheduler/tuning_db.h"
 #include "support/test_support.h"
 
 namespace tlmc {
@@ -129,6 +130,58 @@ TEST(LmPipeline, PretrainingResumesAtItsCheckpointAndWritesAModel) {
   EXPECT_NE(other.out.find("a checkpoint of another model size: remove it to start over"),
             std::string::npos)
       << other.out;
+}
+
+// A round on one machine: the model's proposals for the corpus's subgraphs measured and
+// recorded (resumable: a second run measures nothing), then fine-tuning on the fastest
+// record of each (demonstrations), which writes a model -O1 compiles with.
+TEST(LmPipeline, DemonstrationsAreMeasuredRecordedAndFineTunedOn) {
+  if (!ir::host_target().runs_here) GTEST_SKIP() << "demonstrate measures on this machine";
+  test::TempDir dir;
+  const std::string corpus = dir.file("corpus");
+  ASSERT_EQ(run_command(tlmc_lm("sample " + corpus + " " + kExamples + "mlp.yaml --per-subgraph 2"))
+                .exit_code,
+            0);
+  const std::string db = " --tuning-db " + dir.file("t.db");
+  const std::string demonstrate = "demonstrate " + corpus + db + " --subgraphs 2 --trials 3";
+  test::CommandResult first = run_command(tlmc_lm(demonstrate));
+  ASSERT_EQ(first.exit_code, 0) << first.out;
+  EXPECT_NE(first.out.find("[2/2]"), std::string::npos) << first.out;
+  EXPECT_NE(first.out.find(": 3 trials, best "), std::string::npos) << first.out;
+  const size_t records = scheduler::TuningDb::open(dir.file("t.db"), false).all().size();
+  EXPECT_EQ(records, 8u) << "two subgraphs, each its -O0 schedule and three proposals";
+  test::CommandResult again = run_command(tlmc_lm(demonstrate));
+  ASSERT_EQ(again.exit_code, 0) << again.out;
+  EXPECT_EQ(scheduler::TuningDb::open(dir.file("t.db"), false).all().size(), records);
+  // Round 2 adds three more to each.
+  ASSERT_EQ(run_command(tlmc_lm(demonstrate + " --round 2")).exit_code, 0);
+  EXPECT_EQ(scheduler::TuningDb::open(dir.file("t.db"), false).all().size(), records + 6);
+
+  const std::string tiny = " --channels 16 --layers 1 --heads 2 --batch 4 ";
+  ASSERT_EQ(run_command(tlmc_lm("pretrain " + corpus + tiny + "--steps 5 -o " + dir.file("p.tlm")))
+                .exit_code,
+            0);
+  test::CommandResult tuned =
+      run_command(tlmc_lm("finetune --from-db " + dir.file("t.db") + " --model " +
+                          dir.file("p.tlm") + " --epochs 2 --batch 1 -o " + dir.file("f.tlm")));
+  ASSERT_EQ(tuned.exit_code, 0) << tuned.out;
+  EXPECT_NE(tuned.out.find("tlmc lm finetune: 2 demonstrations from 2 workload-target pairs"),
+            std::string::npos)
+      << tuned.out;
+  EXPECT_NE(tuned.out.find("step 4/4"), std::string::npos) << tuned.out;
+  EXPECT_FALSE(std::filesystem::exists(dir.file("f.tlm.ckpt"))) << "the checkpoint is removed";
+  EXPECT_EQ(lm::load_checkpoint(dir.file("f.tlm")).model.config().channels, 16);
+  test::CommandResult o1 =
+      run_command(std::string(TLMC_EXE) + " " + kExamples + "mlp.yaml -O1 --check --lm-model " +
+                  dir.file("f.tlm") + " --tuning-db " + dir.file("none.db") + " 2>&1");
+  EXPECT_EQ(o1.exit_code, 0) << o1.out;
+  // A database without demonstrations, and a missing one, are refused with what to do.
+  test::CommandResult missing =
+      run_command(tlmc_lm("finetune --from-db " + dir.file("no.db") + " -o " + dir.file("g.tlm")));
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_NE(missing.out.find("no tuning database here (give one that -O2 or -O3 wrote)"),
+            std::string::npos)
+      << missing.out;
 }
 
 TEST(LmPipeline, BadUsageAndBadFilesAreReported) {

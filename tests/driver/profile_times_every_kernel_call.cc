@@ -25,12 +25,12 @@ int calls_in_source(const std::string& c, const std::string& name) {
 TEST(Profile, EveryCallOfTheRunIsTimedOnce) {
   TempDir dir;
   const std::string model = std::string(TLMC_SOURCE_DIR) + "/examples/resnet_block.yaml";
-  CommandResult src = run_command(tlmc(model + " --emit=source -o " + dir.file("src")));
+  CommandResult src = run_command(tlmc("-O0 " + model + " --emit=source -o " + dir.file("src")));
   ASSERT_EQ(src.exit_code, 0) << src.out;
   const int calls = calls_in_source(read_file(dir.file("src/resnet_block.c")), "resnet_block");
   ASSERT_GE(calls, 3);
 
-  CommandResult r = run_command(tlmc(model + " --profile"));
+  CommandResult r = run_command(tlmc("-O0 " + model + " --profile"));
   ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_NE(r.out.find(" call kernel  workload"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("one run: "), std::string::npos) << r.out;
@@ -54,7 +54,7 @@ TEST(Profile, EveryCallOfTheRunIsTimedOnce) {
 
 TEST(Profile, IsNotAskedTogetherWithCheck) {
   const std::string model = std::string(TLMC_SOURCE_DIR) + "/examples/mlp.yaml";
-  CommandResult r = run_command(tlmc(model + " --profile --check"));
+  CommandResult r = run_command(tlmc("-O0 " + model + " --profile --check"));
   EXPECT_EQ(r.exit_code, 2) << r.out;
   EXPECT_NE(r.out.find("--check and --profile are two runs"), std::string::npos) << r.out;
 }

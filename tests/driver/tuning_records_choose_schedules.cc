@@ -33,7 +33,8 @@ class TuningRecords : public ::testing::Test {
  protected:
   void SetUp() override {
     write_file(dir.file("tiny.yaml"), kTiny);
-    CommandResult te = run_command(tlmc(dir.file("tiny.yaml") + " --dump=te -o " + dir.file("x")));
+    CommandResult te =
+        run_command(tlmc("-O0 " + dir.file("tiny.yaml") + " --dump=te -o " + dir.file("x")));
     ASSERT_EQ(te.exit_code, 0) << te.out;
     const size_t at = te.out.find("(workload ");
     ASSERT_NE(at, std::string::npos) << te.out;
@@ -72,17 +73,19 @@ TEST_F(TuningRecords, TheBestRecordIsTheKernelsScheduleAtEveryLevel) {
   ASSERT_EQ(imp.exit_code, 0) << imp.out;
   EXPECT_EQ(imp.out, "imported 1 records into " + dir.file("t.db") + "\n");
 
-  const std::string plain = compile("plain", "");
-  const std::string a = compile("a", db), b = compile("b", db + " -O2");
+  const std::string plain = compile("plain", " -O0");
+  const std::string a = compile("a", db + " -O0"), b = compile("b", db + " -O2"),
+                    c = compile("c", db + " -O1");
   EXPECT_NE(a.find("vectorize 1 [1]"), std::string::npos) << a;
   EXPECT_EQ(a.find("split"), std::string::npos) << "the -O0 schedule was used";
   EXPECT_NE(plain.find("split"), std::string::npos);
-  EXPECT_TRUE(a == b) << "the same record gives the same bytes";
+  EXPECT_TRUE(a == b) << "the same record gives the same bytes (-O2 measures nothing more)";
+  EXPECT_TRUE(a == c) << "the record beats the language model's schedule";
   CommandResult check =
-      run_command(tlmc(dir.file("tiny.yaml") + " --target x86-64-avx2 --check" + db));
+      run_command(tlmc("-O0 " + dir.file("tiny.yaml") + " --target x86-64-avx2 --check" + db));
   EXPECT_EQ(check.exit_code, 0) << check.out;
   // Another target (threads are part of the descriptor) does not use it.
-  EXPECT_NE(compile("other", db + " --threads 3").find("split"), std::string::npos);
+  EXPECT_NE(compile("other", db + " -O0 --threads 3").find("split"), std::string::npos);
 }
 
 TEST_F(TuningRecords, AStaleRecordFallsBackToTheDefaultSchedule) {
@@ -92,14 +95,14 @@ TEST_F(TuningRecords, AStaleRecordFallsBackToTheDefaultSchedule) {
                 .exit_code,
             0);
   CommandResult r = run_command(
-      tlmc(dir.file("tiny.yaml") + " --target x86-64-avx2 -v -o " + dir.file("out") + db));
+      tlmc("-O0 " + dir.file("tiny.yaml") + " --target x86-64-avx2 -v -o " + dir.file("out") + db));
   ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_NE(r.out.find("tlmc: note: a tuning record of workload " + key +
                        " does not apply (split 1 [0, 5]: factors do not divide the extent 16); "
                        "trying the next"),
             std::string::npos)
       << r.out;
-  EXPECT_TRUE(read_file(dir.file("out/tiny.c")) == compile("plain", ""));
+  EXPECT_TRUE(read_file(dir.file("out/tiny.c")) == compile("plain", " -O0"));
 }
 
 TEST_F(TuningRecords, AStaleFastestRecordGivesWayToTheNextThatApplies) {
@@ -110,7 +113,7 @@ TEST_F(TuningRecords, AStaleFastestRecordGivesWayToTheNextThatApplies) {
                        " " + records_file("ok.jsonl", "tlmc-schedule 1\nvectorize 1 [1]\n") + db))
           .exit_code,
       0);
-  const std::string c = compile("next", db);
+  const std::string c = compile("next", db + " -O0");
   EXPECT_NE(c.find("vectorize 1 [1]"), std::string::npos) << c;
   EXPECT_EQ(c.find("split"), std::string::npos) << "the -O0 schedule was used";
 }
@@ -150,8 +153,8 @@ TEST_F(TuningRecords, BadInputIsRefusedWithNothingWritten) {
   EXPECT_EQ(notdb.exit_code, 1);
   EXPECT_EQ(notdb.out,
             dir.file("text.db") + ": error: not a tlmc tuning database (not an SQLite file)\n");
-  CommandResult compile = run_command(
-      tlmc(dir.file("tiny.yaml") + " -o " + dir.file("o") + " --tuning-db " + dir.file("text.db")));
+  CommandResult compile = run_command(tlmc("-O0 " + dir.file("tiny.yaml") + " -o " + dir.file("o") +
+                                           " --tuning-db " + dir.file("text.db")));
   EXPECT_EQ(compile.exit_code, 1) << compile.out;
   CommandResult usage = run_command(tlmc("db frob" + db));
   EXPECT_EQ(usage.exit_code, 2);

@@ -13,11 +13,11 @@ TEST_P(Example, CompilesChecksLinksAndRuns) {
   const std::string name = GetParam();
   const std::string model = std::string(TLMC_SOURCE_DIR) + "/examples/" + name + ".yaml";
   TempDir dir;
-  CommandResult check = run_command(std::string(TLMC_EXE) + " " + model + " --check");
+  CommandResult check = run_command(std::string(TLMC_EXE) + " -O0 " + model + " --check");
   EXPECT_EQ(check.exit_code, 0) << check.out;
   EXPECT_NE(check.out.find("check passed"), std::string::npos) << check.out;
   CommandResult lib =
-      run_command(std::string(TLMC_EXE) + " " + model + " -o " + dir.file("lib" + name + ".a"));
+      run_command(std::string(TLMC_EXE) + " -O0 " + model + " -o " + dir.file("lib" + name + ".a"));
   ASSERT_EQ(lib.exit_code, 0) << lib.out;
   for (const char* cc : {"gcc", "clang"}) {
     const std::string exe = dir.file(std::string("run_") + cc);
@@ -37,7 +37,7 @@ TEST_P(Example, CompilesChecksLinksAndRuns) {
 TEST_P(Example, RandomSchedulesFromTheSpacesCheck) {
   const std::string model = std::string(TLMC_SOURCE_DIR) + "/examples/" + GetParam() + ".yaml";
   for (int seed = 0; seed < 4; ++seed) {
-    CommandResult check = run_command(std::string(TLMC_EXE) + " " + model +
+    CommandResult check = run_command(std::string(TLMC_EXE) + " -O0 " + model +
                                       " --check --random-schedule-seed " + std::to_string(seed));
     EXPECT_EQ(check.exit_code, 0) << "seed " << seed << ": " << check.out;
   }

@@ -28,7 +28,7 @@ class OnnxModel {
   std::string path() const { return dir_.file("model.onnx"); }
   std::string file(const std::string& f) const { return dir_.file(f); }
   std::string tlmc(const std::string& args) const {
-    return std::string(TLMC_EXE) + " " + path() + " " + args;
+    return std::string(TLMC_EXE) + " -O0 " + path() + " " + args;
   }
 
  private:
@@ -147,7 +147,7 @@ TEST(OnnxImport, BadFilesAreClearErrors) {
   write_file(dir.file("truncated.onnx"), whole.substr(0, whole.size() / 2));
   write_file(dir.file("text.onnx"), "tlmc: 1\nname: not_onnx\n");
   for (const char* f : {"truncated.onnx", "text.onnx"}) {
-    CommandResult r = run_command(std::string(TLMC_EXE) + " " + dir.file(f));
+    CommandResult r = run_command(std::string(TLMC_EXE) + " -O0 " + dir.file(f));
     EXPECT_EQ(r.exit_code, 1) << r.out;
     EXPECT_NE(r.out.find(dir.file(f) + ": error: not a readable ONNX model"), std::string::npos)
         << r.out;
@@ -167,7 +167,7 @@ TEST(OnnxImport, ImportWritesYamlThatCompilesToTheSameLibrary) {
   ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_TRUE(fs::exists(m.file("yaml/net.bin")));
   ASSERT_EQ(run_command(m.tlmc("--name net -o " + m.file("from_onnx"))).exit_code, 0);
-  r = run_command(std::string(TLMC_EXE) + " " + m.file("yaml/net.yaml") + " --name net -o " +
+  r = run_command(std::string(TLMC_EXE) + " -O0 " + m.file("yaml/net.yaml") + " --name net -o " +
                   m.file("from_yaml"));
   ASSERT_EQ(r.exit_code, 0) << r.out;
   for (const char* f : {"net.c", "net.h", "net_weights.bin"})

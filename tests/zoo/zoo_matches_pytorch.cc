@@ -34,11 +34,14 @@
 #include <cstring>
 #include <iomanip>
 #include <iostream>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "driver/compile.h"
+#include "driver/layout_plans.h"
+#include "frontend/fold_constants.h"
 #include "ir/dtype.h"
 #include "ir/target.h"
 #include "support/test_support.h"
@@ -315,6 +318,54 @@ TEST_P(Zoo, MatchesPyTorch) {
   }
   std::cout << report.str() << std::flush;
   RecordProperty("report", report.str());
+}
+
+// Workload keys from a file of them (lm/held_out_keys.txt, lm/training_keys.txt): the first
+// word of each line that is not a comment.
+std::set<std::string> key_file(const std::string& name) {
+  std::istringstream in(read_file(std::string(TLMC_SOURCE_DIR) + "/lm/" + name));
+  std::set<std::string> keys;
+  std::string line;
+  while (std::getline(in, line))
+    if (!line.empty() && line[0] != '#') keys.insert(line.substr(0, line.find_first_of(" \t")));
+  return keys;
+}
+
+// The bundled language model never trained on a benchmark workload (shared/bench.md): every
+// subgraph of ResNet-50, MobileNetV2 and BERT-base at their benchmark shapes (this zoo's own
+// exports) and of W1-W6, in every layout plan and on every x86-64 target, is listed as held
+// out, and none is among the workloads of its training data.
+TEST(HeldOut, BenchmarkWorkloadsAreNotInTheBundledModelsTrainingData) {
+  const std::set<std::string> held_out = key_file("held_out_keys.txt");
+  const std::set<std::string> trained = key_file("training_keys.txt");
+  ASSERT_GT(trained.size(), 1000u);
+  std::vector<std::string> models;
+  for (const char* m : {"resnet50", "mobilenet_v2", "bert"}) {
+    SavedExport e;
+    ASSERT_TRUE(find_export(zoo_dir(), m, 17, &e));
+    models.push_back(e.onnx);
+  }
+  for (int w = 1; w <= 6; ++w)
+    models.push_back(std::string(TLMC_SOURCE_DIR) + "/bench/workloads/W" + std::to_string(w) +
+                     ".yaml");
+  size_t checked = 0;
+  for (const char* target : {"x86-64", "x86-64-avx2", "x86-64-avx512"})
+    for (const std::string& model : models) {
+      driver::CompileOptions o;
+      o.model_path = model;
+      o.target = *ir::parse_target(target);
+      const ir::Graph g = frontend::fold_constants(driver::read_model(o));
+      for (const driver::Distinct& d :
+           driver::split_model(g, o.target, driver::ActivationLayout::Auto, nullptr).distinct) {
+        EXPECT_TRUE(held_out.count(d.key)) << model << " on " << target << ": " << d.key
+                                           << " is missing from lm/held_out_keys.txt";
+        EXPECT_FALSE(trained.count(d.key)) << model << " on " << target << ": " << d.key
+                                           << " is in the bundled model's training data";
+        ++checked;
+      }
+    }
+  EXPECT_GT(checked, 100u);
+  for (const std::string& k : held_out) EXPECT_FALSE(trained.count(k)) << k;
 }
 
 // Named "resnet50_op17" in gtest and ctest alike (NO_PRETTY_VALUES in CMakeLists.txt).

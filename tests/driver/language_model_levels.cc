@@ -1,0 +1,107 @@
+// -O1 and -O2 through the real command, with the bundled language model: -O1 writes the
+// model's likeliest schedules (checked against the reference, the same bytes every time,
+// nothing measured); -O2, the default, measures the model's proposals, records them with the
+// subgraph's program, and a second run uses the records as they are. A model file that is
+// not one is refused.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+
+#include "ir/target.h"
+#include "ir/te_text.h"
+#include "scheduler/tuning_db.h"
+#include "support/test_support.h"
+
+namespace tlmc::test {
+namespace {
+
+std::string tlmc(const std::string& args) { return std::string(TLMC_EXE) + " " + args; }
+
+const char* const kModel = R"(tlmc: 1
+name: small
+inputs:
+  a: {shape: [12, 40]}
+weights:
+  w: {shape: [40, 24], init: {uniform: [-1, 1]}, seed: 2}
+nodes:
+  - {op: MatMul, inputs: [a, w], outputs: [c]}
+  - {op: Relu, inputs: [c], outputs: [r]}
+  - {op: Softmax, inputs: [r], outputs: [y]}
+outputs: [y]
+)";
+
+TEST(LanguageModelLevels, O1WritesTheModelsScheduleCheckedAndDeterministic) {
+  TempDir dir;
+  write_file(dir.file("small.yaml"), kModel);
+  const std::string db = " --tuning-db " + dir.file("t.db");
+  CommandResult check = run_command(tlmc(dir.file("small.yaml") + " -O1 --check" + db));
+  EXPECT_EQ(check.exit_code, 0) << check.out;
+  EXPECT_NE(check.out.find("check passed"), std::string::npos) << check.out;
+  for (const char* out : {"a", "b"}) {
+    CommandResult r =
+        run_command(tlmc(dir.file("small.yaml") + " -O1 --emit=source -o " + dir.file(out) + db));
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    EXPECT_NE(r.out.find("tlmc: -O1: 2 kernels (0 from tuning records) in "), std::string::npos)
+        << r.out;
+  }
+  EXPECT_TRUE(read_file(dir.file("a/small.c")) == read_file(dir.file("b/small.c")));
+  EXPECT_FALSE(std::filesystem::exists(dir.file("t.db"))) << "-O1 measures and records nothing";
+}
+
+TEST(LanguageModelLevels, O2IsTheDefaultMeasuresRecordsAndThenUsesTheRecords) {
+  if (!ir::parse_target("host")->runs_here) GTEST_SKIP() << "-O2 measures on this machine";
+  TempDir dir;
+  write_file(dir.file("small.yaml"), kModel);
+  const std::string db = " --tuning-db " + dir.file("t.db");
+  CommandResult first = run_command(
+      tlmc(dir.file("small.yaml") + " --trials 6 --emit=source -o " + dir.file("a") + db));
+  ASSERT_EQ(first.exit_code, 0) << first.out;
+  EXPECT_NE(first.out.find("tlmc: tuned 2 subgraphs with 6 trials"), std::string::npos)
+      << first.out;
+  EXPECT_NE(first.out.find("tlmc: -O2: 2 kernels (2 from tuning records) in "), std::string::npos)
+      << first.out;
+  const std::vector<scheduler::TuningRecord> records =
+      scheduler::TuningDb::open(dir.file("t.db"), false).all();
+  ASSERT_EQ(records.size(), 8u) << "two baselines and six trials";
+  for (const scheduler::TuningRecord& r : records) {
+    const ir::TeProgram program = ir::te_from_text(r.workload);
+    EXPECT_EQ(ir::workload_key(program), r.workload_key) << "the record keeps its subgraph";
+  }
+  CommandResult again =
+      run_command(tlmc(dir.file("small.yaml") + " --emit=source -o " + dir.file("b") + db));
+  ASSERT_EQ(again.exit_code, 0) << again.out;
+  EXPECT_EQ(again.out.find("tlmc: tuned"), std::string::npos) << "nothing is measured again";
+  EXPECT_TRUE(read_file(dir.file("a/small.c")) == read_file(dir.file("b/small.c")));
+  CommandResult check = run_command(tlmc(dir.file("small.yaml") + " --check" + db));
+  EXPECT_EQ(check.exit_code, 0) << check.out;
+}
+
+TEST(LanguageModelLevels, O2ForATargetThatCannotRunHereIsO1WithANote) {
+  const char* other = nullptr;
+  for (const char* t : {"x86-64-avx512", "x86-64-avx2"})
+    if (!ir::parse_target(t)->runs_here) other = t;
+  if (!other) GTEST_SKIP() << "this machine runs every x86-64 target";
+  TempDir dir;
+  write_file(dir.file("small.yaml"), kModel);
+  CommandResult r = run_command(tlmc(dir.file("small.yaml") + " --target " + other + " -o " +
+                                     dir.file("libs.a") + " --tuning-db " + dir.file("t.db")));
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("compiling at -O1 (the language model's schedules, unmeasured)"),
+            std::string::npos)
+      << r.out;
+}
+
+TEST(LanguageModelLevels, AFileThatIsNotAModelIsRefused) {
+  TempDir dir;
+  write_file(dir.file("small.yaml"), kModel);
+  write_file(dir.file("bad.tlm"), "not a model");
+  CommandResult r = run_command(tlmc(dir.file("small.yaml") + " -O1 --lm-model " +
+                                     dir.file("bad.tlm") + " -o " + dir.file("o")));
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_EQ(r.out, "tlmc: error: " + dir.file("bad.tlm") + ": not a tlmc model file\n");
+  EXPECT_FALSE(std::filesystem::exists(dir.file("o")));
+}
+
+}  // namespace
+}  // namespace tlmc::test
