@@ -343,7 +343,7 @@ TEST(HeldOut, BenchmarkWorkloadsAreNotInTheBundledModelsTrainingData) {
   for (const char* m : {"resnet50", "mobilenet_v2", "bert"}) {
     SavedExport e;
     ASSERT_TRUE(find_export(zoo_dir(), m, 17, &e));
-    models.push_back(e.onnx);
+    models.push_back(zoo_dir() + "/" + e.onnx);
   }
   for (int w = 1; w <= 6; ++w)
     models.push_back(std::string(TLMC_SOURCE_DIR) + "/bench/workloads/W" + std::to_string(w) +
