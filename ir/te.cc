@@ -59,20 +59,6 @@ Expr reduce_combine(ReduceKind k, const Expr& acc, Expr value) {
 
 namespace {
 
-std::string_view reduce_name(ReduceKind k) {
-  switch (k) {
-    case ReduceKind::None:
-      return "";
-    case ReduceKind::Sum:
-      return "sum";
-    case ReduceKind::Max:
-      return "max";
-    case ReduceKind::Min:
-      return "min";
-  }
-  return "?";
-}
-
 // Prints the program; `canonical` replaces every name by a position.
 std::string print_program(const TeProgram& p, bool canonical) {
   std::ostringstream os;
@@ -102,7 +88,7 @@ std::string print_program(const TeProgram& p, bool canonical) {
     }
     os << "] = ";
     if (s.reduce != ReduceKind::None) {
-      os << reduce_name(s.reduce) << "(";
+      os << reduce_kind_name(s.reduce) << "(";
       for (size_t i = 0; i < s.reduce_axes.size(); ++i) {
         const Axis& a = s.reduce_axes[i];
         os << (i ? ", " : "") << vname(a) << " < " << a.extent;
@@ -133,6 +119,20 @@ std::string print_program(const TeProgram& p, bool canonical) {
 }
 
 }  // namespace
+
+std::string_view reduce_kind_name(ReduceKind k) {
+  switch (k) {
+    case ReduceKind::None:
+      return "none";
+    case ReduceKind::Sum:
+      return "sum";
+    case ReduceKind::Max:
+      return "max";
+    case ReduceKind::Min:
+      return "min";
+  }
+  return "?";
+}
 
 std::string te_str(const TeProgram& p) { return print_program(p, false); }
 std::vector<int> stage_operands(const Stage& s) {

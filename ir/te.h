@@ -67,6 +67,9 @@ std::vector<int> stage_operands(const Stage& s);
 // A stage is pointwise when it has no reduction.
 inline bool is_pointwise(const Stage& s) { return s.reduce == ReduceKind::None; }
 
+// "none", "sum", "max", "min": how the program's text names a reduction.
+std::string_view reduce_kind_name(ReduceKind k);
+
 // Readable text of the whole program (--dump=te).
 std::string te_str(const TeProgram& p);
 // Canonical text: tensor and variable names replaced by their positions, so that two

@@ -18,20 +18,6 @@ constexpr int kVersion = 1;
 // Expressions nest no deeper than this (a damaged text could otherwise exhaust the stack).
 constexpr int kDeepest = 2000;
 
-std::string_view reduce_word(ReduceKind k) {
-  switch (k) {
-    case ReduceKind::None:
-      return "none";
-    case ReduceKind::Sum:
-      return "sum";
-    case ReduceKind::Max:
-      return "max";
-    case ReduceKind::Min:
-      return "min";
-  }
-  return "?";
-}
-
 // Names become one whitespace-free word: '%', blanks and bytes outside printable ASCII as
 // %XX; the empty name as a lone '%'.
 std::string escape(std::string_view name) {
@@ -256,7 +242,7 @@ TeProgram read_program(Reader& r) {
     const std::string_view reduce = r.word();
     bool known = false;
     for (ReduceKind k : {ReduceKind::None, ReduceKind::Sum, ReduceKind::Max, ReduceKind::Min})
-      if (reduce_word(k) == reduce) {
+      if (reduce_kind_name(k) == reduce) {
         s.reduce = k;
         known = true;
       }
@@ -289,7 +275,7 @@ std::string te_to_text(const TeProgram& p) {
   }
   for (const Stage& s : p.stages) {
     os << "stage " << escape(s.name) << " " << s.output << " " << escape(s.op) << " "
-       << reduce_word(s.reduce);
+       << reduce_kind_name(s.reduce);
     write_axes(os, s.axes);
     write_axes(os, s.reduce_axes);
     os << "\n ";

@@ -58,16 +58,7 @@ class EvolutionarySearch : public SearchStrategy {
           proposed_.insert(p);
           out.push_back(std::move(p));
         }
-    for (size_t misses = 0; out.size() < n && misses < 64 * n + 64;) {
-      Point p = scheduler::random_point(sketches_, rng_);
-      if (is_new(p)) {
-        proposed_.insert(p);
-        out.push_back(std::move(p));
-        misses = 0;
-      } else {
-        ++misses;
-      }
-    }
+    add_random_points(sketches_, rng_, proposed_, n, out);
     return out;
   }
 
