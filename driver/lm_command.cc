@@ -8,6 +8,7 @@
 #include <iostream>
 #include <map>
 #include <numeric>
+#include <optional>
 #include <random>
 #include <set>
 #include <sstream>
@@ -38,23 +39,25 @@ namespace po = boost::program_options;
 
 constexpr const char* kUsage =
     "Usage: tlmc lm keys MODEL... [--target T]\n"
-    "       tlmc lm sample CORPUS MODEL... [--per-subgraph N] [--seed S] [--target T]\n"
-    "                                     [--hold-out FILE]\n"
+    "       tlmc lm sample CORPUS MODEL... [--per-subgraph N] [--decisions uniform|rule]\n"
+    "                                     [--seed S] [--target T] [--hold-out FILE]\n"
     "       tlmc lm pretrain CORPUS -o MODEL.tlm [--steps N] [--batch B] [--learning-rate R]\n"
     "                                     [--channels C] [--layers L] [--heads H] [--context T]\n"
     "                                     [--seed S]\n"
     "       tlmc lm demonstrate CORPUS --tuning-db FILE [--model M.tlm] [--subgraphs N]\n"
     "                                     [--trials T] [--round R] [--seed S]\n"
     "       tlmc lm finetune --from-db FILE -o MODEL.tlm [--model M.tlm] [--top K] [--epochs E]\n"
-    "                                     [--batch B] [--learning-rate R] [--seed S]\n\n"
+    "                                     [--rehearse CORPUS] [--batch B] [--learning-rate R]\n"
+    "                                     [--seed S]\n\n"
     "The tensor language model's pipeline (docs/lm.md). CORPUS is a folder the commands\n"
     "keep their work in; each command resumes where a killed run of it stopped.\n"
     "  keys      prints the workload key of each distinct subgraph of each MODEL (all layout\n"
     "            plans), its model and plan: a --hold-out file\n"
     "  sample    the distinct subgraphs of each MODEL (.yaml or .onnx), except those whose\n"
     "            workload key --hold-out lists, each written as N sentences whose decisions\n"
-    "            are drawn at random from its spaces (CORPUS/sentences/), and the subgraph\n"
-    "            itself (CORPUS/programs/)\n"
+    "            are drawn at random from its spaces (CORPUS/sentences/), or as the one\n"
+    "            point the -O0 rule chooses (--decisions rule), and the subgraph itself\n"
+    "            (CORPUS/programs/)\n"
     "  pretrain  trains a model on CORPUS's sentences (checkpoints in CORPUS/pretrain.ckpt)\n"
     "            and writes it to MODEL.tlm (default: 128 channels, 4 layers, 4 heads, a\n"
     "            context of 768 tokens, 2000 steps of 16 sentences at a rate of 1e-3)\n"
@@ -64,7 +67,8 @@ constexpr const char* kUsage =
     "  finetune  trains the model (default: the bundled one) for E epochs (default 8) on the\n"
     "            fastest K records (default 1) of each workload in the tuning database, as\n"
     "            sentences (demonstrations), at a rate of 3e-4 unless told; checkpoints in\n"
-    "            MODEL.tlm.ckpt\n";
+    "            MODEL.tlm.ckpt. --rehearse adds as many sentences of CORPUS's other\n"
+    "            subgraphs, so that the model keeps what it knew of them\n";
 
 // The file a model's sentences go to: its name and the target, made safe.
 std::string sentence_stem(const std::string& model, const ir::Target& target) {
@@ -120,12 +124,19 @@ int keys(const std::vector<std::string>& models, const ir::Target& target) {
   return 0;
 }
 
+// What `sample` writes as a subgraph's decisions.
+enum class SampledDecisions {
+  Uniform,  // points drawn uniformly from the spaces
+  Rule,     // the -O0 rule's point (one per subgraph): what the rule would choose
+};
+
 // Each model: its distinct subgraphs (all layout plans) not held out and not sampled from an
-// earlier model, `per_subgraph` random points each. A model is done once its sentences file
+// earlier model, `per_subgraph` points each. A model is done once its sentences file
 // exists; its keys file, written first, lists the subgraphs it sampled (the corpus listing
 // the held-out check reads), each with its model's absolute path (demonstrate reads it).
 int sample(const fs::path& corpus, const std::vector<std::string>& models, int per_subgraph,
-           uint64_t seed, const ir::Target& target, const std::set<std::string>& held_out) {
+           SampledDecisions decisions, uint64_t seed, const ir::Target& target,
+           const std::set<std::string>& held_out) {
   fs::create_directories(corpus / "sentences");
   fs::create_directories(corpus / "programs");
   std::set<std::string> sampled;
@@ -168,8 +179,11 @@ int sample(const fs::path& corpus, const std::vector<std::string>& models, int p
       const std::vector<lm::Token> prompt = lm::prompt_tokens(program, target);
       std::mt19937_64 rng(seed ^ std::stoull(d.key, nullptr, 16));
       for (int i = 0; i < per_subgraph; ++i)
-        sentences.push_back(
-            lm::tensor_sentence(prompt, sketches, scheduler::random_point(sketches, rng)));
+        sentences.push_back(lm::tensor_sentence(
+            prompt, sketches,
+            decisions == SampledDecisions::Rule
+                ? scheduler::SpacePoint{0, scheduler::default_values(sketches[0])}
+                : scheduler::random_point(sketches, rng)));
       write_text(program_path(corpus, d.key), ir::te_to_text(program));
       keys += d.key + "\t" + fs::absolute(model).string() + "\t" +
               split.plans[static_cast<size_t>(d.plan)].name + "\n";
@@ -309,7 +323,9 @@ lm::Gpt starting_model(const po::variables_map& vm) {
 // Demonstrations: the fastest successful record of each workload and target (`top` of
 // them) whose program and schedule read back, as sentences. What was left out, and why, is
 // counted in the progress line.
-std::vector<lm::Sentence> demonstrations(const std::string& db_path, int top, int context) {
+// `demonstrated` gets each workload-target pair that gave one ("KEY\nDESCRIPTOR").
+std::vector<lm::Sentence> demonstrations(const std::string& db_path, int top, int context,
+                                         std::set<std::string>& demonstrated) {
   if (!fs::exists(db_path))
     throw Diagnostic({db_path}, "no tuning database here (give one that -O2 or -O3 wrote)");
   const scheduler::TuningDb db = scheduler::TuningDb::open(db_path, false);
@@ -354,6 +370,7 @@ std::vector<lm::Sentence> demonstrations(const std::string& db_path, int top, in
       continue;
     }
     out.push_back(std::move(s));
+    demonstrated.insert(g);
   }
   std::fprintf(stderr,
                "tlmc lm finetune: %zu demonstrations from %zu workload-target pairs of %s (left "
@@ -363,13 +380,64 @@ std::vector<lm::Sentence> demonstrations(const std::string& db_path, int top, in
   return out;
 }
 
+// Rehearsal: up to `count` sentences of the corpus (drawn by the seed) whose subgraph and
+// target have no demonstration, so that fine-tuning on a few hundred subgraphs does not
+// unlearn what the model knew of the others. A sentence's subgraph is its file's key at
+// its index over the sentences per subgraph (sample writes them in that order).
+std::vector<lm::Sentence> rehearsal(const fs::path& corpus,
+                                    const std::set<std::string>& demonstrated, size_t count,
+                                    uint64_t seed, int context) {
+  if (!fs::is_directory(corpus / "sentences"))
+    throw Diagnostic(
+        {(corpus / "sentences").string()},
+        "no sentences to rehearse: run `tlmc lm sample` with this corpus folder first");
+  std::vector<lm::Sentence> pool;
+  for (const auto& entry : fs::directory_iterator(corpus / "sentences")) {
+    if (entry.path().extension() != ".bin") continue;
+    const std::string stem = entry.path().stem().string();
+    const std::optional<ir::Target> target = ir::parse_target(stem.substr(stem.rfind('.') + 1));
+    if (!target) continue;  // not a file `sample` named
+    fs::path keys_path = entry.path();
+    keys_path.replace_extension(".keys");
+    std::vector<std::string> keys;
+    std::ifstream f(keys_path);
+    for (std::string line; std::getline(f, line);) keys.push_back(line.substr(0, line.find('\t')));
+    std::vector<lm::Sentence> s = lm::read_sentences(entry.path().string());
+    if (keys.empty() || s.size() % keys.size() != 0)
+      throw Diagnostic({keys_path.string()}, "does not list the subgraphs of its " +
+                                                 std::to_string(s.size()) +
+                                                 " sentences: sample this model again");
+    const size_t per_key = s.size() / keys.size();
+    for (size_t i = 0; i < s.size(); ++i)
+      if (!demonstrated.count(keys[i / per_key] + "\n" + target->descriptor()) &&
+          s[i].tokens.size() <= static_cast<size_t>(context))
+        pool.push_back(std::move(s[i]));
+  }
+  sort_sentences(pool);
+  std::mt19937_64 rng(seed);
+  std::shuffle(pool.begin(), pool.end(), rng);
+  pool.resize(std::min(pool.size(), count));
+  std::fprintf(stderr, "tlmc lm finetune: %zu sentences of %s rehearsed\n", pool.size(),
+               corpus.string().c_str());
+  return pool;
+}
+
 int finetune(const std::string& db_path, const std::string& output, lm::Gpt model, int top,
-             int epochs, TrainRun run) {
-  std::vector<lm::Sentence> sentences = demonstrations(db_path, top, model.config().context);
+             int epochs, const std::optional<fs::path>& rehearse, TrainRun run) {
+  std::set<std::string> demonstrated;
+  std::vector<lm::Sentence> sentences =
+      demonstrations(db_path, top, model.config().context, demonstrated);
   if (sentences.empty())
     throw Diagnostic({db_path},
                      "no demonstrations: the database has no successful record "
                      "that reads back as a tensor sentence");
+  if (rehearse) {
+    // As many rehearsed sentences as demonstrations: half of each batch, on average.
+    std::vector<lm::Sentence> r =
+        rehearsal(*rehearse, demonstrated, sentences.size(), run.seed, model.config().context);
+    sentences.insert(sentences.end(), std::make_move_iterator(r.begin()),
+                     std::make_move_iterator(r.end()));
+  }
   sort_sentences(sentences);
   run.steps = std::max<int64_t>(
       1, (static_cast<int64_t>(sentences.size()) * epochs + run.batch - 1) / run.batch);
@@ -476,9 +544,10 @@ ir::Target parse_target_option(const po::variables_map& vm) {
 
 static int run_lm_command_checked(const std::vector<std::string>& args) {
   po::options_description opts;
-  opts.add_options()("output,o", po::value<std::string>())(
-      "per-subgraph", po::value<int>()->default_value(64))("seed",
-                                                           po::value<uint64_t>()->default_value(1))(
+  opts.add_options()("output,o", po::value<std::string>())("per-subgraph",
+                                                           po::value<int>()->default_value(64))(
+      "decisions", po::value<std::string>()->default_value("uniform"))(
+      "rehearse", po::value<std::string>())("seed", po::value<uint64_t>()->default_value(1))(
       "target", po::value<std::string>()->default_value("host"))(
       "hold-out", po::value<std::string>())("steps", po::value<int64_t>()->default_value(2000))(
       "batch", po::value<int>()->default_value(16))("learning-rate", po::value<float>())(
@@ -520,18 +589,28 @@ static int run_lm_command_checked(const std::vector<std::string>& args) {
     if (!vm.count("output")) throw std::invalid_argument("tlmc lm finetune needs -o MODEL.tlm");
     const int top = vm["top"].as<int>(), epochs = vm["epochs"].as<int>();
     if (top < 1 || epochs < 1) throw std::invalid_argument("--top and --epochs take counts >= 1");
+    std::optional<fs::path> rehearse;
+    if (vm.count("rehearse")) rehearse = vm["rehearse"].as<std::string>();
     return finetune(vm["from-db"].as<std::string>(), vm["output"].as<std::string>(),
-                    starting_model(vm), top, epochs, train_run("finetune", 3e-4f));
+                    starting_model(vm), top, epochs, rehearse, train_run("finetune", 3e-4f));
   }
   if (words.size() < 2) throw std::invalid_argument("tlmc lm " + verb + " needs a corpus folder");
   const fs::path corpus = words[1];
   if (verb == "sample") {
     if (words.size() < 3) throw std::invalid_argument("tlmc lm sample needs models to sample");
-    const int per = vm["per-subgraph"].as<int>();
+    const std::string& kind = vm["decisions"].as<std::string>();
+    if (kind != "uniform" && kind != "rule")
+      throw std::invalid_argument("--decisions takes uniform or rule, not '" + kind + "'");
+    const SampledDecisions decisions =
+        kind == "rule" ? SampledDecisions::Rule : SampledDecisions::Uniform;
+    if (decisions == SampledDecisions::Rule && !vm["per-subgraph"].defaulted())
+      throw std::invalid_argument(
+          "--decisions rule writes one sentence per subgraph: leave out --per-subgraph");
+    const int per = decisions == SampledDecisions::Rule ? 1 : vm["per-subgraph"].as<int>();
     if (per < 1) throw std::invalid_argument("--per-subgraph takes a count >= 1");
     std::set<std::string> held_out;
     if (vm.count("hold-out")) held_out = read_keys(vm["hold-out"].as<std::string>());
-    return sample(corpus, std::vector<std::string>(words.begin() + 2, words.end()), per,
+    return sample(corpus, std::vector<std::string>(words.begin() + 2, words.end()), per, decisions,
                   vm["seed"].as<uint64_t>(), parse_target_option(vm), held_out);
   }
   if (verb == "pretrain") {

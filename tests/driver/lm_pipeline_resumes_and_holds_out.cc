@@ -9,8 +9,11 @@
 #include <sstream>
 
 #include "ir/target.h"
+#include "ir/te_text.h"
 #include "lm/checkpoint.h"
 #include "lm/sentence_file.h"
+#include "lm/tensor_sentence.h"
+#include "scheduler/sketch_rules.h"
 #include "scheduler/tuning_db.h"
 #include "support/test_support.h"
 
@@ -20,6 +23,13 @@ namespace {
 using test::run_command;
 
 const std::string kExamples = std::string(TLMC_SOURCE_DIR) + "/examples/";
+
+size_t count_lines(const std::string& path) {
+  std::ifstream f(path);
+  size_t n = 0;
+  for (std::string line; std::getline(f, line);) ++n;
+  return n;
+}
 
 std::string tlmc_lm(const std::string& args) {
   return std::string(TLMC_EXE) + " lm " + args + " 2>&1";
@@ -171,6 +181,32 @@ TEST(LmPipeline, DemonstrationsAreMeasuredRecordedAndFineTunedOn) {
   EXPECT_NE(tuned.out.find("step 4/4"), std::string::npos) << tuned.out;
   EXPECT_FALSE(std::filesystem::exists(dir.file("f.tlm.ckpt"))) << "the checkpoint is removed";
   EXPECT_EQ(lm::load_checkpoint(dir.file("f.tlm")).model.config().channels, 16);
+  // Rehearsal: sentences of subgraphs with no demonstration join the training, as many as
+  // there are demonstrations. The host corpus's demonstrated subgraphs are not rehearsed;
+  // another target's sentences of the same subgraphs are.
+  const size_t host_subgraphs =
+      count_lines(corpus + "/sentences/mlp." + ir::host_target().name + ".keys");
+  const std::string other_target =
+      ir::host_target().name == "x86-64-avx2" ? "x86-64-avx512" : "x86-64-avx2";
+  ASSERT_EQ(run_command(tlmc_lm("sample " + dir.file("other") + " " + kExamples +
+                                "mlp.yaml --decisions rule --target " + other_target))
+                .exit_code,
+            0);
+  const std::string finetune = "finetune --from-db " + dir.file("t.db") + " --model " +
+                               dir.file("p.tlm") + " --epochs 1 --batch 1 -o " + dir.file("r.tlm");
+  test::CommandResult own = run_command(tlmc_lm(finetune + " --rehearse " + corpus));
+  ASSERT_EQ(own.exit_code, 0) << own.out;
+  EXPECT_NE(own.out.find("tlmc lm finetune: " +
+                         std::to_string(std::min<size_t>(2, (host_subgraphs - 2) * 2)) +
+                         " sentences of " + corpus + " rehearsed"),
+            std::string::npos)
+      << own.out;
+  test::CommandResult other = run_command(tlmc_lm(finetune + " --rehearse " + dir.file("other")));
+  ASSERT_EQ(other.exit_code, 0) << other.out;
+  EXPECT_NE(other.out.find("tlmc lm finetune: 2 sentences of " + dir.file("other") + " rehearsed"),
+            std::string::npos)
+      << other.out;
+  EXPECT_NE(other.out.find("step 4/4"), std::string::npos) << "2 demonstrations, 2 rehearsed";
   test::CommandResult o1 =
       run_command(std::string(TLMC_EXE) + " " + kExamples + "mlp.yaml -O1 --check --lm-model " +
                   dir.file("f.tlm") + " --tuning-db " + dir.file("none.db") + " 2>&1");
@@ -182,6 +218,44 @@ TEST(LmPipeline, DemonstrationsAreMeasuredRecordedAndFineTunedOn) {
   EXPECT_NE(missing.out.find("no tuning database here (give one that -O2 or -O3 wrote)"),
             std::string::npos)
       << missing.out;
+}
+
+// --decisions rule: one sentence per subgraph, whose decisions are the -O0 rule's point.
+TEST(LmPipeline, RuleSentencesHoldTheDefaultPoint) {
+  test::TempDir dir;
+  const std::string corpus = dir.file("corpus");
+  test::CommandResult sampled = run_command(tlmc_lm(
+      "sample " + corpus + " " + kExamples + "mlp.yaml --decisions rule --target x86-64-avx2"));
+  ASSERT_EQ(sampled.exit_code, 0) << sampled.out;
+  const std::string stem = corpus + "/sentences/mlp.x86-64-avx2";
+  const std::vector<lm::Sentence> sentences = lm::read_sentences(stem + ".bin");
+  std::ifstream keys(stem + ".keys");
+  std::vector<std::string> key_lines;
+  for (std::string line; std::getline(keys, line);) key_lines.push_back(line.substr(0, 16));
+  ASSERT_EQ(sentences.size(), key_lines.size());
+  ASSERT_FALSE(sentences.empty());
+  const ir::Target target = *ir::parse_target("x86-64-avx2");
+  for (size_t i = 0; i < sentences.size(); ++i) {
+    const ir::TeProgram program =
+        ir::te_from_text(test::read_file(corpus + "/programs/" + key_lines[i] + ".te"));
+    const scheduler::Sketches sketches = scheduler::generate_sketches(program, target);
+    const std::vector<lm::Token> prompt = lm::prompt_tokens(program, target);
+    const lm::Sentence rule = lm::tensor_sentence(
+        prompt, sketches, scheduler::SpacePoint{0, scheduler::default_values(sketches[0])});
+    EXPECT_EQ(sentences[i].tokens, rule.tokens) << key_lines[i];
+  }
+  test::CommandResult both = run_command(tlmc_lm("sample " + dir.file("c2") + " " + kExamples +
+                                                 "mlp.yaml --decisions rule --per-subgraph 3"));
+  EXPECT_EQ(both.exit_code, 2);
+  EXPECT_NE(both.out.find("--decisions rule writes one sentence per subgraph: leave out "
+                          "--per-subgraph"),
+            std::string::npos)
+      << both.out;
+  test::CommandResult bad = run_command(
+      tlmc_lm("sample " + dir.file("c3") + " " + kExamples + "mlp.yaml --decisions best"));
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.out.find("--decisions takes uniform or rule, not 'best'"), std::string::npos)
+      << bad.out;
 }
 
 TEST(LmPipeline, BadUsageAndBadFilesAreReported) {

@@ -32,10 +32,11 @@ TEST(TensorSentence, RandomPointsRoundTripOnEveryTarget) {
         const Sentence s = tensor_sentence(prompt, sketches, point);
         ASSERT_EQ(s.tokens.size(), s.choices.size());
         // Each decision's token is among its choices.
-        for (size_t i = 0; i < s.tokens.size(); ++i)
-          if (!s.choices[i].empty())
-            EXPECT_NE(std::find(s.choices[i].begin(), s.choices[i].end(), s.tokens[i]),
-                      s.choices[i].end());
+        for (size_t i = 0; i < s.tokens.size(); ++i) {
+          if (s.choices[i].empty()) continue;
+          EXPECT_NE(std::find(s.choices[i].begin(), s.choices[i].end(), s.tokens[i]),
+                    s.choices[i].end());
+        }
         const std::optional<SpacePoint> back =
             parse_sentence(sketches, decisions_of(s, prompt.size()));
         ASSERT_TRUE(back) << sentence_text(s.tokens);
