@@ -245,6 +245,9 @@ void tune(const CompileOptions& o, const std::vector<LayoutPlan>& plans,
   for (size_t i = 0; i < distinct.size(); ++i) {
     const Distinct& d = distinct[i];
     if (only_plan >= 0 && d.occurrences[static_cast<size_t>(only_plan)] == 0) continue;
+    if (!o.tune_only.empty() &&
+        std::find(o.tune_only.begin(), o.tune_only.end(), d.key) == o.tune_only.end())
+      continue;
     // -O2 uses a record as it is (design.md): a subgraph with one is not measured again.
     if (model_search && kernel_records(o, db, d.lowered.program)) continue;
     const int times = only_plan >= 0
@@ -502,6 +505,12 @@ CompiledModel compile_model(const CompileOptions& options) {
   // -O2, -O3: measure on this machine and record, before the schedules are chosen from
   // records. -O2 tunes the rule's layout plan alone (half the subgraphs of a convolutional
   // network), -O3 every plan, to build the faster.
+  for (const std::string& key : o.tune_only)
+    if (std::none_of(distinct.begin(), distinct.end(),
+                     [&](const Distinct& d) { return d.key == key; }))
+      throw Diagnostic({o.model_path}, "--tune-only " + key +
+                                           ": no subgraph of the model has this workload key "
+                                           "(--dump te lists them)");
   if (o.opt_level >= 2 && o.random_schedule_seed < 0) {
     PassTimer t(o, "tune");
     tune(o, plans, distinct, o.opt_level == 2 ? static_cast<int>(rule) : -1);

@@ -33,6 +33,9 @@ struct CompileOptions {
   // -O2, -O3: measurements in all (--trials); 0: 32 (-O2) or 64 (-O3) per distinct subgraph
   int64_t trials = 0;
   bool random_search = false;  // -O3: uniform sampling instead of the evolutionary search
+  // -O2, -O3: tune only the subgraphs with these workload keys (--tune-only; all when empty):
+  // a benchmark's way to tune one subgraph of a model
+  std::vector<std::string> tune_only;
   // -O1 .. -O3: the language model's file (--lm-model); empty: the bundled model
   std::string lm_model;
   ActivationLayout activation_layout = ActivationLayout::Auto;

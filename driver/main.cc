@@ -101,6 +101,10 @@ int run(int argc, char** argv) {
          "-O2, -O3: measurements in all, spread over the tasks (0: 32 per task at -O2, 64 at "
          "-O3; a task is a distinct subgraph: of the chosen activation layout at -O2, of "
          "either at -O3)");
+  option("tune-only", po::value<std::string>(),
+         "-O2, -O3: tune only the subgraphs with these workload keys (comma-separated, as "
+         "--dump te prints them; for benchmarks: the others keep their records, else the -O0 "
+         "schedule)");
   option("lm-model", po::value<std::string>(),
          "-O1 .. -O3: the language model file to use (from `tlmc lm pretrain` or `tlmc lm "
          "finetune`; default: the bundled model)");
@@ -192,6 +196,12 @@ int run(int argc, char** argv) {
   if (search != "evolutionary" && search != "random")
     throw UsageError("--search takes evolutionary or random, not '" + search + "'");
   options.random_search = search == "random";
+  if (vm.count("tune-only")) {
+    std::istringstream keys(vm["tune-only"].as<std::string>());
+    for (std::string key; std::getline(keys, key, ',');)
+      if (!key.empty()) options.tune_only.push_back(key);
+    if (options.tune_only.empty()) throw UsageError("--tune-only takes workload keys");
+  }
   const std::string layout = vm["activation-layout"].as<std::string>();
   if (layout != "auto" && layout != "model" && layout != "channels-last")
     throw UsageError("--activation-layout takes auto, model or channels-last, not '" + layout +

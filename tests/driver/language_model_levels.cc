@@ -77,6 +77,38 @@ TEST(LanguageModelLevels, O2IsTheDefaultMeasuresRecordsAndThenUsesTheRecords) {
   EXPECT_EQ(check.exit_code, 0) << check.out;
 }
 
+// --tune-only KEY: a benchmark tunes one subgraph of a model; the others keep the -O0
+// schedule. A key the model lacks is refused before anything is measured.
+TEST(LanguageModelLevels, TuneOnlyTunesTheNamedSubgraphAlone) {
+  if (!ir::parse_target("host")->runs_here) GTEST_SKIP() << "-O2 measures on this machine";
+  TempDir dir;
+  write_file(dir.file("small.yaml"), kModel);
+  const std::string db = " --tuning-db " + dir.file("t.db");
+  CommandResult te = run_command(
+      tlmc(dir.file("small.yaml") + " -O0 --dump te --emit=source -o " + dir.file("s") + db));
+  ASSERT_EQ(te.exit_code, 0) << te.out;
+  const size_t at = te.out.find("(workload ");
+  ASSERT_NE(at, std::string::npos) << te.out;
+  const std::string key = te.out.substr(at + 10, 16);
+  CommandResult tuned = run_command(tlmc(dir.file("small.yaml") + " --trials 3 --tune-only " + key +
+                                         " --emit=source -o " + dir.file("a") + db));
+  ASSERT_EQ(tuned.exit_code, 0) << tuned.out;
+  EXPECT_NE(tuned.out.find("tlmc: tuned 1 subgraph"), std::string::npos) << tuned.out;
+  EXPECT_NE(tuned.out.find("tlmc: -O2: 2 kernels (1 from tuning records) in "), std::string::npos)
+      << tuned.out;
+  for (const scheduler::TuningRecord& r : scheduler::TuningDb::open(dir.file("t.db"), false).all())
+    EXPECT_EQ(r.workload_key, key);
+  CommandResult unknown =
+      run_command(tlmc(dir.file("small.yaml") + " -O3 --tune-only " +
+                       "0123456789abcdef --emit=source -o " + dir.file("b") + db));
+  EXPECT_EQ(unknown.exit_code, 1) << unknown.out;
+  EXPECT_NE(unknown.out.find("--tune-only 0123456789abcdef: no subgraph of the model has this "
+                             "workload key (--dump te lists them)"),
+            std::string::npos)
+      << unknown.out;
+  EXPECT_FALSE(std::filesystem::exists(dir.file("b"))) << "nothing is written";
+}
+
 TEST(LanguageModelLevels, O2ForATargetThatCannotRunHereIsO1WithANote) {
   const char* other = nullptr;
   for (const char* t : {"x86-64-avx512", "x86-64-avx2"})
