@@ -1,6 +1,7 @@
 #include "tune/tuner.h"
 
 #include <algorithm>
+#include <iomanip>
 #include <chrono>
 #include <cstdio>
 #include <limits>
@@ -310,7 +311,8 @@ std::vector<TaskReport> tune_tasks(const std::vector<TuneTask>& tasks, const ir:
                 search_times.proposing, m.lowering, m.compiling, m.running, search_times.recording);
   progress << "tlmc: tuned " << tasks.size() << (tasks.size() == 1 ? " subgraph" : " subgraphs")
            << " with " << spent << " trials (" << measured << " measured now) in "
-           << static_cast<int64_t>(seconds_since(begin)) << " s (" << phases << "); records in "
+           << std::fixed << std::setprecision(1) << seconds_since(begin) << std::defaultfloat
+           << " s (" << phases << "); records in "
            << db.path() << "\n";
   return reports;
 }
