@@ -230,30 +230,28 @@ void train(lm::Gpt& model, const std::vector<lm::Sentence>& sentences, const Tra
     std::fprintf(stderr, "tlmc lm %s: resuming at step %lld\n", run.verb,
                  static_cast<long long>(state.step));
   }
-  // Batches: an order of the sentences per epoch, from the seed and the epoch alone, so a
-  // resumed run draws the batches the uninterrupted one would have.
   const size_t batch = static_cast<size_t>(run.batch);
   const size_t per_epoch = sentences.size() / batch + (sentences.size() % batch != 0);
-  std::vector<size_t> order;
-  int64_t order_epoch = -1;
+  std::vector<std::vector<size_t>> batches;
+  int64_t batches_epoch = -1;
   auto t0 = std::chrono::steady_clock::now();
   size_t tokens = 0;
   float loss_sum = 0;
   int loss_count = 0;
+  // An epoch's batches depend on the seed and the epoch alone: a resumed run draws the
+  // batches the uninterrupted one would have.
   while (state.step < run.steps) {
     const int64_t epoch = state.step / static_cast<int64_t>(per_epoch);
-    if (epoch != order_epoch) {
-      order.resize(sentences.size());
-      std::iota(order.begin(), order.end(), 0);
-      std::mt19937_64 rng(run.seed * 1000003u + static_cast<uint64_t>(epoch));
-      std::shuffle(order.begin(), order.end(), rng);
-      order_epoch = epoch;
+    if (epoch != batches_epoch) {
+      std::vector<size_t> lengths;
+      for (const lm::Sentence& x : sentences) lengths.push_back(x.tokens.size());
+      batches = lm::epoch_batches(lengths, batch, run.seed, epoch);
+      batches_epoch = epoch;
     }
-    const size_t first = static_cast<size_t>(state.step % static_cast<int64_t>(per_epoch)) * batch;
     std::vector<const lm::Sentence*> rows;
-    for (size_t i = first; i < std::min(first + batch, order.size()); ++i) {
-      rows.push_back(&sentences[order[i]]);
-      tokens += sentences[order[i]].tokens.size();
+    for (size_t i : batches[static_cast<size_t>(state.step % static_cast<int64_t>(per_epoch))]) {
+      rows.push_back(&sentences[i]);
+      tokens += sentences[i].tokens.size();
     }
     const lm::Batch b = lm::make_batch(rows);
     model.zero_gradients();

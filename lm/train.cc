@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
+#include <random>
 
 #include "ir/diagnostic.h"
 
@@ -27,6 +29,27 @@ Batch make_batch(const std::vector<const Sentence*>& sentences) {
     }
   }
   return b;
+}
+
+std::vector<std::vector<size_t>> epoch_batches(const std::vector<size_t>& lengths, size_t batch,
+                                               uint64_t seed, int64_t epoch) {
+  constexpr size_t kWindow = 16;  // batches whose sentences are sorted by length together
+  std::vector<size_t> order(lengths.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::mt19937_64 rng(seed * 1000003u + static_cast<uint64_t>(epoch));
+  std::shuffle(order.begin(), order.end(), rng);
+  std::vector<std::vector<size_t>> batches;
+  for (size_t w = 0; w < order.size(); w += kWindow * batch) {
+    const size_t end = std::min(order.size(), w + kWindow * batch);
+    std::stable_sort(order.begin() + static_cast<std::ptrdiff_t>(w),
+                     order.begin() + static_cast<std::ptrdiff_t>(end),
+                     [&](size_t a, size_t b) { return lengths[a] < lengths[b]; });
+    for (size_t b = w; b < end; b += batch)
+      batches.emplace_back(order.begin() + static_cast<std::ptrdiff_t>(b),
+                           order.begin() + static_cast<std::ptrdiff_t>(std::min(end, b + batch)));
+  }
+  std::shuffle(batches.begin(), batches.end(), rng);
+  return batches;
 }
 
 float learning_rate_at(const AdamWOptions& o, int64_t step) {

@@ -2,6 +2,7 @@
 // and AdamW steps with linear warm-up, cosine decay and clipping of the gradient's norm.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -12,6 +13,13 @@ namespace tlmc::lm {
 
 // The sentences as one batch: padded to the longest, a prediction at each decision.
 Batch make_batch(const std::vector<const Sentence*>& sentences);
+
+// An epoch's batches of sentences with these token counts, each sentence in one batch of at
+// most `batch`, ceil(n / batch) batches, from the seed and the epoch alone: the sentences
+// shuffled, each window of 16 batches sorted by length and cut into batches (a batch costs
+// as much as its longest sentence, so similar lengths save padding), the batches shuffled.
+std::vector<std::vector<size_t>> epoch_batches(const std::vector<size_t>& lengths, size_t batch,
+                                               uint64_t seed, int64_t epoch);
 
 struct AdamWOptions {
   float learning_rate = 1e-3f;  // the peak, reached after the warm-up
