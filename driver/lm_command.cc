@@ -401,6 +401,7 @@ std::vector<lm::Sentence> rehearsal(const fs::path& corpus,
     std::ifstream f(keys_path);
     for (std::string line; std::getline(f, line);) keys.push_back(line.substr(0, line.find('\t')));
     std::vector<lm::Sentence> s = lm::read_sentences(entry.path().string());
+    if (s.empty() && keys.empty()) continue;  // a model whose subgraphs all came before
     if (keys.empty() || s.size() % keys.size() != 0)
       throw Diagnostic({keys_path.string()}, "does not list the subgraphs of its " +
                                                  std::to_string(s.size()) +
