@@ -1,9 +1,9 @@
 #include "tune/tuner.h"
 
 #include <algorithm>
-#include <iomanip>
 #include <chrono>
 #include <cstdio>
+#include <iomanip>
 #include <limits>
 #include <memory>
 #include <ostream>
@@ -310,10 +310,9 @@ std::vector<TaskReport> tune_tasks(const std::vector<TuneTask>& tasks, const ir:
                 "recording %.0f s",
                 search_times.proposing, m.lowering, m.compiling, m.running, search_times.recording);
   progress << "tlmc: tuned " << tasks.size() << (tasks.size() == 1 ? " subgraph" : " subgraphs")
-           << " with " << spent << " trials (" << measured << " measured now) in "
-           << std::fixed << std::setprecision(1) << seconds_since(begin) << std::defaultfloat
-           << " s (" << phases << "); records in "
-           << db.path() << "\n";
+           << " with " << spent << " trials (" << measured << " measured now) in " << std::fixed
+           << std::setprecision(1) << seconds_since(begin) << std::defaultfloat << " s (" << phases
+           << "); records in " << db.path() << "\n";
   return reports;
 }
 
