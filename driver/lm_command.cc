@@ -90,6 +90,24 @@ std::set<std::string> read_keys(const std::string& path) {
   return keys;
 }
 
+// A `.keys` file as `sample` wrote it, in order: each subgraph's workload key and the
+// absolute path of the model it came from (a third column names the layout plan).
+struct SampledKey {
+  std::string key, model;
+};
+std::vector<SampledKey> read_sampled_keys(const fs::path& path) {
+  std::vector<SampledKey> out;
+  std::ifstream f(path);
+  for (std::string line; std::getline(f, line);) {
+    const size_t tab = line.find('\t');
+    out.push_back(
+        {line.substr(0, tab), tab == std::string::npos
+                                  ? std::string()
+                                  : line.substr(tab + 1, line.find('\t', tab + 1) - tab - 1)});
+  }
+  return out;
+}
+
 // Where the corpus keeps a subgraph's program (ir/te_text.h), by workload key.
 std::string program_path(const fs::path& corpus, const std::string& key) {
   return (corpus / "programs" / (key + ".te")).string();
@@ -232,6 +250,8 @@ void train(lm::Gpt& model, const std::vector<lm::Sentence>& sentences, const Tra
   }
   const size_t batch = static_cast<size_t>(run.batch);
   const size_t per_epoch = sentences.size() / batch + (sentences.size() % batch != 0);
+  std::vector<size_t> lengths;
+  for (const lm::Sentence& x : sentences) lengths.push_back(x.tokens.size());
   std::vector<std::vector<size_t>> batches;
   int64_t batches_epoch = -1;
   auto t0 = std::chrono::steady_clock::now();
@@ -243,8 +263,6 @@ void train(lm::Gpt& model, const std::vector<lm::Sentence>& sentences, const Tra
   while (state.step < run.steps) {
     const int64_t epoch = state.step / static_cast<int64_t>(per_epoch);
     if (epoch != batches_epoch) {
-      std::vector<size_t> lengths;
-      for (const lm::Sentence& x : sentences) lengths.push_back(x.tokens.size());
       batches = lm::epoch_batches(lengths, batch, run.seed, epoch);
       batches_epoch = epoch;
     }
@@ -397,9 +415,7 @@ std::vector<lm::Sentence> rehearsal(const fs::path& corpus,
     if (!target) continue;  // not a file `sample` named
     fs::path keys_path = entry.path();
     keys_path.replace_extension(".keys");
-    std::vector<std::string> keys;
-    std::ifstream f(keys_path);
-    for (std::string line; std::getline(f, line);) keys.push_back(line.substr(0, line.find('\t')));
+    const std::vector<SampledKey> keys = read_sampled_keys(keys_path);
     std::vector<lm::Sentence> s = lm::read_sentences(entry.path().string());
     if (s.empty() && keys.empty()) continue;  // a model whose subgraphs all came before
     if (keys.empty() || s.size() % keys.size() != 0)
@@ -407,8 +423,9 @@ std::vector<lm::Sentence> rehearsal(const fs::path& corpus,
                                                  std::to_string(s.size()) +
                                                  " sentences: sample this model again");
     const size_t per_key = s.size() / keys.size();
+    const std::string descriptor = target->descriptor();
     for (size_t i = 0; i < s.size(); ++i)
-      if (!demonstrated.count(keys[i / per_key] + "\n" + target->descriptor()) &&
+      if (!demonstrated.count(keys[i / per_key].key + "\n" + descriptor) &&
           s[i].tokens.size() <= static_cast<size_t>(context))
         pool.push_back(std::move(s[i]));
   }
@@ -460,14 +477,8 @@ std::vector<std::string> chosen_subgraphs(const fs::path& corpus, const ir::Targ
       if (name.size() < suffix.size() ||
           name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0)
         continue;
-      std::ifstream f(entry.path());
-      std::string line;
-      while (std::getline(f, line)) {
-        const size_t tab = line.find('\t');
-        const std::string key = line.substr(0, tab);
-        const std::string model = line.substr(tab + 1, line.find('\t', tab + 1) - tab - 1);
-        if (model_of.emplace(key, model).second) keys.push_back(key);
-      }
+      for (const SampledKey& k : read_sampled_keys(entry.path()))
+        if (model_of.emplace(k.key, k.model).second) keys.push_back(k.key);
     }
   if (keys.empty())
     throw Diagnostic({corpus.string()}, "no subgraphs sampled for target " + target.name +
