@@ -104,52 +104,20 @@ def units(tlmc, state, out, count):
     return state["units"]
 
 
-def best_seconds(db, keys, upto=None):
-    """The sum over `keys` of each one's fastest successful record timed alone (not in a
-    model), among the first `upto` records; None while a key has none."""
+def results(db, keys, spent):
+    """What a run leaves: the sum over `keys` of each one's fastest record timed alone (not
+    in a model; None while a key has none), the -O0 schedule's (each key's first record,
+    which tuning measures first), the trials (the records less those first ones) and the
+    tuning time so far."""
     con = sqlite3.connect(db)
     try:
-        total = 0.0
-        for key in keys:
-            q = ("SELECT MIN(seconds) FROM records WHERE workload_key = ? AND status = 'ok' "
-                 "AND target NOT LIKE '% context=%'")
-            args = [key]
-            if upto is not None:
-                q += " AND rowid <= ?"
-                args.append(upto)
-            s = con.execute(q, args).fetchone()[0]
-            if s is None:
-                return None
-            total += s
-        return total
-    finally:
-        con.close()
-
-
-def first_seconds(db, keys):
-    """The sum of each key's first record (the -O0 schedule, which tuning measures first)."""
-    con = sqlite3.connect(db)
-    try:
-        total = 0.0
-        for key in keys:
-            row = con.execute("SELECT seconds, status FROM records WHERE workload_key = ? AND "
-                              "target NOT LIKE '% context=%' ORDER BY rowid LIMIT 1",
-                              (key,)).fetchone()
-            if not row or row[1] != "ok":
-                return None
-            total += row[0]
-        return total
-    finally:
-        con.close()
-
-
-def trials_in(db, keys):
-    con = sqlite3.connect(db)
-    try:
+        upto = con.execute("SELECT MAX(rowid) FROM records").fetchone()[0] or 0
         marks = ",".join("?" * len(keys))
         n = con.execute(f"SELECT COUNT(*) FROM records WHERE workload_key IN ({marks}) AND "
                         "target NOT LIKE '% context=%'", keys).fetchone()[0]
-        return n - len(keys)  # the -O0 schedule of each is not a trial
+        return {"seconds": tuning_curve.plan_seconds(con, keys, upto, alone=True),
+                "o0": tuning_curve.plan_seconds(con, keys, upto, first_only=True, alone=True),
+                "trials": n - len(keys), "time": spent}
     finally:
         con.close()
 
@@ -189,20 +157,18 @@ def measure_unit(tlmc, name, unit, state, args, save):
         for suffix in ("", "-wal", "-shm"):
             if os.path.exists(db + suffix):
                 os.remove(db + suffix)  # a fresh database: -O2 measures only what has none
-        spent = tune(tlmc, unit, 2, n, db, args.threads, scratch)
-        runs[tag] = {"seconds": best_seconds(db, unit["keys"]), "time": spent,
-                     "trials": trials_in(db, unit["keys"]), "o0": first_seconds(db, unit["keys"])}
+        runs[tag] = results(db, unit["keys"], tune(tlmc, unit, 2, n, db, args.threads, scratch))
         save()
     db = os.path.join(dbs, f"evo-{safe}.db")
-    spent = runs.get("evo-time", 0.0)
+    # The budgets' runs go on from each other: the time so far is the last finished one's.
+    spent = max((runs[f"evo@{b}"]["time"] for b in args.evo_budgets if f"evo@{b}" in runs),
+                default=0.0)
     for b in args.evo_budgets:
         tag = f"evo@{b}"
         if tag in runs:
             continue
         spent += tune(tlmc, unit, 3, b, db, args.threads, scratch)
-        runs[tag] = {"seconds": best_seconds(db, unit["keys"]), "time": spent,
-                     "trials": trials_in(db, unit["keys"]), "o0": first_seconds(db, unit["keys"])}
-        runs["evo-time"] = spent
+        runs[tag] = results(db, unit["keys"], spent)
         save()
 
 

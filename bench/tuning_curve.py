@@ -81,19 +81,23 @@ def plan_keys(tlmc, model, out_dir, layout=None):
             if line.startswith("# kernel ") and "(workload " in line]
 
 
-def plan_seconds(con, keys, upto, first_only=False):
+def plan_seconds(con, keys, upto, first_only=False, alone=False):
     """The latency of a plan by the records with rowid <= upto: the sum over its kernels of
     the best successful record (first_only: the first record, the -O0 baseline); None
-    while a kernel has none."""
+    while a kernel has none. alone: only records of kernels timed alone, not those -O3
+    timed inside the model (their descriptor ends " context=model")."""
+    where = " AND target NOT LIKE '% context=%'" if alone else ""
     total = 0.0
     for key in keys:
         if first_only:
             row = con.execute("SELECT seconds, status FROM records WHERE workload_key = ? AND "
-                              "rowid <= ? ORDER BY rowid LIMIT 1", (key, upto)).fetchone()
+                              "rowid <= ?" + where + " ORDER BY rowid LIMIT 1",
+                              (key, upto)).fetchone()
             seconds = row[0] if row and row[1] == "ok" else None
         else:
             seconds = con.execute("SELECT MIN(seconds) FROM records WHERE workload_key = ? AND "
-                                  "status = 'ok' AND rowid <= ?", (key, upto)).fetchone()[0]
+                                  "status = 'ok' AND rowid <= ?" + where,
+                                  (key, upto)).fetchone()[0]
         if seconds is None:
             return None
         total += seconds
