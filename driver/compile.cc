@@ -267,10 +267,13 @@ void tune(const CompileOptions& o, const std::vector<LayoutPlan>& plans,
   options.measure.cold_weights = o.target.cold_weights;
   options.jobs = o.jobs;
   options.early_stopping = model_search ? 0 : kEarlyStopping;
-  options.search = model_search      ? tune::SearchKind::Model
-                   : o.random_search ? tune::SearchKind::Random
-                                     : tune::SearchKind::Evolutionary;
-  if (!o.random_search) options.model_search.model = &language_model(o);
+  using Search = CompileOptions::Search;
+  options.search = model_search                 ? tune::SearchKind::Model
+                   : o.search == Search::Random ? tune::SearchKind::Random
+                                                : tune::SearchKind::Evolutionary;
+  // Without a model, the evolutionary search starts from uniform samples.
+  if (model_search || o.search == Search::Evolutionary)
+    options.model_search.model = &language_model(o);
   std::ostringstream quiet;
   std::ostream& progress = o.progress_stream ? *o.progress_stream : quiet;
   const std::vector<tune::TaskReport> reports =

@@ -32,7 +32,10 @@ struct CompileOptions {
   int opt_level = 0;  // -O0 .. -O3 (the command line gives -O2 unless told)
   // -O2, -O3: measurements in all (--trials); 0: 32 (-O2) or 64 (-O3) per distinct subgraph
   int64_t trials = 0;
-  bool random_search = false;  // -O3: uniform sampling instead of the evolutionary search
+  // -O3's search (--search): the evolutionary search seeded by the language model's proposals,
+  // the same search seeded by uniform samples (as without a model), or uniform sampling
+  enum class Search { Evolutionary, Unseeded, Random };
+  Search search = Search::Evolutionary;
   // -O2, -O3: tune only the subgraphs with these workload keys (--tune-only; all when empty):
   // a benchmark's way to tune one subgraph of a model
   std::vector<std::string> tune_only;

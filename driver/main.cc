@@ -112,7 +112,9 @@ int run(int argc, char** argv) {
          "tuning records to use, and -O3 extends (default: $TLMC_TUNING_DB, else "
          "~/.cache/tlmc/tuning.db)");
   option("search", po::value<std::string>()->default_value("evolutionary"),
-         "-O3: evolutionary (guided by a learned cost model) | random (uniform sampling)");
+         "-O3: evolutionary (guided by a learned cost model, seeded by the language model's "
+         "proposals) | unseeded (the same search seeded by uniform samples, as without a "
+         "model) | random (uniform sampling)");
   option("activation-layout", po::value<std::string>()->default_value("auto"),
          "the layout of activations between subgraphs: auto (-O3 tunes both and builds the "
          "faster; otherwise the records decide, else channels-last where the model has a "
@@ -193,9 +195,15 @@ int run(int argc, char** argv) {
   options.trials = vm["trials"].as<int64_t>();
   if (options.trials < 0) throw UsageError("--trials takes a count >= 0");
   const std::string search = vm["search"].as<std::string>();
-  if (search != "evolutionary" && search != "random")
-    throw UsageError("--search takes evolutionary or random, not '" + search + "'");
-  options.random_search = search == "random";
+  using Search = driver::CompileOptions::Search;
+  if (search == "evolutionary")
+    options.search = Search::Evolutionary;
+  else if (search == "unseeded")
+    options.search = Search::Unseeded;
+  else if (search == "random")
+    options.search = Search::Random;
+  else
+    throw UsageError("--search takes evolutionary, unseeded or random, not '" + search + "'");
   if (vm.count("tune-only")) {
     std::istringstream keys(vm["tune-only"].as<std::string>());
     for (std::string key; std::getline(keys, key, ',');)

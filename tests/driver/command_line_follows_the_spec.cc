@@ -100,7 +100,8 @@ TEST_F(CommandLine, BadUsageExitsTwo) {
   CommandResult s = run_command(tlmc(dir.file("tiny.yaml") + " -O3 --search genetic"));
   EXPECT_EQ(s.exit_code, 2);
   EXPECT_EQ(s.out,
-            "tlmc: error: --search takes evolutionary or random, not 'genetic'\nRun 'tlmc --help' "
+            "tlmc: error: --search takes evolutionary, unseeded or random, not 'genetic'\nRun "
+            "'tlmc --help' "
             "for the options.\n");
   CommandResult l = run_command(tlmc("-O0 " + dir.file("tiny.yaml") + " --activation-layout nhwc"));
   EXPECT_EQ(l.exit_code, 2);

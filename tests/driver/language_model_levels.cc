@@ -124,6 +124,25 @@ TEST(LanguageModelLevels, O2ForATargetThatCannotRunHereIsO1WithANote) {
       << r.out;
 }
 
+// The baseline the model is benchmarked against: -O3's search seeded by uniform samples reads
+// no model (a file that is not one goes unnoticed), where the seeded search refuses it.
+TEST(LanguageModelLevels, UnseededSearchReadsNoModel) {
+  if (!ir::parse_target("host")->runs_here) GTEST_SKIP() << "-O3 measures on this machine";
+  TempDir dir;
+  write_file(dir.file("small.yaml"), kModel);
+  write_file(dir.file("bad.tlm"), "not a model");
+  const std::string args = dir.file("small.yaml") + " -O3 --trials 4 --activation-layout model" +
+                           " --lm-model " + dir.file("bad.tlm") + " --tuning-db " +
+                           dir.file("t.db") + " --emit=source -o ";
+  CommandResult unseeded = run_command(tlmc(args + dir.file("a") + " --search unseeded"));
+  ASSERT_EQ(unseeded.exit_code, 0) << unseeded.out;
+  EXPECT_NE(unseeded.out.find("tlmc: tuned 2 subgraphs with 4 trials"), std::string::npos)
+      << unseeded.out;
+  CommandResult seeded = run_command(tlmc(args + dir.file("b") + " --search evolutionary"));
+  EXPECT_EQ(seeded.exit_code, 1) << seeded.out;
+  EXPECT_EQ(seeded.out, "tlmc: error: " + dir.file("bad.tlm") + ": not a tlmc model file\n");
+}
+
 TEST(LanguageModelLevels, AFileThatIsNotAModelIsRefused) {
   TempDir dir;
   write_file(dir.file("small.yaml"), kModel);
