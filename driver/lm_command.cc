@@ -45,7 +45,8 @@ constexpr const char* kUsage =
     "                                     [--channels C] [--layers L] [--heads H] [--context T]\n"
     "                                     [--seed S]\n"
     "       tlmc lm demonstrate CORPUS --tuning-db FILE [--model M.tlm] [--subgraphs N]\n"
-    "                                     [--trials T] [--round R] [--seed S]\n"
+    "                                     [--trials T] [--round R] [--search model|evolutionary]\n"
+    "                                     [--seed S]\n"
     "       tlmc lm finetune --from-db FILE -o MODEL.tlm [--model M.tlm] [--top K] [--epochs E]\n"
     "                                     [--rehearse CORPUS] [--batch B] [--learning-rate R]\n"
     "                                     [--seed S]\n\n"
@@ -63,7 +64,8 @@ constexpr const char* kUsage =
     "            context of 768 tokens, 2000 steps of 16 sentences at a rate of 1e-3)\n"
     "  demonstrate  measures the model's proposals for N subgraphs of CORPUS (default 100,\n"
     "            drawn by the seed) on this machine, until each has R x T measurements\n"
-    "            (default T 32, R 1) in the tuning database\n"
+    "            (default T 32, R 1) in the tuning database; --search evolutionary runs -O3's\n"
+    "            search seeded by the model instead\n"
     "  finetune  trains the model (default: the bundled one) for E epochs (default 8) on the\n"
     "            fastest K records (default 1) of each workload in the tuning database, as\n"
     "            sentences (demonstrations), at a rate of 3e-4 unless told; checkpoints in\n"
@@ -494,7 +496,8 @@ std::vector<std::string> chosen_subgraphs(const fs::path& corpus, const ir::Targ
 // until it has `round` times `trials` measurements in the database (records of earlier
 // rounds count: a killed run resumes, and round 2 adds `trials` more to each).
 int demonstrate(const fs::path& corpus, const std::string& db_path, const lm::Gpt& model,
-                size_t subgraphs, int64_t trials, int round, uint64_t seed) {
+                size_t subgraphs, int64_t trials, int round, tune::SearchKind search,
+                uint64_t seed) {
   const ir::Target target = ir::host_target();
   std::map<std::string, std::string> model_of;
   const std::vector<std::string> keys = chosen_subgraphs(corpus, target, subgraphs, seed, model_of);
@@ -502,8 +505,8 @@ int demonstrate(const fs::path& corpus, const std::string& db_path, const lm::Gp
   for (const std::string& k : keys) by_model[model_of.at(k)].push_back(k);
   scheduler::TuningDb db = scheduler::TuningDb::open(db_path, true);
   tune::TuneOptions options;
-  options.search = tune::SearchKind::Model;
-  options.model_search.model = &model;
+  options.search = search;
+  options.model_search.model = &model;  // the evolutionary search's seeds
   options.measure.threads = target.cores;
   options.jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   options.seed = seed + static_cast<uint64_t>(round);
@@ -568,7 +571,8 @@ static int run_lm_command_checked(const std::vector<std::string>& args) {
       "epochs", po::value<int>()->default_value(8))("tuning-db", po::value<std::string>())(
       "subgraphs", po::value<int64_t>()->default_value(100))(
       "trials", po::value<int64_t>()->default_value(32))("round",
-                                                         po::value<int>()->default_value(1));
+                                                         po::value<int>()->default_value(1))(
+      "search", po::value<std::string>()->default_value("model"));
   po::variables_map vm;
   const std::vector<std::string> words = parse_subcommand(args, opts, vm);
   if (std::optional<int> status = usage_asked(vm, words, kUsage)) return *status;
@@ -648,9 +652,14 @@ static int run_lm_command_checked(const std::vector<std::string>& args) {
     if (!ir::host_target().runs_here)
       throw Diagnostic({},
                        "tlmc lm demonstrate measures on this machine, which runs no x86-64 target");
+    const std::string search = vm["search"].as<std::string>();
+    if (search != "model" && search != "evolutionary")
+      throw std::invalid_argument("--search takes model or evolutionary, not '" + search + "'");
     const lm::Gpt model = starting_model(vm);
     return demonstrate(corpus, vm["tuning-db"].as<std::string>(), model,
-                       static_cast<size_t>(subgraphs), trials, round, vm["seed"].as<uint64_t>());
+                       static_cast<size_t>(subgraphs), trials, round,
+                       search == "model" ? tune::SearchKind::Model : tune::SearchKind::Evolutionary,
+                       vm["seed"].as<uint64_t>());
   }
   throw std::invalid_argument("unknown lm command '" + verb +
                               "' (known: keys, sample, pretrain, demonstrate, finetune)");

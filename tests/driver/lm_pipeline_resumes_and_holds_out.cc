@@ -166,6 +166,17 @@ TEST(LmPipeline, DemonstrationsAreMeasuredRecordedAndFineTunedOn) {
   // Round 2 adds three more to each.
   ASSERT_EQ(run_command(tlmc_lm(demonstrate + " --round 2")).exit_code, 0);
   EXPECT_EQ(scheduler::TuningDb::open(dir.file("t.db"), false).all().size(), records + 6);
+  // Round 3 by -O3's search seeded by the model: three more each.
+  test::CommandResult evolved =
+      run_command(tlmc_lm(demonstrate + " --round 3 --search evolutionary"));
+  ASSERT_EQ(evolved.exit_code, 0) << evolved.out;
+  EXPECT_NE(evolved.out.find(": 9 trials, best "), std::string::npos) << evolved.out;
+  EXPECT_EQ(scheduler::TuningDb::open(dir.file("t.db"), false).all().size(), records + 12);
+  test::CommandResult unknown = run_command(tlmc_lm(demonstrate + " --search annealing"));
+  EXPECT_EQ(unknown.exit_code, 2) << unknown.out;
+  EXPECT_NE(unknown.out.find("--search takes model or evolutionary, not 'annealing'"),
+            std::string::npos)
+      << unknown.out;
 
   const std::string tiny = " --channels 16 --layers 1 --heads 2 --batch 4 ";
   ASSERT_EQ(run_command(tlmc_lm("pretrain " + corpus + tiny + "--steps 5 -o " + dir.file("p.tlm")))
