@@ -7,8 +7,8 @@ it tunes the unit's kernels alone (`--tune-only`) from an empty tuning database:
   - with the model: `tlmc -O2 --trials N`, N in --lm (1, 10, 32 per kernel), a fresh
     database for each N;
   - with the evolutionary search as it is without a model: `tlmc -O3 --search unseeded
-    --trials B`, B in --evo (64, 256, 1000 per kernel), each budget resuming the one before
-    (its time is the sum of the runs so far);
+    --early-stopping 0 --trials B`, B in --evo (64, 256, 1000 per kernel), each budget
+    resuming the one before (its time is the sum of the runs so far);
 and reads back the best record of each kernel. Both measure the -O0 schedule first; it counts
 in both searches' best, and is shown alone in the -O0 column. The tuning time is what tlmc
 reports as such for each run (proposing, compiling, running and recording candidates; not
@@ -170,8 +170,10 @@ def measure_unit(tlmc, name, unit, state, args, save):
         if tag in runs:
             continue
         # Unseeded: the baseline is the search without the model, as the paper's Ansor is,
-        # and its figures stay valid when the model changes.
-        spent += tune(tlmc, unit, 3, b, db, args.threads, scratch, ("--search", "unseeded"))
+        # and its figures stay valid when the model changes. Without early stopping: B
+        # trials are B trials.
+        spent += tune(tlmc, unit, 3, b, db, args.threads, scratch,
+                      ("--search", "unseeded", "--early-stopping", "0"))
         runs[tag] = results(db, unit["keys"], spent)
         save()
 

@@ -144,8 +144,6 @@ std::vector<std::optional<KernelRecords>> all_kernel_records(
 // proposals) and at -O3 (the evolutionary search).
 constexpr int64_t kModelTrialsPerSubgraph = 32;
 constexpr int64_t kSearchTrialsPerSubgraph = 64;
-// -O3: a subgraph is left alone after this many trials without a better schedule.
-constexpr int64_t kEarlyStopping = 256;
 // -O1: the width of the language model's beam search.
 constexpr size_t kBeamWidth = 4;
 
@@ -266,7 +264,7 @@ void tune(const CompileOptions& o, const std::vector<LayoutPlan>& plans,
   options.measure.threads = o.target.cores;
   options.measure.cold_weights = o.target.cold_weights;
   options.jobs = o.jobs;
-  options.early_stopping = model_search ? 0 : kEarlyStopping;
+  options.early_stopping = model_search ? 0 : o.early_stopping;
   using Search = CompileOptions::Search;
   options.search = model_search                 ? tune::SearchKind::Model
                    : o.search == Search::Random ? tune::SearchKind::Random

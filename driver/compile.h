@@ -32,6 +32,8 @@ struct CompileOptions {
   int opt_level = 0;  // -O0 .. -O3 (the command line gives -O2 unless told)
   // -O2, -O3: measurements in all (--trials); 0: 32 (-O2) or 64 (-O3) per distinct subgraph
   int64_t trials = 0;
+  // -O3: a subgraph is left alone after this many trials without a better schedule (0: never)
+  int64_t early_stopping = 256;
   // -O3's search (--search): the evolutionary search seeded by the language model's proposals,
   // the same search seeded by uniform samples (as without a model), or uniform sampling
   enum class Search { Evolutionary, Unseeded, Random };

@@ -101,6 +101,9 @@ int run(int argc, char** argv) {
          "-O2, -O3: measurements in all, spread over the tasks (0: 32 per task at -O2, 64 at "
          "-O3; a task is a distinct subgraph: of the chosen activation layout at -O2, of "
          "either at -O3)");
+  option("early-stopping", po::value<int64_t>()->default_value(256),
+         "-O3: a subgraph's search ends after this many trials without a faster schedule (0: "
+         "it spends its whole share of --trials)");
   option("tune-only", po::value<std::string>(),
          "-O2, -O3: tune only the subgraphs with these workload keys (comma-separated, as "
          "--dump te prints them; for benchmarks: the others keep their records, else the -O0 "
@@ -194,6 +197,8 @@ int run(int argc, char** argv) {
   if (vm.count("lm-model")) options.lm_model = vm["lm-model"].as<std::string>();
   options.trials = vm["trials"].as<int64_t>();
   if (options.trials < 0) throw UsageError("--trials takes a count >= 0");
+  options.early_stopping = vm["early-stopping"].as<int64_t>();
+  if (options.early_stopping < 0) throw UsageError("--early-stopping takes a count >= 0");
   const std::string search = vm["search"].as<std::string>();
   using Search = driver::CompileOptions::Search;
   if (search == "evolutionary")

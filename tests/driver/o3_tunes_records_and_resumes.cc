@@ -83,6 +83,25 @@ TEST(TuneO3, MeasuresRecordsReportsAndResumes) {
   EXPECT_EQ(records_in(dir.file("t.db")), 18u) << "only the 8 new trials are measured";
 }
 
+// --early-stopping N ends a subgraph's search after N trials without a faster schedule: with
+// N = 1 the budget of 200 is far from spent (no search improves on every trial).
+TEST(TuneO3, EarlyStoppingEndsTheSearchOfASubgraphThatStopsImproving) {
+  TempDir dir;
+  write_file(dir.file("small.yaml"), kModel);
+  const std::string args = dir.file("small.yaml") + " -O3 --trials 200 --activation-layout model" +
+                           " --tuning-db " + dir.file("t.db") + " -o " + dir.file("a");
+  CommandResult r = run_command(tlmc(args + " --early-stopping 1"));
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const std::string said = "tlmc: tuned 2 subgraphs with ";
+  const size_t at = r.out.find(said);
+  ASSERT_NE(at, std::string::npos) << r.out;
+  EXPECT_LT(std::stoi(r.out.substr(at + said.size())), 200) << r.out;
+  CommandResult bad = run_command(tlmc(args + " --early-stopping -1"));
+  EXPECT_EQ(bad.exit_code, 2) << bad.out;
+  EXPECT_NE(bad.out.find("tlmc: error: --early-stopping takes a count >= 0"), std::string::npos)
+      << bad.out;
+}
+
 TEST(TuneO3, AKilledRunLeavesTheRecordsIntactAndTheNextOneFinishes) {
   TempDir dir;
   write_file(dir.file("small.yaml"), kModel);
