@@ -159,7 +159,9 @@ def measure_unit(tlmc, name, unit, state, args, save):
         for suffix in ("", "-wal", "-shm"):
             if os.path.exists(db + suffix):
                 os.remove(db + suffix)  # a fresh database: -O2 measures only what has none
-        runs[tag] = results(db, unit["keys"], tune(tlmc, unit, 2, n, db, args.threads, scratch))
+        model = ("--lm-model", os.path.abspath(args.lm_model)) if args.lm_model else ()
+        runs[tag] = results(db, unit["keys"],
+                            tune(tlmc, unit, 2, n, db, args.threads, scratch, model))
         save()
     db = os.path.join(dbs, f"evo-{safe}.db")
     # The budgets' runs go on from each other: the time so far is the last finished one's.
@@ -321,6 +323,9 @@ def main():
                     help="databases, state and plot (default: build-bench/lm_vs_search)")
     ap.add_argument("--lm", default="1,10,32", help="the model's budgets per kernel")
     ap.add_argument("--evo", default="64,256,1000", help="the search's budgets per kernel")
+    ap.add_argument("--lm-model", help="a model file for the model's runs instead of the "
+                    "bundled one (a candidate to weigh before bundling it); its results "
+                    "belong in an --out of their own, with a copy of the state's evo runs")
     ap.add_argument("--subgraphs", type=int, default=10,
                     help="heaviest subgraphs per model (default 10)")
     ap.add_argument("--only", default="",
