@@ -151,6 +151,7 @@ def measure_unit(tlmc, name, unit, state, args, save):
     dbs = os.path.join(args.out, "db")
     scratch = os.path.join(args.out, "scratch", "out")
     os.makedirs(dbs, exist_ok=True)
+    model = ("--lm-model", os.path.abspath(args.lm_model)) if args.lm_model else ()
     for n in args.lm_budgets:
         tag = f"lm@{n}"
         if tag in runs:
@@ -159,7 +160,6 @@ def measure_unit(tlmc, name, unit, state, args, save):
         for suffix in ("", "-wal", "-shm"):
             if os.path.exists(db + suffix):
                 os.remove(db + suffix)  # a fresh database: -O2 measures only what has none
-        model = ("--lm-model", os.path.abspath(args.lm_model)) if args.lm_model else ()
         runs[tag] = results(db, unit["keys"],
                             tune(tlmc, unit, 2, n, db, args.threads, scratch, model))
         save()

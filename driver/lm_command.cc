@@ -492,9 +492,10 @@ std::vector<std::string> chosen_subgraphs(const fs::path& corpus, const ir::Targ
   return keys;
 }
 
-// A round of demonstrations: each chosen subgraph gets the model's proposals measured here
-// until it has `round` times `trials` measurements in the database (records of earlier
-// rounds count: a killed run resumes, and round 2 adds `trials` more to each).
+// A round of demonstrations: each chosen subgraph gets `search`'s proposals (the model's, or
+// those of the evolutionary search it seeds) measured here until it has `round` times
+// `trials` measurements in the database (records of earlier rounds count: a killed run
+// resumes, and round 2 adds `trials` more to each).
 int demonstrate(const fs::path& corpus, const std::string& db_path, const lm::Gpt& model,
                 size_t subgraphs, int64_t trials, int round, tune::SearchKind search,
                 uint64_t seed) {
@@ -506,7 +507,7 @@ int demonstrate(const fs::path& corpus, const std::string& db_path, const lm::Gp
   scheduler::TuningDb db = scheduler::TuningDb::open(db_path, true);
   tune::TuneOptions options;
   options.search = search;
-  options.model_search.model = &model;  // the evolutionary search's seeds
+  options.model_search.model = &model;  // the model's search, or the evolutionary search's seeds
   options.measure.threads = target.cores;
   options.jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   options.seed = seed + static_cast<uint64_t>(round);

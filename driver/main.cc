@@ -101,7 +101,8 @@ int run(int argc, char** argv) {
          "-O2, -O3: measurements in all, spread over the tasks (0: 32 per task at -O2, 64 at "
          "-O3; a task is a distinct subgraph: of the chosen activation layout at -O2, of "
          "either at -O3)");
-  option("early-stopping", po::value<int64_t>()->default_value(256),
+  option("early-stopping",
+         po::value<int64_t>()->default_value(driver::CompileOptions{}.early_stopping),
          "-O3: a subgraph's search ends after this many trials without a faster schedule (0: "
          "it spends its whole share of --trials)");
   option("tune-only", po::value<std::string>(),
