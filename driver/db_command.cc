@@ -4,8 +4,10 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <sstream>
 #include <stdexcept>
 
+#include "driver/output_files.h"
 #include "driver/subcommand_words.h"
 #include "ir/diagnostic.h"
 #include "scheduler/tuning_db.h"
@@ -74,15 +76,9 @@ int run_db_command(const std::vector<std::string>& args) {
       scheduler::export_records(std::cout, records);
       return 0;
     }
-    const std::string out = vm["output"].as<std::string>();
-    const std::string tmp = out + ".tmp";
-    {
-      std::ofstream f(tmp);
-      scheduler::export_records(f, records);
-      if (!f.flush()) throw Diagnostic({out}, "cannot write the exported records");
-    }
-    if (std::rename(tmp.c_str(), out.c_str()) != 0)
-      throw Diagnostic({out}, "cannot write the exported records");
+    std::ostringstream text;
+    scheduler::export_records(text, records);
+    replace_file(vm["output"].as<std::string>(), text.str(), "the exported records");
     return 0;
   }
   if (verb == "import") {

@@ -34,6 +34,17 @@ void write_files(const std::vector<codegen::GeneratedFile>& files, const fs::pat
   }
 }
 
+void replace_file(const fs::path& path, const std::string& text, const std::string& what) {
+  const fs::path temp = path.string() + ".tmp";
+  {
+    std::ofstream f(temp, std::ios::trunc);
+    if (!(f << text) || !f.flush()) throw Diagnostic({path.string()}, "cannot write " + what);
+  }
+  std::error_code ec;
+  fs::rename(temp, path, ec);
+  if (ec) throw Diagnostic({path.string()}, "cannot write " + what);
+}
+
 namespace {
 bool same_bytes(const fs::path& a, const fs::path& b) {
   std::ifstream x(a, std::ios::binary), y(b, std::ios::binary);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <filesystem>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -26,6 +27,12 @@ class StagingDir {
 
 void write_files(const std::vector<codegen::GeneratedFile>& files,
                  const std::filesystem::path& dir);
+
+// Writes `text` to `path` through a temporary file beside it, renamed into place: a reader
+// finds the old file or the whole new one, never a part. Throws a Diagnostic at `path`
+// ("cannot write `what`") when it cannot.
+void replace_file(const std::filesystem::path& path, const std::string& text,
+                  const std::string& what);
 
 // Moves staged files (from, to) into place; every check comes first, so a failure moves
 // nothing. A destination with the same bytes is left alone (and its time stamp), so that
