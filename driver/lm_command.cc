@@ -1,5 +1,6 @@
 #include "driver/lm_command.h"
 
+#include <algorithm>
 #include <boost/program_options.hpp>
 #include <chrono>
 #include <cstdio>
@@ -17,6 +18,7 @@
 
 #include "driver/compile.h"
 #include "driver/layout_plans.h"
+#include "driver/output_files.h"
 #include "driver/subcommand_words.h"
 #include "frontend/fold_constants.h"
 #include "ir/diagnostic.h"
@@ -45,11 +47,11 @@ constexpr const char* kUsage =
     "                                     [--channels C] [--layers L] [--heads H] [--context T]\n"
     "                                     [--seed S]\n"
     "       tlmc lm demonstrate CORPUS --tuning-db FILE [--model M.tlm] [--subgraphs N]\n"
-    "                                     [--trials T] [--round R] [--search model|evolutionary]\n"
-    "                                     [--seed S]\n"
+    "                                     [--draw uniform|by-kind] [--trials T] [--round R]\n"
+    "                                     [--search model|evolutionary] [--seed S]\n"
     "       tlmc lm finetune --from-db FILE -o MODEL.tlm [--model M.tlm] [--top K] [--epochs E]\n"
-    "                                     [--rehearse CORPUS] [--batch B] [--learning-rate R]\n"
-    "                                     [--seed S]\n\n"
+    "                                     [--min-gain G] [--rehearse CORPUS] [--batch B]\n"
+    "                                     [--learning-rate R] [--seed S]\n\n"
     "The tensor language model's pipeline (docs/lm.md). CORPUS is a folder the commands\n"
     "keep their work in; each command resumes where a killed run of it stopped.\n"
     "  keys      prints the workload key of each distinct subgraph of each MODEL (all layout\n"
@@ -63,14 +65,17 @@ constexpr const char* kUsage =
     "            and writes it to MODEL.tlm (default: 128 channels, 4 layers, 4 heads, a\n"
     "            context of 768 tokens, 2000 steps of 16 sentences at a rate of 1e-3)\n"
     "  demonstrate  measures the model's proposals for N subgraphs of CORPUS (default 100,\n"
-    "            drawn by the seed) on this machine, until each has R x T measurements\n"
-    "            (default T 32, R 1) in the tuning database; --search evolutionary runs -O3's\n"
-    "            search seeded by the model instead\n"
+    "            drawn by the seed; --draw by-kind takes each kind of subgraph in turn) on\n"
+    "            this machine, until each has R x T measurements (default T 32, R 1) in the\n"
+    "            tuning database; --search evolutionary runs -O3's search seeded by the model\n"
+    "            instead\n"
     "  finetune  trains the model (default: the bundled one) for E epochs (default 8) on the\n"
     "            fastest K records (default 1) of each workload in the tuning database, as\n"
     "            sentences (demonstrations), at a rate of 3e-4 unless told; checkpoints in\n"
-    "            MODEL.tlm.ckpt. --rehearse adds as many sentences of CORPUS's other\n"
-    "            subgraphs, so that the model keeps what it knew of them\n";
+    "            MODEL.tlm.ckpt. --min-gain G takes only records G times faster than the\n"
+    "            workload's -O0 record, and the -O0 schedule where there is none. --rehearse\n"
+    "            adds as many sentences of CORPUS's other subgraphs, so that the model keeps\n"
+    "            what it knew of them\n";
 
 // The file a model's sentences go to: its name and the target, made safe.
 std::string sentence_stem(const std::string& model, const ir::Target& target) {
@@ -113,16 +118,6 @@ std::vector<SampledKey> read_sampled_keys(const fs::path& path) {
 // Where the corpus keeps a subgraph's program (ir/te_text.h), by workload key.
 std::string program_path(const fs::path& corpus, const std::string& key) {
   return (corpus / "programs" / (key + ".te")).string();
-}
-
-void write_text(const std::string& path, const std::string& text) {
-  const std::string temp = path + ".tmp";
-  {
-    std::ofstream f(temp, std::ios::trunc);
-    if (!(f << text) || !f.flush()) throw Diagnostic({path}, "cannot write the file");
-  }
-  if (std::rename(temp.c_str(), path.c_str()) != 0)
-    throw Diagnostic({path}, "cannot write the file");
 }
 
 // A model's distinct subgraphs on `target`, in all its layout plans.
@@ -180,7 +175,7 @@ int sample(const fs::path& corpus, const std::vector<std::string>& models, int p
     } catch (const Diagnostic& d) {
       // A model tlmc cannot read (an operator it lacks, say) is listed with the reason, and
       // the corpus goes on without it; remove the .skipped file to try it again.
-      write_text(file(model, ".skipped"), d.format() + "\n");
+      replace_file(file(model, ".skipped"), d.format() + "\n", "the file");
       std::fprintf(stderr, "tlmc lm sample: [%zu/%zu] %s: skipped: %s\n", index, models.size(),
                    model.c_str(), d.format().c_str());
       continue;
@@ -204,11 +199,11 @@ int sample(const fs::path& corpus, const std::vector<std::string>& models, int p
             decisions == SampledDecisions::Rule
                 ? scheduler::SpacePoint{0, scheduler::default_values(sketches[0])}
                 : scheduler::random_point(sketches, rng)));
-      write_text(program_path(corpus, d.key), ir::te_to_text(program));
+      replace_file(program_path(corpus, d.key), ir::te_to_text(program), "the file");
       keys += d.key + "\t" + fs::absolute(model).string() + "\t" +
               split.plans[static_cast<size_t>(d.plan)].name + "\n";
     }
-    write_text(file(model, ".keys"), keys);
+    replace_file(file(model, ".keys"), keys, "the file");
     lm::write_sentences(file(model, ".bin"), sentences);
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -339,62 +334,78 @@ lm::Gpt starting_model(const po::variables_map& vm) {
 }
 
 // Demonstrations: the fastest successful record of each workload and target (`top` of
-// them) whose program and schedule read back, as sentences. What was left out, and why, is
-// counted in the progress line.
+// them) whose program and schedule read back, as sentences. A record counts only when it
+// ran at least `min_gain` times faster than the -O0 schedule's record of its workload,
+// where the database has one (tuning measures it first); when none does, the -O0
+// schedule is the demonstration: a best of a few measurements within the timing noise of
+// the rule's is noise, and the model learns the rule there instead. What was left out,
+// and why, is counted in the progress line.
 // `demonstrated` gets each workload-target pair that gave one ("KEY\nDESCRIPTOR").
-std::vector<lm::Sentence> demonstrations(const std::string& db_path, int top, int context,
-                                         std::set<std::string>& demonstrated) {
+std::vector<lm::Sentence> demonstrations(const std::string& db_path, int top, double min_gain,
+                                         int context, std::set<std::string>& demonstrated) {
   if (!fs::exists(db_path))
     throw Diagnostic({db_path}, "no tuning database here (give one that -O2 or -O3 wrote)");
   const scheduler::TuningDb db = scheduler::TuningDb::open(db_path, false);
+  std::map<std::string, std::vector<scheduler::TuningRecord>> groups;  // fastest first
+  for (scheduler::TuningRecord& r : db.all())
+    if (r.status == scheduler::MeasureStatus::Ok)
+      groups[r.workload_key + "\n" + r.target].push_back(std::move(r));
   std::vector<lm::Sentence> out;
-  size_t in_model = 0, no_program = 0, other_form = 0, too_long = 0, workloads = 0;
-  std::string group;
-  int taken = 0;
-  for (const scheduler::TuningRecord& r : db.all()) {
-    if (r.status != scheduler::MeasureStatus::Ok) continue;
-    const std::string g = r.workload_key + "\n" + r.target;
-    if (g != group) {
-      group = g;
-      taken = 0;
-      ++workloads;
-    }
-    if (taken >= top) continue;
-    ++taken;
+  size_t in_model = 0, no_program = 0, other_form = 0, too_long = 0, as_rule = 0;
+  for (const auto& [group, records] : groups) {
     // A descriptor with words after it (" context=model") timed the kernel inside a model:
     // not a time of the kernel alone.
-    const std::optional<ir::Target> target = ir::parse_descriptor(r.target);
-    if (!target || target->descriptor() != r.target) {
-      ++in_model;
+    const std::optional<ir::Target> target = ir::parse_descriptor(records[0].target);
+    if (!target || target->descriptor() != records[0].target) {
+      in_model += std::min(records.size(), static_cast<size_t>(top));
       continue;
     }
     ir::TeProgram program;
     try {
-      program = ir::te_from_text(r.workload);
+      program = ir::te_from_text(records[0].workload);
     } catch (const ir::TeTextError&) {
       ++no_program;  // recorded by an older tlmc, without its program
       continue;
     }
     const scheduler::Sketches sketches = scheduler::generate_sketches(program, *target);
-    const std::optional<scheduler::SpacePoint> point =
-        scheduler::parse_space_schedule(sketches, r.schedule);
-    if (!point) {
-      ++other_form;  // a decision list (tlmc-schedule 1), or a space of another tlmc
-      continue;
+    const std::string rule = scheduler::space_schedule_text(
+        sketches, scheduler::SpacePoint{0, scheduler::default_values(sketches[0])});
+    const auto rule_record =
+        std::find_if(records.begin(), records.end(),
+                     [&](const scheduler::TuningRecord& r) { return r.schedule == rule; });
+    std::vector<const scheduler::TuningRecord*> chosen;
+    for (const scheduler::TuningRecord& r : records)
+      if (static_cast<int>(chosen.size()) < top && (min_gain <= 1 || rule_record == records.end() ||
+                                                    r.seconds * min_gain <= rule_record->seconds))
+        chosen.push_back(&r);
+    if (chosen.empty()) {
+      chosen.push_back(&*rule_record);
+      ++as_rule;
     }
-    lm::Sentence s = lm::tensor_sentence(lm::prompt_tokens(program, *target), sketches, *point);
-    if (s.tokens.size() > static_cast<size_t>(context)) {
-      ++too_long;
-      continue;
+    const std::vector<lm::Token> prompt = lm::prompt_tokens(program, *target);
+    for (const scheduler::TuningRecord* r : chosen) {
+      const std::optional<scheduler::SpacePoint> point =
+          scheduler::parse_space_schedule(sketches, r->schedule);
+      if (!point) {
+        ++other_form;  // a decision list (tlmc-schedule 1), or a space of another tlmc
+        continue;
+      }
+      lm::Sentence s = lm::tensor_sentence(prompt, sketches, *point);
+      if (s.tokens.size() > static_cast<size_t>(context)) {
+        ++too_long;
+        continue;
+      }
+      out.push_back(std::move(s));
+      demonstrated.insert(group);
     }
-    out.push_back(std::move(s));
-    demonstrated.insert(g);
   }
   std::fprintf(stderr,
-               "tlmc lm finetune: %zu demonstrations from %zu workload-target pairs of %s (left "
-               "out: %zu timed in a model, %zu without their program, %zu not a point of the "
-               "spaces, %zu longer than the context)\n",
-               out.size(), workloads, db_path.c_str(), in_model, no_program, other_form, too_long);
+               "tlmc lm finetune: %zu demonstrations from %zu workload-target pairs of %s (%zu "
+               "of them the -O0 schedule, nothing %.2f times faster; left out: %zu timed in a "
+               "model, %zu without their program, %zu not a point of the spaces, %zu longer "
+               "than the context)\n",
+               out.size(), groups.size(), db_path.c_str(), as_rule, min_gain, in_model, no_program,
+               other_form, too_long);
   return out;
 }
 
@@ -441,10 +452,10 @@ std::vector<lm::Sentence> rehearsal(const fs::path& corpus,
 }
 
 int finetune(const std::string& db_path, const std::string& output, lm::Gpt model, int top,
-             int epochs, const std::optional<fs::path>& rehearse, TrainRun run) {
+             double min_gain, int epochs, const std::optional<fs::path>& rehearse, TrainRun run) {
   std::set<std::string> demonstrated;
   std::vector<lm::Sentence> sentences =
-      demonstrations(db_path, top, model.config().context, demonstrated);
+      demonstrations(db_path, top, min_gain, model.config().context, demonstrated);
   if (sentences.empty())
     throw Diagnostic({db_path},
                      "no demonstrations: the database has no successful record "
@@ -467,9 +478,63 @@ int finetune(const std::string& db_path, const std::string& output, lm::Gpt mode
   return 0;
 }
 
+// How a round draws its subgraphs from the corpus.
+enum class Draw {
+  Uniform,  // in a seeded order of all of them
+  ByKind,   // in turn from each kind (subgraph_kind), each kind in a seeded order
+};
+
+// A subgraph's kind, for drawing demonstrations evenly over kinds: the operator of its
+// stage with the most iterations (spatial times reduction; the first of equals) and how
+// many of that stage's reduction axes are longer than one, "conv/3" for a 3x3
+// convolution, "conv/1" for a 1x1, "conv/2" for a depthwise one, "matmul/1", "add/0".
+// A corpus has about ten times more 1x1 convolutions than matrix products; drawn
+// uniformly, a round demonstrates almost none of the latter.
+std::string subgraph_kind(const ir::TeProgram& program) {
+  const ir::Stage* heaviest = nullptr;
+  double most = -1;
+  for (const ir::Stage& s : program.stages) {
+    double n = 1;
+    for (const ir::Axis& a : s.axes) n *= static_cast<double>(a.extent);
+    for (const ir::Axis& a : s.reduce_axes) n *= static_cast<double>(a.extent);
+    if (n > most) {
+      most = n;
+      heaviest = &s;
+    }
+  }
+  if (!heaviest) return "none";
+  const auto longer = std::count_if(heaviest->reduce_axes.begin(), heaviest->reduce_axes.end(),
+                                    [](const ir::Axis& a) { return a.extent > 1; });
+  return heaviest->op + "/" + std::to_string(longer);
+}
+
+// `keys` (in a seeded order) reordered to take one of each kind in turn: the first of
+// every kind, then the second of every kind, ... A key without a readable program in the
+// corpus is a kind of its own ("?").
+std::vector<std::string> interleave_kinds(const fs::path& corpus,
+                                          const std::vector<std::string>& keys) {
+  std::map<std::string, std::vector<std::string>> by_kind;
+  for (const std::string& k : keys) {
+    std::string kind = "?";
+    std::ifstream f(program_path(corpus, k));
+    std::stringstream text;
+    text << f.rdbuf();
+    try {
+      if (f) kind = subgraph_kind(ir::te_from_text(text.str()));
+    } catch (const ir::TeTextError&) {
+    }
+    by_kind[kind].push_back(k);
+  }
+  std::vector<std::string> out;
+  for (size_t i = 0; out.size() < keys.size(); ++i)
+    for (const auto& [kind, members] : by_kind)
+      if (i < members.size()) out.push_back(members[i]);
+  return out;
+}
+
 // The corpus's subgraphs in a seeded order, `count` of them: a round's demonstration set.
 std::vector<std::string> chosen_subgraphs(const fs::path& corpus, const ir::Target& target,
-                                          size_t count, uint64_t seed,
+                                          size_t count, uint64_t seed, Draw draw,
                                           std::map<std::string, std::string>& model_of) {
   std::vector<std::string> keys;
   if (fs::is_directory(corpus / "sentences"))
@@ -488,6 +553,7 @@ std::vector<std::string> chosen_subgraphs(const fs::path& corpus, const ir::Targ
   std::sort(keys.begin(), keys.end());
   std::mt19937_64 rng(seed);
   std::shuffle(keys.begin(), keys.end(), rng);
+  if (draw == Draw::ByKind) keys = interleave_kinds(corpus, keys);
   keys.resize(std::min(count, keys.size()));
   return keys;
 }
@@ -497,11 +563,12 @@ std::vector<std::string> chosen_subgraphs(const fs::path& corpus, const ir::Targ
 // `trials` measurements in the database (records of earlier rounds count: a killed run
 // resumes, and round 2 adds `trials` more to each).
 int demonstrate(const fs::path& corpus, const std::string& db_path, const lm::Gpt& model,
-                size_t subgraphs, int64_t trials, int round, tune::SearchKind search,
+                size_t subgraphs, Draw draw, int64_t trials, int round, tune::SearchKind search,
                 uint64_t seed) {
   const ir::Target target = ir::host_target();
   std::map<std::string, std::string> model_of;
-  const std::vector<std::string> keys = chosen_subgraphs(corpus, target, subgraphs, seed, model_of);
+  const std::vector<std::string> keys =
+      chosen_subgraphs(corpus, target, subgraphs, seed, draw, model_of);
   std::map<std::string, std::vector<std::string>> by_model;
   for (const std::string& k : keys) by_model[model_of.at(k)].push_back(k);
   scheduler::TuningDb db = scheduler::TuningDb::open(db_path, true);
@@ -573,7 +640,9 @@ static int run_lm_command_checked(const std::vector<std::string>& args) {
       "subgraphs", po::value<int64_t>()->default_value(100))(
       "trials", po::value<int64_t>()->default_value(32))("round",
                                                          po::value<int>()->default_value(1))(
-      "search", po::value<std::string>()->default_value("model"));
+      "search", po::value<std::string>()->default_value("model"))(
+      "draw", po::value<std::string>()->default_value("uniform"))(
+      "min-gain", po::value<double>()->default_value(1.0));
   po::variables_map vm;
   const std::vector<std::string> words = parse_subcommand(args, opts, vm);
   if (std::optional<int> status = usage_asked(vm, words, kUsage)) return *status;
@@ -606,8 +675,12 @@ static int run_lm_command_checked(const std::vector<std::string>& args) {
     if (top < 1 || epochs < 1) throw std::invalid_argument("--top and --epochs take counts >= 1");
     std::optional<fs::path> rehearse;
     if (vm.count("rehearse")) rehearse = vm["rehearse"].as<std::string>();
+    const double min_gain = vm["min-gain"].as<double>();
+    if (!(min_gain >= 1.0))
+      throw std::invalid_argument("--min-gain takes a ratio >= 1 (1: the fastest record)");
     return finetune(vm["from-db"].as<std::string>(), vm["output"].as<std::string>(),
-                    starting_model(vm), top, epochs, rehearse, train_run("finetune", 3e-4f));
+                    starting_model(vm), top, min_gain, epochs, rehearse,
+                    train_run("finetune", 3e-4f));
   }
   if (words.size() < 2) throw std::invalid_argument("tlmc lm " + verb + " needs a corpus folder");
   const fs::path corpus = words[1];
@@ -656,9 +729,13 @@ static int run_lm_command_checked(const std::vector<std::string>& args) {
     const std::string search = vm["search"].as<std::string>();
     if (search != "model" && search != "evolutionary")
       throw std::invalid_argument("--search takes model or evolutionary, not '" + search + "'");
+    const std::string draw = vm["draw"].as<std::string>();
+    if (draw != "uniform" && draw != "by-kind")
+      throw std::invalid_argument("--draw takes uniform or by-kind, not '" + draw + "'");
     const lm::Gpt model = starting_model(vm);
     return demonstrate(corpus, vm["tuning-db"].as<std::string>(), model,
-                       static_cast<size_t>(subgraphs), trials, round,
+                       static_cast<size_t>(subgraphs),
+                       draw == "by-kind" ? Draw::ByKind : Draw::Uniform, trials, round,
                        search == "model" ? tune::SearchKind::Model : tune::SearchKind::Evolutionary,
                        vm["seed"].as<uint64_t>());
   }

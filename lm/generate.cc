@@ -278,6 +278,70 @@ std::vector<GeneratedPoint> sample_points(const Gpt& model, const std::vector<To
   return out;
 }
 
+std::vector<GeneratedPoint> sample_mutations(const Gpt& model, const std::vector<Token>& prompt,
+                                             const Sketches& sketches,
+                                             const scheduler::SpacePoint& base, size_t n,
+                                             const SampleOptions& options) {
+  const size_t C = static_cast<size_t>(model.config().channels);
+  const FittingSketches fits = fitting_sketches(model, prompt.size(), sketches);
+  const auto fit = std::find(fits.index.begin(), fits.index.end(), base.sketch);
+  if (fit == fits.index.end() || n == 0 || base.values.empty()) return {};
+  std::mt19937_64 rng(options.seed);
+  Decoder decoder(model, prompt);
+  const size_t k = static_cast<size_t>(fit - fits.index.begin());
+  const double sketch_logp =
+      log_softmax(logits(model, decoder.prompt_hidden().data(), fits.names), 1.0f)[k];
+  // The decisions that have another value to take.
+  std::vector<size_t> open;
+  SketchCursor walk(sketches[base.sketch]);
+  for (size_t i = 0; i < base.values.size(); ++i) {
+    if (walk.valid_values().size() > 1) open.push_back(i);
+    walk.choose(base.values[i]);
+  }
+  if (open.empty()) return {};
+  std::vector<Stream> streams;
+  std::vector<size_t> redrawn;  // per stream, the decision it redraws
+  std::uniform_int_distribution<size_t> position(0, open.size() - 1);
+  for (size_t i = 0; i < n; ++i) {
+    streams.push_back(
+        Stream{decoder.empty_cache(), SketchCursor(sketches[base.sketch]), sketch_logp, {}});
+    redrawn.push_back(open[position(rng)]);
+  }
+  Decide mutate = [&](std::vector<Stream>& current, const std::vector<float>& hidden) {
+    for (size_t s = 0; s < current.size(); ++s) {
+      Stream& st = current[s];
+      const size_t at = st.values.size();
+      const std::vector<int64_t>& valid = st.cursor.valid_values();
+      const std::vector<double> raw = logits(model, hidden.data() + s * C, value_tokens(valid));
+      const std::vector<double> logp = log_softmax(raw, 1.0f);
+      size_t j = 0;
+      if (at == redrawn[s]) {
+        // The model's distribution at this decision over the values other than base's own
+        // (masked before the softmax, so that they share all of it).
+        std::vector<double> others = raw;
+        const size_t own = static_cast<size_t>(
+            std::find(valid.begin(), valid.end(), base.values[at]) - valid.begin());
+        others[own] = -INFINITY;
+        j = draw(log_softmax(others, options.temperature), options.top_k, rng);
+      } else {
+        const int64_t keep =
+            at < redrawn[s] ? base.values[at] : st.cursor.stand_in(base.values[at]);
+        j = static_cast<size_t>(std::find(valid.begin(), valid.end(), keep) - valid.begin());
+        TLMC_ASSERT(j < valid.size(),
+                    "value " << keep << " of decision " << at << " is not listed by its space");
+      }
+      st.log_likelihood += logp[j];
+      st.values.push_back(valid[j]);
+      st.cursor.choose(valid[j]);
+    }
+    return std::move(current);
+  };
+  std::vector<GeneratedPoint> out;
+  for (Stream& s : run_group(decoder, std::move(streams), fits.names[k], mutate))
+    out.push_back(GeneratedPoint{{base.sketch, s.values}, s.log_likelihood});
+  return out;
+}
+
 std::vector<GeneratedPoint> beam_search(const Gpt& model, const std::vector<Token>& prompt,
                                         const Sketches& sketches, size_t width) {
   const size_t C = static_cast<size_t>(model.config().channels);

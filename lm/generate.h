@@ -28,6 +28,18 @@ std::vector<GeneratedPoint> sample_points(const Gpt& model, const std::vector<To
                                           const scheduler::Sketches& sketches, size_t n,
                                           const SampleOptions& options);
 
+// `n` points like `base` (a point of `sketches`), each with one decision redrawn by the
+// model: the decisions before one chosen uniformly among those whose space lists another
+// value keep base's values, the chosen one is drawn from the model's distribution over its
+// other valid values, and each later one keeps base's value where still valid, else the
+// valid value nearest to it (SketchCursor::stand_in). Duplicates possible; none when no
+// decision has another value or base's sketch does not fit the model's context. The
+// log-likelihood is of the whole point.
+std::vector<GeneratedPoint> sample_mutations(const Gpt& model, const std::vector<Token>& prompt,
+                                             const scheduler::Sketches& sketches,
+                                             const scheduler::SpacePoint& base, size_t n,
+                                             const SampleOptions& options);
+
 // The most likely points by beam search of `width` per sketch, likeliest first (at most
 // `width` of them).
 std::vector<GeneratedPoint> beam_search(const Gpt& model, const std::vector<Token>& prompt,

@@ -1,7 +1,13 @@
-// Search by the language model: its likeliest point first (the -O1 schedule), then points
-// it samples, the likeliest new ones of each draw measured first.
+// Search by the language model: its likeliest point first (the -O1 schedule), its
+// mutations of the fastest points measured (from the first round on, the -O0 schedule
+// being measured before it), then points it samples, the likeliest new ones of each draw
+// measured first. The mutations let measurements steer what the model writes where it is
+// wrong: on a depthwise convolution, its samples all ran slower than the -O0 schedule.
 #include <algorithm>
+#include <cmath>
 #include <set>
+#include <utility>
+#include <vector>
 
 #include "lm/generate.h"
 #include "lm/tensor_sentence.h"
@@ -13,6 +19,8 @@ namespace {
 // Draws per round before a model that keeps writing points already seen is helped out by
 // uniform sampling (a confident model on a small space).
 constexpr int kDrawsPerRound = 3;
+// The fastest measured points a round mutates, in turn.
+constexpr size_t kMutatedPoints = 3;
 
 class ModelSearch : public SearchStrategy {
  public:
@@ -28,6 +36,12 @@ class ModelSearch : public SearchStrategy {
       for (lm::GeneratedPoint& g : lm::beam_search(*options_.model, prompt_, sketches_, 1))
         if (out.size() < n && seen_.insert(g.point).second) out.push_back(std::move(g.point));
     }
+    // The tuner measures the -O0 schedule before the first round: from then on a part of
+    // each round mutates the fastest points measured.
+    add_mutations(
+        std::min(n - out.size(), static_cast<size_t>(std::lround(static_cast<double>(n) *
+                                                                 options_.mutation_fraction))),
+        out);
     for (int draw = 0; draw < kDrawsPerRound && out.size() < n; ++draw) {
       const size_t want = (n - out.size()) * options_.candidates_per_trial;
       lm::SampleOptions sample{options_.temperature * (1.0f + 0.5f * static_cast<float>(draw)),
@@ -45,16 +59,46 @@ class ModelSearch : public SearchStrategy {
     return out;
   }
 
-  void observe(const scheduler::SpacePoint& point, const MeasureResult&) override {
+  void observe(const scheduler::SpacePoint& point, const MeasureResult& result) override {
     seen_.insert(point);
+    // What mutations start from (the evolutionary search's seeding mutates nothing).
+    if (options_.mutation_fraction > 0 && result.status == scheduler::MeasureStatus::Ok &&
+        result.seconds > 0)
+      measured_.emplace_back(result.seconds, point);
   }
 
  private:
+  // Up to `count` new points into `out`: of each of the fastest measured points
+  // (kMutatedPoints of them, in turn) its share of `count`, the likeliest new ones of the
+  // model's mutations of it, `candidates_per_trial` drawn per point wanted. Shares, not one
+  // ranking of all: the model likes mutations of its own points best, and the fastest
+  // point may be one it does not like (the -O0 schedule, far ahead of its samples).
+  void add_mutations(size_t count, std::vector<scheduler::SpacePoint>& out) {
+    if (count == 0 || measured_.empty()) return;
+    std::sort(measured_.begin(), measured_.end());
+    const size_t bases = std::min(kMutatedPoints, measured_.size());
+    for (size_t b = 0; b < bases; ++b) {
+      const size_t share = count / bases + (b < count % bases ? 1 : 0);
+      std::vector<lm::GeneratedPoint> drawn =
+          lm::sample_mutations(*options_.model, prompt_, sketches_, measured_[b].second,
+                               share * options_.candidates_per_trial,
+                               lm::SampleOptions{options_.temperature, options_.top_k, rng_()});
+      std::stable_sort(drawn.begin(), drawn.end(),
+                       [](const lm::GeneratedPoint& x, const lm::GeneratedPoint& y) {
+                         return x.log_likelihood > y.log_likelihood;
+                       });
+      const size_t limit = out.size() + share;
+      for (lm::GeneratedPoint& g : drawn)
+        if (out.size() < limit && seen_.insert(g.point).second) out.push_back(std::move(g.point));
+    }
+  }
+
   const scheduler::Sketches& sketches_;
   std::vector<lm::Token> prompt_;
   ModelSearchOptions options_;
   std::mt19937_64 rng_;
   std::set<scheduler::SpacePoint> seen_;
+  std::vector<std::pair<double, scheduler::SpacePoint>> measured_;  // seconds, point
   bool beam_done_ = false;
 };
 

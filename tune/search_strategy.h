@@ -60,11 +60,16 @@ struct ModelSearchOptions {
   size_t candidates_per_trial = 4;  // points sampled per point to propose
   float temperature = 1.0f;         // of the first draw (later draws of a round are hotter)
   int top_k = 0;                    // each decision among its k likeliest values; 0: all
+  // Of each round, the share of points that are the model's mutations of the fastest
+  // points measured so far (lm::sample_mutations) instead of new samples.
+  double mutation_fraction = 0.5;
 };
 
 // The language model's proposals (lm/generate.h): its beam-search point first, then the
-// likeliest new points of each sample of `candidates_per_trial` times the points wanted;
-// uniform samples when the model keeps repeating points already seen.
+// likeliest new points of each sample of `candidates_per_trial` times the points wanted,
+// a `mutation_fraction` of each round the likeliest of as many of the model's mutations of
+// the fastest points measured; uniform samples when the model keeps repeating points
+// already seen.
 std::unique_ptr<SearchStrategy> make_model_search(const scheduler::Sketches& sketches,
                                                   const ir::TeProgram& program,
                                                   const ir::Target& target,

@@ -121,13 +121,17 @@ void start(TaskState& s, int index, CostModel& model, const ir::Target& target,
     case SearchKind::Random:
       s.search = make_random_search(s.sketches, seed);
       break;
-    case SearchKind::Evolutionary:
+    case SearchKind::Evolutionary: {
+      // The model's points stand in for the search's random ones: new samples, no
+      // mutations (the search mutates on its own).
+      ModelSearchOptions seeding = options.model_search;
+      seeding.mutation_fraction = 0;
       s.search = make_evolutionary_search(
           s.sketches, target, model, index, options.evolution, seed,
-          options.model_search.model
-              ? make_model_search(s.sketches, task.program, target, options.model_search, seed)
-              : nullptr);
+          seeding.model ? make_model_search(s.sketches, task.program, target, seeding, seed)
+                        : nullptr);
       break;
+    }
     case SearchKind::Model:
       s.search = make_model_search(s.sketches, task.program, target, options.model_search, seed);
       break;

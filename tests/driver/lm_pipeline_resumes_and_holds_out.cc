@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <set>
 #include <sstream>
 
 #include "ir/target.h"
@@ -191,6 +193,22 @@ TEST(LmPipeline, DemonstrationsAreMeasuredRecordedAndFineTunedOn) {
       << tuned.out;
   EXPECT_NE(tuned.out.find("step 4/4"), std::string::npos) << tuned.out;
   EXPECT_FALSE(std::filesystem::exists(dir.file("f.tlm.ckpt"))) << "the checkpoint is removed";
+  // --min-gain: no proposal ran 1,000 times faster than the -O0 schedule, so the -O0
+  // schedule is each workload's demonstration.
+  test::CommandResult gain = run_command(
+      tlmc_lm("finetune --from-db " + dir.file("t.db") + " --model " + dir.file("p.tlm") +
+              " --epochs 1 --batch 1 --min-gain 1000 -o " + dir.file("g.tlm")));
+  ASSERT_EQ(gain.exit_code, 0) << gain.out;
+  EXPECT_NE(gain.out.find("2 demonstrations from 2 workload-target pairs of " + dir.file("t.db") +
+                          " (2 of them the -O0 schedule, nothing 1000.00 times faster;"),
+            std::string::npos)
+      << gain.out;
+  test::CommandResult no_gain = run_command(tlmc_lm("finetune --from-db " + dir.file("t.db") +
+                                                    " --min-gain 0.5 -o " + dir.file("h.tlm")));
+  EXPECT_EQ(no_gain.exit_code, 2) << no_gain.out;
+  EXPECT_NE(no_gain.out.find("--min-gain takes a ratio >= 1 (1: the fastest record)"),
+            std::string::npos)
+      << no_gain.out;
   EXPECT_EQ(lm::load_checkpoint(dir.file("f.tlm")).model.config().channels, 16);
   // Rehearsal: sentences of subgraphs with no demonstration join the training, as many as
   // there are demonstrations. The host corpus's demonstrated subgraphs are not rehearsed;
@@ -232,6 +250,68 @@ TEST(LmPipeline, DemonstrationsAreMeasuredRecordedAndFineTunedOn) {
   EXPECT_NE(missing.out.find("no tuning database here (give one that -O2 or -O3 wrote)"),
             std::string::npos)
       << missing.out;
+}
+
+// What --draw by-kind must give: the operator of the stage with the most iterations, and
+// how many of its reduction axes are longer than one.
+std::string kind_of(const ir::TeProgram& program) {
+  const ir::Stage* heaviest = nullptr;
+  double most = -1;
+  for (const ir::Stage& s : program.stages) {
+    double n = 1;
+    for (const ir::Axis& a : s.axes) n *= static_cast<double>(a.extent);
+    for (const ir::Axis& a : s.reduce_axes) n *= static_cast<double>(a.extent);
+    if (n > most) {
+      most = n;
+      heaviest = &s;
+    }
+  }
+  int longer = 0;
+  for (const ir::Axis& a : heaviest->reduce_axes) longer += a.extent > 1;
+  return heaviest->op + "/" + std::to_string(longer);
+}
+
+// --draw by-kind: a round of as many subgraphs as the corpus has kinds demonstrates one of
+// each kind (where the corpus has many more of one kind than of the others).
+TEST(LmPipeline, DrawingByKindTakesEachKindOfSubgraphInTurn) {
+  if (!ir::host_target().runs_here) GTEST_SKIP() << "demonstrate measures on this machine";
+  test::TempDir dir;
+  const std::string corpus = dir.file("corpus");
+  ASSERT_EQ(run_command(tlmc_lm("sample " + corpus + " " + kExamples + "resnet_block.yaml " +
+                                kExamples + "mlp.yaml --decisions rule"))
+                .exit_code,
+            0);
+  std::map<std::string, int> kinds;
+  for (const auto& entry : std::filesystem::directory_iterator(corpus + "/programs"))
+    ++kinds[kind_of(ir::te_from_text(test::read_file(entry.path().string())))];
+  // The block's 3x3 and 1x1 convolutions, the perceptron's matrix products.
+  for (const char* kind : {"conv/3", "conv/1", "matmul/1"}) EXPECT_TRUE(kinds.count(kind)) << kind;
+  ASSERT_GT(std::max_element(kinds.begin(), kinds.end(),
+                             [](const auto& a, const auto& b) { return a.second < b.second; })
+                ->second,
+            1)
+      << "one kind has several subgraphs";
+  test::CommandResult drawn = run_command(
+      tlmc_lm("demonstrate " + corpus + " --tuning-db " + dir.file("t.db") + " --subgraphs " +
+              std::to_string(kinds.size()) + " --trials 1 --draw by-kind"));
+  ASSERT_EQ(drawn.exit_code, 0) << drawn.out;
+  std::set<std::string> seen;
+  std::istringstream lines(drawn.out);
+  for (std::string line; std::getline(lines, line);) {
+    const size_t at = line.find("] ");
+    if (line.rfind("tlmc lm demonstrate: [", 0) != 0 || at == std::string::npos) continue;
+    const std::string key = line.substr(at + 2, line.find(':', at) - at - 2);
+    EXPECT_TRUE(
+        seen.insert(kind_of(ir::te_from_text(test::read_file(corpus + "/programs/" + key + ".te"))))
+            .second)
+        << "a second subgraph of one kind: " << line;
+  }
+  EXPECT_EQ(seen.size(), kinds.size()) << drawn.out;
+  test::CommandResult bad = run_command(
+      tlmc_lm("demonstrate " + corpus + " --tuning-db " + dir.file("t.db") + " --draw heaviest"));
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.out.find("--draw takes uniform or by-kind, not 'heaviest'"), std::string::npos)
+      << bad.out;
 }
 
 // --decisions rule: one sentence per subgraph, whose decisions are the -O0 rule's point.

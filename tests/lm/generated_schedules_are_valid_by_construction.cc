@@ -1,8 +1,10 @@
-// Constrained decoding: every point the model writes lies in its subgraph's spaces, whatever
-// the weights; the cached decoder computes what the training forward pass computes; a
-// model trained on one demonstration writes it back by beam search.
+// Constrained decoding: every point the model writes (sampled, or mutated from another)
+// lies in its subgraph's spaces, whatever the weights; the cached decoder computes what the
+// training forward pass computes; a model trained on one demonstration writes it back by
+// beam search.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 
 #include "lm/generate.h"
@@ -70,6 +72,58 @@ TEST(ConstrainedDecoding, TheCachedDecoderAgreesWithTheTrainingForwardPass) {
     const double loss = model.forward(b) * static_cast<double>(b.predictions.size());
     EXPECT_NEAR(-g.log_likelihood, loss, 1e-3 * loss);
   }
+}
+
+// The model's mutations of a point (-O2's steps from the fastest points measured): valid,
+// like the point up to one redrawn decision (later ones kept where their space still lists
+// them), and scored as the training forward pass scores them.
+TEST(ConstrainedDecoding, MutationsRedrawOneDecisionAndStayValid) {
+  Gpt model(small_config(), 5);
+  for (float& p : model.parameters()) p *= 5.0f;
+  std::mt19937_64 rng(9);
+  size_t generated = 0, changed = 0;
+  for (const char* target_name : {"x86-64-avx512", "x86-64-avx2"}) {
+    const ir::Target target = *ir::parse_target(target_name);
+    for (const ir::TeProgram& program : test::varied_programs()) {
+      const Sketches sketches = scheduler::generate_sketches(program, target);
+      const std::vector<Token> prompt = prompt_tokens(program, target);
+      SampleOptions options;
+      options.temperature = 2.0f;
+      options.seed = rng();
+      // A point the model can write (its sketch fits the context).
+      const scheduler::SpacePoint base =
+          sample_points(model, prompt, sketches, 1, options).at(0).point;
+      const std::vector<GeneratedPoint> mutations =
+          sample_mutations(model, prompt, sketches, base, 40, options);
+      ASSERT_EQ(mutations.size(), 40u);
+      for (const GeneratedPoint& g : mutations) {
+        ++generated;
+        ASSERT_EQ(g.point.sketch, base.sketch);
+        ASSERT_EQ(g.point.values.size(), base.values.size());
+        const scheduler::ScheduleState st = scheduler::apply_schedule(
+            program, sketches.at(g.point.sketch).decisions(g.point.values));
+        scheduler::lower_schedule(st, "k");
+        changed += !(g.point == base);
+        // After the first decision that differs (the redrawn one), each keeps base's value
+        // wherever its space lists it.
+        scheduler::SketchCursor cursor(sketches.at(base.sketch));
+        bool differed = false;
+        for (size_t i = 0; i < base.values.size(); ++i) {
+          const std::vector<int64_t>& valid = cursor.valid_values();
+          if (differed && std::count(valid.begin(), valid.end(), base.values[i]))
+            EXPECT_EQ(g.point.values[i], base.values[i]) << "decision " << i;
+          differed = differed || g.point.values[i] != base.values[i];
+          cursor.choose(g.point.values[i]);
+        }
+      }
+      const Sentence s = tensor_sentence(prompt, sketches, mutations.front().point);
+      const Batch b = make_batch({&s});
+      const double loss = model.forward(b) * static_cast<double>(b.predictions.size());
+      EXPECT_NEAR(-mutations.front().log_likelihood, loss, 1e-3 * loss);
+    }
+  }
+  // Only decisions with another value to take are redrawn: every mutation differs.
+  EXPECT_EQ(changed, generated);
 }
 
 TEST(ConstrainedDecoding, AModelTrainedOnOneDemonstrationWritesItBackByBeamSearch) {
