@@ -33,8 +33,7 @@ class ModelSearch : public SearchStrategy {
     std::vector<scheduler::SpacePoint> out;
     if (!beam_done_) {
       beam_done_ = true;
-      for (lm::GeneratedPoint& g : lm::beam_search(*options_.model, prompt_, sketches_, 1))
-        if (out.size() < n && seen_.insert(g.point).second) out.push_back(std::move(g.point));
+      take_likeliest(lm::beam_search(*options_.model, prompt_, sketches_, 1), n, out);
     }
     // The tuner measures the -O0 schedule before the first round: from then on a part of
     // each round mutates the fastest points measured.
@@ -46,14 +45,7 @@ class ModelSearch : public SearchStrategy {
       const size_t want = (n - out.size()) * options_.candidates_per_trial;
       lm::SampleOptions sample{options_.temperature * (1.0f + 0.5f * static_cast<float>(draw)),
                                options_.top_k, rng_()};
-      std::vector<lm::GeneratedPoint> drawn =
-          lm::sample_points(*options_.model, prompt_, sketches_, want, sample);
-      std::stable_sort(drawn.begin(), drawn.end(),
-                       [](const lm::GeneratedPoint& a, const lm::GeneratedPoint& b) {
-                         return a.log_likelihood > b.log_likelihood;
-                       });
-      for (lm::GeneratedPoint& g : drawn)
-        if (out.size() < n && seen_.insert(g.point).second) out.push_back(std::move(g.point));
+      take_likeliest(lm::sample_points(*options_.model, prompt_, sketches_, want, sample), n, out);
     }
     add_random_points(sketches_, rng_, seen_, n, out);
     return out;
@@ -79,18 +71,23 @@ class ModelSearch : public SearchStrategy {
     const size_t bases = std::min(kMutatedPoints, measured_.size());
     for (size_t b = 0; b < bases; ++b) {
       const size_t share = count / bases + (b < count % bases ? 1 : 0);
-      std::vector<lm::GeneratedPoint> drawn =
+      take_likeliest(
           lm::sample_mutations(*options_.model, prompt_, sketches_, measured_[b].second,
                                share * options_.candidates_per_trial,
-                               lm::SampleOptions{options_.temperature, options_.top_k, rng_()});
-      std::stable_sort(drawn.begin(), drawn.end(),
-                       [](const lm::GeneratedPoint& x, const lm::GeneratedPoint& y) {
-                         return x.log_likelihood > y.log_likelihood;
-                       });
-      const size_t limit = out.size() + share;
-      for (lm::GeneratedPoint& g : drawn)
-        if (out.size() < limit && seen_.insert(g.point).second) out.push_back(std::move(g.point));
+                               lm::SampleOptions{options_.temperature, options_.top_k, rng_()}),
+          out.size() + share, out);
     }
+  }
+
+  // The likeliest of `drawn` not yet seen into `out` (and `seen_`), until it holds `limit`.
+  void take_likeliest(std::vector<lm::GeneratedPoint> drawn, size_t limit,
+                      std::vector<scheduler::SpacePoint>& out) {
+    std::stable_sort(drawn.begin(), drawn.end(),
+                     [](const lm::GeneratedPoint& a, const lm::GeneratedPoint& b) {
+                       return a.log_likelihood > b.log_likelihood;
+                     });
+    for (lm::GeneratedPoint& g : drawn)
+      if (out.size() < limit && seen_.insert(g.point).second) out.push_back(std::move(g.point));
   }
 
   const scheduler::Sketches& sketches_;
