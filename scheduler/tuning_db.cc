@@ -2,6 +2,7 @@
 
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <ctime>
@@ -128,28 +129,53 @@ std::vector<TuningRecord> query(const TuningDb::Impl& impl, const std::string& w
   return out;
 }
 
-// Writes the schema and the format's name and version, or checks them in an existing file.
+// Reads, writing nothing, whether the file is empty (no tables: a new database) or a tlmc
+// tuning database of this version; refuses anything else, so that tlmc never changes a file
+// that is not its own (an application's SQLite file given by mistake stays as it was).
+// Returns true when the file is empty.
+bool check_own_file(const TuningDb::Impl& impl) {
+  std::vector<std::string> tables;
+  {
+    Statement s(impl, "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name");
+    while (s.step()) tables.push_back(s.text(0));
+  }
+  if (tables.empty()) return true;
+  if (std::find(tables.begin(), tables.end(), "meta") == tables.end() ||
+      std::find(tables.begin(), tables.end(), "records") == tables.end()) {
+    std::string list;
+    for (size_t i = 0; i < tables.size() && i < 5; ++i) list += (i ? ", " : "") + tables[i];
+    if (tables.size() > 5) list += ", ...";
+    throw Diagnostic({impl.path}, "not a tlmc tuning database (an SQLite file with the tables " +
+                                      list + "): tlmc left it unchanged; name another --tuning-db");
+  }
+  std::string format, version;
+  Statement get(impl, "SELECT key, value FROM meta");
+  while (get.step()) {
+    if (get.text(0) == "format") format = get.text(1);
+    if (get.text(0) == "version") version = get.text(1);
+  }
+  if (format != kFormat)
+    throw Diagnostic({impl.path}, "not a tlmc tuning database (its format is '" + format +
+                                      "'): tlmc left it unchanged; name another --tuning-db");
+  if (version != std::to_string(kVersion))
+    throw Diagnostic({impl.path}, "tuning database of version " + version +
+                                      ", this tlmc reads version " + std::to_string(kVersion) +
+                                      ": use the tlmc that wrote it, or another --tuning-db");
+  return false;
+}
+
+// Writes the schema and the format's name and version into a new (empty) file. Another
+// process may have done so in the meantime: the schema is idempotent and the check is
+// repeated inside the transaction.
 void prepare(TuningDb::Impl& impl) {
   impl.exec("BEGIN IMMEDIATE");
   try {
-    impl.exec(kSchema);
-    Statement get(impl, "SELECT key, value FROM meta");
-    std::string format, version;
-    while (get.step()) {
-      if (get.text(0) == "format") format = get.text(1);
-      if (get.text(0) == "version") version = get.text(1);
-    }
-    if (format.empty()) {
+    if (check_own_file(impl)) {
+      impl.exec(kSchema);
       Statement put(impl, "INSERT INTO meta(key, value) VALUES ('format', ?1), ('version', ?2)");
       put.bind(1, std::string(kFormat));
       put.bind(2, std::to_string(kVersion));
       put.step();
-    } else if (format != kFormat) {
-      throw Diagnostic({impl.path}, "not a tlmc tuning database (its format is '" + format + "')");
-    } else if (version != std::to_string(kVersion)) {
-      throw Diagnostic({impl.path}, "tuning database of version " + version +
-                                        ", this tlmc reads version " + std::to_string(kVersion) +
-                                        ": use the tlmc that wrote it, or another --tuning-db");
     }
     impl.exec("COMMIT");
   } catch (...) {
@@ -212,6 +238,7 @@ TuningDb TuningDb::open(const std::string& path, bool create) {
   if (sqlite3_exec(impl->db, "SELECT COUNT(*) FROM sqlite_master", nullptr, nullptr, nullptr) ==
       SQLITE_NOTADB)
     throw Diagnostic({path}, "not a tlmc tuning database (not an SQLite file)");
+  check_own_file(*impl);  // before anything below writes to the file
   // WAL: readers never block the writer; each transaction is durable once committed. The
   // switch of a new file needs it alone, and SQLite does not wait for that by itself: the
   // processes of a parallel build that create it at once take turns here.

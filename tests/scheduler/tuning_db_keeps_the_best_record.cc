@@ -120,7 +120,37 @@ TEST(TuningDb, OtherFilesAndOtherVersionsAreRefused) {
                 "that wrote it, or another --tuning-db");
   sql(dir.file("new.db"), "UPDATE meta SET value = 'x' WHERE key = 'format'");
   EXPECT_EQ(message_of([&] { TuningDb::open(dir.file("new.db"), false); }),
-            dir.file("new.db") + ": error: not a tlmc tuning database (its format is 'x')");
+            dir.file("new.db") +
+                ": error: not a tlmc tuning database (its format is 'x'): tlmc left it "
+                "unchanged; name another --tuning-db");
+}
+
+// Regression: any SQLite file given as the tuning database had its journal mode switched and
+// tlmc's tables added before tlmc checked that it was its own.
+TEST(TuningDb, AnotherProgramsSqliteFileIsRefusedAndLeftByteForByte) {
+  TempDir dir;
+  const std::string app = dir.file("app.sqlite");
+  sql(app,
+      "CREATE TABLE users(id INTEGER PRIMARY KEY, name TEXT); "
+      "INSERT INTO users(name) VALUES ('ada'), ('alan')");
+  const std::string before = test::read_file(app);
+  for (bool create : {false, true})
+    EXPECT_EQ(message_of([&] { TuningDb::open(app, create); }),
+              app +
+                  ": error: not a tlmc tuning database (an SQLite file with the tables "
+                  "users): tlmc left it unchanged; name another --tuning-db");
+  EXPECT_EQ(test::read_file(app), before);
+  EXPECT_EQ(test::count_entries(dir.path()), 1);  // no -wal or -shm file beside it
+  // The command says the same and exits 1.
+  test::CommandResult r = test::run_command(std::string(TLMC_EXE) + " db list --tuning-db " + app);
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_NE(r.out.find("not a tlmc tuning database (an SQLite file with the tables users)"),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(test::read_file(app), before);
+  // An empty SQLite file (no tables) is a new database, as a missing one is.
+  sql(dir.file("empty.db"), "PRAGMA user_version = 0");
+  TuningDb::open(dir.file("empty.db"), true).add({ok("k", "s", 1.0)});
 }
 
 TEST(TuningRecordsJson, ExportAndImportRoundTripExactly) {
