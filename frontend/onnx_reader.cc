@@ -5,6 +5,7 @@
 #include <onnx/shape_inference/implementation.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -12,6 +13,7 @@
 #include <sstream>
 
 #include "frontend/compute_shapes.h"
+#include "frontend/external_data_path.h"
 #include "frontend/model_name.h"
 #include "ir/graph_verify.h"
 #include "ir/op_schema.h"
@@ -86,6 +88,8 @@ class OnnxReader {
 
   ir::Graph read() {
     onnx::ModelProto model = parse();
+    // Before the checker, which opens external files itself.
+    check_external_locations(model.graph());
     check(model);
     opset_ = model_opset(model);
     const onnx::GraphProto& graph = model.graph();
@@ -303,24 +307,59 @@ class OnnxReader {
     return id;
   }
 
+  struct ExternalData {
+    std::string location;
+    fs::path file;  // checked to lie in the model's folder (external_data_path.h)
+    int64_t offset = 0;
+    int64_t length = -1;  // -1: not given
+  };
+
+  // A tensor's external-data entries, read and checked.
+  ExternalData external_data(const onnx::TensorProto& t, const std::string& where) const {
+    ExternalData d;
+    auto number = [&](const std::string& key, const std::string& text) {
+      int64_t v = -1;
+      const char* end = text.data() + text.size();
+      const auto [p, ec] = std::from_chars(text.data(), end, v);
+      if (ec != std::errc() || p != end || v < 0)
+        fail(where + ": its external data has the " + key + " " + in_quotes(text) +
+             ", which is not a byte count");
+      return v;
+    };
+    for (const onnx::StringStringEntryProto& e : t.external_data()) {
+      if (e.key() == "location") d.location = e.value();
+      if (e.key() == "offset") d.offset = number("offset", e.value());
+      if (e.key() == "length") d.length = number("length", e.value());
+    }
+    std::variant<fs::path, RefusedLocation> file = external_data_path(path_, d.location);
+    if (const auto* refused = std::get_if<RefusedLocation>(&file))
+      fail(where + ": its external data " + refused->reason);
+    d.file = std::get<fs::path>(file);
+    return d;
+  }
+
+  // Every external location of the graph's initializers and Constant nodes, checked.
+  void check_external_locations(const onnx::GraphProto& graph) const {
+    for (const onnx::TensorProto& t : graph.initializer())
+      if (t.data_location() == onnx::TensorProto::EXTERNAL)
+        external_data(t, "initializer " + in_quotes(t.name()));
+    for (const onnx::NodeProto& n : graph.node())
+      for (const onnx::AttributeProto& a : n.attribute())
+        if (a.has_t() && a.t().data_location() == onnx::TensorProto::EXTERNAL)
+          external_data(a.t(), "the " + in_quotes(a.name()) + " of node " + in_quotes(n.name()));
+  }
+
   // The bytes of a TensorProto, from raw_data, the typed fields, or an external file.
   std::vector<uint8_t> tensor_bytes(const onnx::TensorProto& t, DType dt, int64_t count,
                                     const std::string& where) {
     const size_t bytes = static_cast<size_t>(count) * ir::dtype_size(dt);
     std::vector<uint8_t> out(bytes);
     if (t.data_location() == onnx::TensorProto::EXTERNAL) {
-      std::string location;
-      int64_t offset = 0, length = -1;
-      for (const onnx::StringStringEntryProto& e : t.external_data()) {
-        if (e.key() == "location") location = e.value();
-        if (e.key() == "offset") offset = std::stoll(e.value());
-        if (e.key() == "length") length = std::stoll(e.value());
-      }
-      const fs::path file = fs::path(path_).parent_path() / location;
+      const ExternalData ext = external_data(t, where);
+      const fs::path& file = ext.file;
+      const std::string& location = ext.location;
+      const int64_t offset = ext.offset, length = ext.length;
       std::error_code ec;
-      if (location.empty() || !fs::is_regular_file(file, ec))
-        fail(where + " is stored in external file " + in_quotes(location) +
-             ", which does not exist (looked for " + in_quotes(file.string()) + ")");
       if (length >= 0 && static_cast<size_t>(length) != bytes)
         fail(where + ": its external data has " + std::to_string(length) +
              " bytes, its shape needs " + std::to_string(bytes));
@@ -390,6 +429,10 @@ class OnnxReader {
     w.kind = ir::TensorKind::Weight;
     w.loc = SourceLoc{path_, 0, 0};
     for (int64_t d : t.dims()) w.type.shape.push_back(d);
+    const std::string beyond = ir::shape_beyond_limits(w.type.shape);  // before allocating
+    if (!beyond.empty())
+      fail(where + " of shape " + ir::shape_str(w.type.shape) +
+           " is beyond tlmc's limits: " + beyond);
     const int64_t count = w.type.numel();
     if (t.data_type() == onnx::TensorProto::DOUBLE) {
       std::vector<float> f(static_cast<size_t>(count));

@@ -422,14 +422,14 @@ ir::Shape ModelReader::read_shape(const YAML::Node& n) const {
   const char* rule = "a shape must be a list of non-negative integers";
   if (!n.IsSequence()) fail(n, rule);
   ir::Shape shape;
-  int64_t numel = 1;
   for (const YAML::Node& d : n) {
     Number num;
     if (parse_number(d, &num) != NumberParse::Ok || !num.is_int || num.i < 0) fail(d, rule);
-    if (num.i > 0 && numel > (int64_t{1} << 48) / num.i)
-      fail(n, "shape " + ir::shape_str(shape) + "... has too many elements");
-    numel *= num.i;
     shape.push_back(num.i);
+    // Here, before a weight of this shape is allocated.
+    const std::string beyond = ir::shape_beyond_limits(shape);
+    if (!beyond.empty())
+      fail(d, "shape " + ir::shape_str(shape) + "... is beyond tlmc's limits: " + beyond);
   }
   return shape;
 }

@@ -16,6 +16,21 @@ std::string shape_str(const Shape& s) {
   return out + "]";
 }
 
+std::string shape_beyond_limits(const Shape& s) {
+  int64_t numel = 1;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] < 0)
+      return "its axis " + std::to_string(i) + " is negative (" + std::to_string(s[i]) + ")";
+    if (s[i] > kMaxDimension)
+      return "its axis " + std::to_string(i) + " is " + std::to_string(s[i]) +
+             ", beyond the largest extent tlmc compiles (2^31 - 1)";
+    if (s[i] != 0 && numel > kMaxElements / s[i])
+      return "it has more elements than the largest tensor tlmc compiles (2^32)";
+    numel *= s[i];
+  }
+  return "";
+}
+
 AttrKind attr_kind(const AttrValue& v) { return static_cast<AttrKind>(v.index()); }
 
 std::string_view attr_kind_name(AttrKind k) {

@@ -20,6 +20,16 @@ using Shape = std::vector<int64_t>;
 int64_t shape_numel(const Shape& s);
 std::string shape_str(const Shape& s);  // "[1, 3, 224, 224]"
 
+// The numeric limits of a model (docs/driver.md, "Limits"), checked by the readers before
+// they allocate and by verify_graph on every tensor and integer attribute: beyond them a
+// model is refused rather than compiled into code whose sizes overflow or cannot be run.
+constexpr int64_t kMaxDimension = (int64_t{1} << 31) - 1;           // one axis of a tensor
+constexpr int64_t kMaxElements = (int64_t{1} << 32);                // one tensor (16 GiB of float)
+constexpr int64_t kMaxAttributeMagnitude = (int64_t{1} << 31) - 1;  // |an integer attribute|
+// Why a shape is beyond the limits ("its axis 2 is 1099511627776, beyond 2^31 - 1"), or
+// empty when it is within them.
+std::string shape_beyond_limits(const Shape& s);
+
 struct TensorType {
   DType dtype = DType::Float32;
   Shape shape;

@@ -45,6 +45,27 @@ void check_tensor_id(const Graph& g, int id, const std::string& what) {
               what << " refers to tensor id " << id << " of " << g.tensors.size());
 }
 
+void check_limits(const Shape& shape, const SourceLoc& loc, const std::string& tensor) {
+  const std::string why = shape_beyond_limits(shape);
+  if (!why.empty())
+    throw Diagnostic(loc, "tensor " + in_quotes(tensor) + " of shape " + shape_str(shape) +
+                              " is beyond tlmc's limits: " + why);
+}
+
+// An integer attribute's values are within kMaxAttributeMagnitude unless its spec clamps them.
+void check_attribute_magnitude(const Node& n, const std::string& key, const Attr& attr,
+                               const AttrSpec& spec) {
+  if (spec.clamped) return;
+  std::vector<int64_t> values;
+  if (const auto* v = std::get_if<int64_t>(&attr.value)) values.push_back(*v);
+  if (const auto* v = std::get_if<std::vector<int64_t>>(&attr.value)) values = *v;
+  for (int64_t v : values)
+    if (v > kMaxAttributeMagnitude || v < -kMaxAttributeMagnitude)
+      throw Diagnostic(attr.loc, "attribute " + in_quotes(key) + " of " + n.describe() +
+                                     " has the value " + std::to_string(v) +
+                                     ", beyond tlmc's limit of +-(2^31 - 1)");
+}
+
 // Names are unique; graph inputs are exactly the Input tensors; weights carry their bytes.
 void check_tensors(const Graph& g) {
   std::map<std::string, int> by_name;
@@ -54,6 +75,7 @@ void check_tensors(const Graph& g) {
     if (!fresh)
       throw Diagnostic(t.loc, "tensor " + in_quotes(t.name) + " is already defined at " +
                                   where(g.tensors[static_cast<size_t>(it->second)].loc));
+    if (t.kind != TensorKind::Intermediate) check_limits(t.type.shape, t.loc, t.name);
     if (t.kind == TensorKind::Weight) {
       TLMC_ASSERT(t.data, "weight " << t.name << " has no data");
       if (t.data->size() != t.type.bytes())
@@ -121,6 +143,8 @@ void check_node_against_schema(Node& n, int opset) {
     }
     const AttrKind want = attr_kind(spec->default_value);
     const AttrKind got = attr_kind(attr.value);
+    if (want == AttrKind::Int || want == AttrKind::Ints)
+      check_attribute_magnitude(n, key, attr, *spec);
     if (want == got) continue;
     if (want == AttrKind::Float && got == AttrKind::Int) {
       attr.value = static_cast<double>(std::get<int64_t>(attr.value));
@@ -294,8 +318,12 @@ Graph verify_graph(Graph g, const NodeEvaluator& evaluate) {
     TLMC_ASSERT(types.size() >= n.outputs.size(), n.describe() << " inferred " << types.size()
                                                                << " output types for "
                                                                << n.outputs.size() << " outputs");
-    for (size_t i = 0; i < n.outputs.size(); ++i)
-      if (n.outputs[i] >= 0) g.tensors[static_cast<size_t>(n.outputs[i])].type = types[i];
+    for (size_t i = 0; i < n.outputs.size(); ++i) {
+      if (n.outputs[i] < 0) continue;
+      Tensor& t = g.tensors[static_cast<size_t>(n.outputs[i])];
+      check_limits(types[i].shape, n.loc, t.name);
+      t.type = types[i];
+    }
     if (!evaluate) continue;
     std::vector<std::vector<uint8_t>> values = evaluate(g, n);
     if (values.empty()) continue;

@@ -24,6 +24,9 @@ struct AttrSpec {
   std::string name;
   AttrValue default_value;  // also fixes the attribute's kind
   bool required = false;    // no default: the model must give it
+  // Integer values beyond the axis range mean the same as its end (Shape's start and end),
+  // so any int64 is valid; every other integer attribute is within kMaxAttributeMagnitude.
+  bool clamped = false;
 };
 
 struct OpSchema {

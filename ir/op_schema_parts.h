@@ -37,6 +37,9 @@ inline OpSchema make_schema(std::string name, Arity inputs, Arity outputs, OpCla
   return s;
 }
 inline AttrSpec int_attr(std::string name, int64_t v) { return {std::move(name), v, false}; }
+inline AttrSpec clamped_int_attr(std::string name, int64_t v) {
+  return {std::move(name), v, false, true};
+}
 inline AttrSpec float_attr(std::string name, double v) { return {std::move(name), v, false}; }
 inline AttrSpec string_attr(std::string name, std::string v) {
   return {std::move(name), std::move(v), false};

@@ -312,7 +312,8 @@ std::vector<OpSchema> tensor_op_schemas() {
       make_schema("Squeeze", {1, 2}, {1, 1}, OpClass::View, 13, {}, infer_squeeze),
       // The end attribute's ONNX default is "the rank": any value past it means the same.
       make_schema("Shape", {1, 1}, {1, 1}, OpClass::Injective, 13,
-                  {int_attr("start", 0), int_attr("end", std::numeric_limits<int64_t>::max())},
+                  {clamped_int_attr("start", 0),
+                   clamped_int_attr("end", std::numeric_limits<int64_t>::max())},
                   infer_shape),
       make_schema("ConstantOfShape", {1, 1}, {1, 1}, OpClass::Injective, 9,
                   {float_attr("value", 0.0), string_attr("dtype", "float32")},

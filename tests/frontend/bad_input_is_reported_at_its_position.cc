@@ -437,5 +437,44 @@ TEST_F(BadInput, WeightFileTooShortSaysHowManyBytes) {
                 "+ 16) but the file has 10");
 }
 
+// --- Numeric limits (docs/driver.md) -----------------------------------------------------
+
+// A 4x4 image and a 3x3 kernel, with the given Conv line.
+std::string conv_model(const std::string& node) {
+  return "tlmc: 1\n"
+         "inputs:\n"
+         "  x: {shape: [1, 1, 4, 4]}\n"
+         "weights:\n"
+         "  w: {shape: [1, 1, 3, 3], init: zeros}\n"
+         "nodes:\n" +
+         node + "\noutputs: [y]\n";
+}
+
+// Regression: pads of 2^40 compiled and exited 0.
+TEST_F(BadInput, AttributeBeyondTheLimitIsReportedAtItsValue) {
+  EXPECT_EQ(
+      error_of(conv_model(
+          "  - {op: Conv, inputs: [x, w], outputs: [y], attrs: {pads: [1099511627776, 0, 0, 0]}}")),
+      at(7, 54) +
+          "attribute 'pads' of Conv has the value 1099511627776, beyond tlmc's "
+          "limit of +-(2^31 - 1)");
+}
+
+TEST_F(BadInput, InferredShapeBeyondTheLimitIsReportedAtItsNode) {
+  EXPECT_EQ(error_of(conv_model("  - {name: c, op: Conv, inputs: [x, w], outputs: [y], attrs: "
+                                "{pads: [1073741824, 0, 1073741824, 0]}}")),
+            at(7, 5) +
+                "tensor 'y' of shape [1, 1, 2147483650, 2] is beyond tlmc's limits: its axis 2 "
+                "is 2147483650, beyond the largest extent tlmc compiles (2^31 - 1)");
+}
+
+TEST_F(BadInput, DeclaredShapeBeyondTheLimitIsReportedAtTheAxis) {
+  EXPECT_EQ(error_of("tlmc: 1\ninputs:\n  x: {shape: [2, 65536, 65536]}\n"
+                     "nodes:\n  - {op: Relu, inputs: [x], outputs: [y]}\noutputs: [y]\n"),
+            at(3, 25) +
+                "shape [2, 65536, 65536]... is beyond tlmc's limits: it has more elements than "
+                "the largest tensor tlmc compiles (2^32)");
+}
+
 }  // namespace
 }  // namespace tlmc::frontend

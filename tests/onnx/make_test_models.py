@@ -73,6 +73,49 @@ def external_data(out):
     raw(out, "want0.bin", (x @ w).astype(np.float32))
 
 
+def external_data_at(out, place):
+    """external_data's model with its weights moved to `place` (a layout to check the rule
+    that external data stays inside the model's folder): "parent" names ../outside/w.data;
+    "link_out" ships a symlink to a file outside the folder; "link_in" a symlink to a file
+    inside it; "cache" is a model cache's layout (snapshots/rev/ holding symlinks into
+    blobs/, the model file among them), whose model.onnx is the link in snapshots/rev."""
+    import os
+    external_data(out)
+    model = onnx.load(f"{out}/model.onnx", load_external_data=False)
+
+    def relocate(location):
+        for t in model.graph.initializer:
+            for e in t.external_data:
+                if e.key == "location":
+                    e.value = location
+        onnx.save(model, f"{out}/model.onnx")
+
+    if place == "parent":
+        os.makedirs(f"{out}/../outside", exist_ok=True)
+        os.replace(f"{out}/weights.data", f"{out}/../outside/w.data")
+        relocate("../outside/w.data")
+    elif place == "link_out":
+        os.makedirs(f"{out}/../outside", exist_ok=True)
+        os.replace(f"{out}/weights.data", f"{out}/../outside/w.data")
+        os.symlink(os.path.abspath(f"{out}/../outside/w.data"), f"{out}/link.data")
+        relocate("link.data")
+    elif place == "link_in":
+        os.makedirs(f"{out}/sub", exist_ok=True)
+        os.replace(f"{out}/weights.data", f"{out}/sub/w.data")
+        os.symlink("sub/w.data", f"{out}/link.data")
+        relocate("link.data")
+    elif place == "cache":
+        os.makedirs(f"{out}/blobs", exist_ok=True)
+        os.makedirs(f"{out}/snapshots/rev", exist_ok=True)
+        relocate("weights.data")
+        os.replace(f"{out}/model.onnx", f"{out}/blobs/aaaa")
+        os.replace(f"{out}/weights.data", f"{out}/blobs/bbbb")
+        os.symlink("../../blobs/aaaa", f"{out}/snapshots/rev/model.onnx")
+        os.symlink("../../blobs/bbbb", f"{out}/snapshots/rev/weights.data")
+        for f in ("in0.bin", "want0.bin"):
+            os.replace(f"{out}/{f}", f"{out}/snapshots/rev/{f}")
+
+
 def constants(out):
     """Constant nodes of every kind of value, and a DOUBLE initializer."""
     rng = np.random.default_rng(5)
@@ -134,6 +177,10 @@ MODELS = {
     "symbolic": symbolic,
     "opset11": lambda out: old_opset(out, 11),
     "external_data": external_data,
+    "external_data_parent": lambda out: external_data_at(out, "parent"),
+    "external_data_link_out": lambda out: external_data_at(out, "link_out"),
+    "external_data_link_in": lambda out: external_data_at(out, "link_in"),
+    "external_data_cache": lambda out: external_data_at(out, "cache"),
     "constants": constants,
     "opset_too_new": opset_too_new,
     "torch_cnn_op13": lambda out: torch_cnn(out, 13),

@@ -17,22 +17,30 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// A model made by make_test_models.py in a fresh folder.
+// A model made by make_test_models.py in a fresh folder, m/ inside a temporary one (some
+// layouts put files beside the model's folder). `model` is the model file's path inside m/.
 class OnnxModel {
  public:
-  explicit OnnxModel(const std::string& name) {
+  explicit OnnxModel(const std::string& name, const std::string& model = "model.onnx")
+      : model_(model) {
+    fs::create_directories(dir());
     CommandResult r = run_command("/usr/bin/python3 " + std::string(TLMC_SOURCE_DIR) +
-                                  "/tests/onnx/make_test_models.py " + name + " " + dir_.path());
+                                  "/tests/onnx/make_test_models.py " + name + " " + dir());
     EXPECT_EQ(r.exit_code, 0) << r.out;
   }
-  std::string path() const { return dir_.file("model.onnx"); }
-  std::string file(const std::string& f) const { return dir_.file(f); }
+  std::string dir() const { return tmp_.file("m"); }
+  std::string path() const { return dir() + "/" + model_; }
+  // A file beside the model file.
+  std::string file(const std::string& f) const {
+    return (fs::path(path()).parent_path() / f).string();
+  }
   std::string tlmc(const std::string& args) const {
     return std::string(TLMC_EXE) + " -O0 " + path() + " " + args;
   }
 
  private:
-  TempDir dir_;
+  TempDir tmp_;
+  std::string model_;
 };
 
 std::vector<uint8_t> bytes_of(const std::string& path) {
@@ -93,13 +101,48 @@ TEST(OnnxImport, ExternalDataIsReadAndMissingDataIsAnError) {
   fs::remove(m.file("weights.data"));
   CommandResult r = run_command(m.tlmc("-o " + m.file("out/libm.a")));
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_NE(
-      r.out.find(
-          m.path() +
-          ": error: the ONNX checker rejects the model: Data of TensorProto ( tensor name: w)"),
-      std::string::npos)
+  EXPECT_NE(r.out.find(m.path() +
+                       ": error: initializer 'w': its external data names 'weights.data', which "
+                       "does not exist (looked for '" +
+                       m.file("weights.data") + "')"),
+            std::string::npos)
       << r.out;
   EXPECT_EQ(count_entries(m.file("out")), 0);
+}
+
+// Regression: '../' in a location, or a symlink the model ships, read a file from outside
+// the model's folder as weights, and the compile succeeded.
+TEST(OnnxImport, ExternalDataOutsideTheModelsFolderIsRefused) {
+  OnnxModel parent("external_data_parent");
+  CommandResult r = run_command(parent.tlmc("-o " + parent.file("out/libm.a")));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.out.find(parent.path() +
+                       ": error: initializer 'w': its external data names '../outside/w.data', "
+                       "which leads out of the model's folder through '..'"),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(count_entries(parent.file("out")), 0);
+
+  OnnxModel link("external_data_link_out");
+  r = run_command(link.tlmc("-o " + link.file("out/libm.a")));
+  EXPECT_EQ(r.exit_code, 1);
+  const std::string target = fs::canonical(link.dir() + "/../outside/w.data").string();
+  EXPECT_NE(r.out.find(link.path() +
+                       ": error: initializer 'w': its external data names "
+                       "'link.data', a symlink to '" +
+                       target + "', outside the model's folder"),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(count_entries(link.file("out")), 0);
+}
+
+// A symlink that stays in the folder is followed, and so is a model cache's layout, where
+// the model file and its data are both links into one blobs folder.
+TEST(OnnxImport, ExternalDataThroughSymlinksWithinTheModelsFolderIsRead) {
+  OnnxModel inside("external_data_link_in");
+  EXPECT_LT(error_against_expected(inside, ir::host_target()), 1e-6);
+  OnnxModel cache("external_data_cache", "snapshots/rev/model.onnx");
+  EXPECT_LT(error_against_expected(cache, ir::host_target()), 1e-6);
 }
 
 TEST(OnnxImport, EveryUnsupportedOperatorIsListedOnce) {
