@@ -6,6 +6,7 @@
 #include <set>
 #include <sstream>
 
+#include "codegen/math_functions.h"
 #include "ir/diagnostic.h"
 
 namespace tlmc::codegen {
@@ -41,17 +42,17 @@ std::string unary_call(UnaryOp op, const std::string& x) {
     case UnaryOp::Neg:
       return "(-" + x + ")";
     case UnaryOp::Exp:
-      return "expf(" + x + ")";
+      return "tlmc_expf(" + x + ")";
     case UnaryOp::Log:
-      return "logf(" + x + ")";
+      return "tlmc_logf(" + x + ")";
     case UnaryOp::Sqrt:
-      return "sqrtf(" + x + ")";
+      return "sqrtf(" + x + ")";  // one instruction (-fno-math-errno), correctly rounded
     case UnaryOp::Tanh:
-      return "tanhf(" + x + ")";
+      return "tlmc_tanhf(" + x + ")";
     case UnaryOp::Erf:
-      return "erff(" + x + ")";
+      return "tlmc_erff(" + x + ")";
     case UnaryOp::Sigmoid:
-      return "(1.0f / (1.0f + expf(-" + x + ")))";
+      return "tlmc_sigmoidf(" + x + ")";
     case UnaryOp::Abs:
       return "fabsf(" + x + ")";
     case UnaryOp::Not:
@@ -595,10 +596,9 @@ KernelSource emit_kernel(const ir::LoopProgram& p, const ir::Target& target,
   return KernelEmitter(p, target, rt).run();
 }
 
-// Unary operations applied lane by lane: (name in the IR, scalar C function).
-const char* const kLaneFunctions[][2] = {
-    {"exp", "expf"}, {"log", "logf"},  {"sqrt", "sqrtf"},   {"tanh", "tanhf"},
-    {"erf", "erff"}, {"abs", "fabsf"}, {"floor", "floorf"}, {"sigmoid", "tlmc_sigmoidf"}};
+// Unary operations applied lane by lane, each lane one instruction: (name in the IR,
+// scalar C function). The transcendental ones are math_functions.h's.
+const char* const kLaneFunctions[][2] = {{"abs", "fabsf"}, {"floor", "floorf"}};
 
 std::string kernel_preamble(const ir::Target& target) {
   std::ostringstream os;
@@ -618,8 +618,8 @@ TLMC_HELPER int64_t tlmc_maxi(int64_t a, int64_t b) { return a > b ? a : b; }
 /* NaN-propagating, as ONNX's Max/Relu: a NaN in `a` stays. */
 TLMC_HELPER float tlmc_fminf(float a, float b) { return b < a ? b : a; }
 TLMC_HELPER float tlmc_fmaxf(float a, float b) { return b > a ? b : a; }
-TLMC_HELPER float tlmc_sigmoidf(float x) { return 1.0f / (1.0f + expf(-x)); }
 )";
+  os << math_functions(1);
   if (target.isa == ir::Isa::Generic) return os.str();
   // One vector type and helper set per width, from the target's down to 4 lanes.
   for (int lanes = target.vector_lanes(4); lanes >= kMinVectorLanes; lanes /= 2) {
@@ -645,6 +645,7 @@ TLMC_HELPER float tlmc_sigmoidf(float x) { return 1.0f / (1.0f + expf(-x)); }
       os << "TLMC_HELPER " << vf << " tlmc_v" << f[0] << L << "(" << vf << " x) {\n  " << vf
          << " r;\n  for (int i = 0; i < " << lanes << "; ++i) r[i] = " << f[1]
          << "(x[i]);\n  return r;\n}\n";
+    os << math_functions(lanes);
   }
   return os.str();
 }

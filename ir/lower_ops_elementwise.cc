@@ -78,13 +78,27 @@ void lower_unary(const Node& n, TeBuilder& b) {
   });
 }
 
+// The exponent of a float Pow when it is the constant 2 or 3 (GELU's tanh form cubes its
+// input): such a power is a product, which vectorises, where powf is a libm call per
+// element. 0 otherwise.
+int small_integer_exponent(const Node& n, TeBuilder& b) {
+  const Tensor& y = b.graph().tensor(n.inputs[1]);
+  if (!y.data || y.type.numel() != 1 || y.type.dtype != DType::Float32) return 0;
+  if (b.graph().type(n.inputs[0]).dtype != DType::Float32) return 0;
+  const double e = weight_values(y).at(0);
+  return e == 2 || e == 3 ? static_cast<int>(e) : 0;
+}
+
 void lower_binary(const Node& n, TeBuilder& b) {
+  const int power = n.op == "Pow" ? small_integer_exponent(n, b) : 0;
   pointwise(n, b, 2, [&](const std::vector<Expr>& in) -> Expr {
     const std::string& op = n.op;
     const Expr &x = in[0], &y = in[1];
     if (op == "Add") return make_binary(BinaryOp::Add, x, y);
     if (op == "Sub") return make_binary(BinaryOp::Sub, x, y);
     if (op == "Mul") return make_binary(BinaryOp::Mul, x, y);
+    if (op == "Pow" && power == 2) return x * x;
+    if (op == "Pow" && power == 3) return x * x * x;
     if (op == "Pow") return make_binary(BinaryOp::Pow, x, y);
     // Integer division by zero is undefined in ONNX, and min / -1 overflows: the generated
     // code (tlmc_divi) gives 0 and wraps, as the reference interpreter does, never a trap.

@@ -23,7 +23,72 @@ TLMC_HELPER int64_t tlmc_maxi(int64_t a, int64_t b) { return a > b ? a : b; }
 /* NaN-propagating, as ONNX's Max/Relu: a NaN in `a` stays. */
 TLMC_HELPER float tlmc_fminf(float a, float b) { return b < a ? b : a; }
 TLMC_HELPER float tlmc_fmaxf(float a, float b) { return b > a ? b : a; }
-TLMC_HELPER float tlmc_sigmoidf(float x) { return 1.0f / (1.0f + expf(-x)); }
+TLMC_HELPER int32_t tlmc_mbitsf(float x) { int32_t i; memcpy(&i, &x, 4); return i; }
+TLMC_HELPER float tlmc_mfloatf(int32_t i) { float x; memcpy(&x, &i, 4); return x; }
+TLMC_HELPER float tlmc_mtofloatf(int32_t i) { return (float)i; }
+TLMC_HELPER float tlmc_mself(int32_t m, float a, float b) { return m ? a : b; }
+TLMC_HELPER float tlmc_sqrtf(float x) { return sqrtf(x); }
+/* exp(x) = 2^n e^r, n = round(x / ln 2), |r| <= ln(2)/2; 2^n as two powers of two, so
+   that results below 2^-126 round once, to a subnormal. NaN takes the path of -104 and is
+   put back at the end. */
+TLMC_HELPER float tlmc_expf(float x) {
+  float c = tlmc_mself(-(int32_t)(x > -104.0f), x, (-104.0f));
+  c = tlmc_mself(-(int32_t)(c < 89.0f), c, (89.0f));
+  const float t = c * 1.44269504f + 12582912.0f; /* 1.5 * 2^23: rounds to an integer */
+  const int32_t n = tlmc_mbitsf(t) - 0x4B400000;  /* that integer, read from t's low bits */
+  const float nf = t - 12582912.0f;
+  const float r = (c - nf * 0.693359375f) - nf * -2.12194440e-4f; /* ln 2 in two parts */
+  const float p = 1.0f + r + r * r * (0.49999994f + r * (0.166665211f + r * (0.041668389f +
+                                   r * (0.00836871099f + r * 0.00138146046f))));
+  const int32_t a = ((n + 150) >> 1) - 75;
+  const float y = p * tlmc_mfloatf((a + 127) * 8388608) * tlmc_mfloatf((n - a + 127) * 8388608);
+  return tlmc_mself(-(int32_t)(x == x), y, x);
+}
+/* log(x) = e ln 2 + log(m), x = m 2^e with m in [sqrt(1/2), sqrt(2)); log(m) = 2 atanh(s)
+   with s = (m - 1) / (m + 1), |s| <= 0.172. Subnormal x are scaled by 2^25 first. */
+TLMC_HELPER float tlmc_logf(float x) {
+  const int32_t tiny = -(int32_t)(x < 1.17549435e-38f);
+  const float xs = tlmc_mself(tiny, x * 33554432.0f, x);
+  const int32_t bits = tlmc_mbitsf(tlmc_mself(-(int32_t)(xs > 0.0f), xs, (1.0f)));
+  const int32_t e = (bits - 0x3F3504F3) >> 23; /* 0x3F3504F3: sqrt(1/2) */
+  const float m = tlmc_mfloatf(bits - e * 8388608);
+  const float ef = tlmc_mtofloatf(e) - tlmc_mtofloatf(tiny & 25);
+  const float f = m - 1.0f;
+  const float s = f / (f + 2.0f);
+  const float z = s * s;
+  const float q = s * z * (0.666666627f + z * (0.400003344f + z * (0.285373092f + z * 0.235821351f)));
+  const float y = ef * 0.693359375f + ((s + s + q) + ef * -2.12194440e-4f);
+  const float special = tlmc_mself(-(int32_t)(x == 0.0f), (-INFINITY),
+                                  tlmc_mself(-(int32_t)(x == INFINITY), x, (NAN)));
+  return tlmc_mself(-(int32_t)(x > 0.0f) & -(int32_t)(x < INFINITY), y, special);
+}
+/* tanh(x): an odd polynomial below 0.625, 1 - 2 / (e^2|x| + 1) above, with x's sign. */
+TLMC_HELPER float tlmc_tanhf(float x) {
+  const int32_t sign = tlmc_mbitsf(x) & (-2147483647 - 1);
+  const float a = tlmc_mfloatf(tlmc_mbitsf(x) & 2147483647);
+  const float z = x * x;
+  const float small = x + x * z * (-0.333333313f + z * (0.133332059f + z * (-0.0539467633f +
+                                 z * (0.0217007063f + z * (-0.00817740615f + z * 0.00214296859f)))));
+  const float large = 1.0f - 2.0f / (tlmc_expf(a + a) + 1.0f);
+  return tlmc_mself(-(int32_t)(a < 0.625f), small, tlmc_mfloatf(tlmc_mbitsf(large) | sign));
+}
+/* erf(x): x + x P(x^2) below 0.921875 (2/sqrt(pi) = 1 + 0.128..., so that x itself is exact); above, 1 - erfc(|x|) with x's sign,
+   erfc(a) = e^(-a^2) R(1 / (1 + a)), R a polynomial (erfc(a) e^(a^2) varies slowly). */
+TLMC_HELPER float tlmc_erff(float x) {
+  const int32_t sign = tlmc_mbitsf(x) & (-2147483647 - 1);
+  const float a = tlmc_mfloatf(tlmc_mbitsf(x) & 2147483647);
+  const float z = x * x;
+  const float small = x + x * (0.128379166f + z * (-0.376126349f + z * (0.112836957f +
+                    z * (-0.0268594027f + z * (0.0052010417f + z * (-0.000814279425f +
+                    z * 8.37042462e-05f))))));
+  const float t = 1.0f / (1.0f + a);
+  const float r = -0.000136404662f + t * (0.567405283f + t * (0.5329566f + t * (0.438191861f +
+               t * (-0.665107489f + t * (-0.551506877f + t * (1.23423803f + t * -0.57305032f))))));
+  const float large = 1.0f - tlmc_expf(-(a * a)) * r;
+  return tlmc_mself(-(int32_t)(a < 0.921875f), small, tlmc_mfloatf(tlmc_mbitsf(large) | sign));
+}
+TLMC_HELPER float tlmc_sigmoidf(float x) { return 1.0f / (1.0f + tlmc_expf(-x)); }
+TLMC_HELPER float tlmc_rsqrtf(float x) { return 1.0f / tlmc_sqrtf(x); }
 typedef float tlmc_vf8 __attribute__((vector_size(32)));
 typedef int32_t tlmc_vi8 __attribute__((vector_size(32)));
 TLMC_HELPER tlmc_vf8 tlmc_vload8(const float* p) { tlmc_vf8 r; memcpy(&r, p, sizeof r); return r; }
@@ -34,31 +99,6 @@ TLMC_HELPER tlmc_vf8 tlmc_vselect8(tlmc_vi8 m, tlmc_vf8 a, tlmc_vf8 b) {
 }
 TLMC_HELPER tlmc_vf8 tlmc_vmin8(tlmc_vf8 a, tlmc_vf8 b) { return tlmc_vselect8(b < a, b, a); }
 TLMC_HELPER tlmc_vf8 tlmc_vmax8(tlmc_vf8 a, tlmc_vf8 b) { return tlmc_vselect8(b > a, b, a); }
-TLMC_HELPER tlmc_vf8 tlmc_vexp8(tlmc_vf8 x) {
-  tlmc_vf8 r;
-  for (int i = 0; i < 8; ++i) r[i] = expf(x[i]);
-  return r;
-}
-TLMC_HELPER tlmc_vf8 tlmc_vlog8(tlmc_vf8 x) {
-  tlmc_vf8 r;
-  for (int i = 0; i < 8; ++i) r[i] = logf(x[i]);
-  return r;
-}
-TLMC_HELPER tlmc_vf8 tlmc_vsqrt8(tlmc_vf8 x) {
-  tlmc_vf8 r;
-  for (int i = 0; i < 8; ++i) r[i] = sqrtf(x[i]);
-  return r;
-}
-TLMC_HELPER tlmc_vf8 tlmc_vtanh8(tlmc_vf8 x) {
-  tlmc_vf8 r;
-  for (int i = 0; i < 8; ++i) r[i] = tanhf(x[i]);
-  return r;
-}
-TLMC_HELPER tlmc_vf8 tlmc_verf8(tlmc_vf8 x) {
-  tlmc_vf8 r;
-  for (int i = 0; i < 8; ++i) r[i] = erff(x[i]);
-  return r;
-}
 TLMC_HELPER tlmc_vf8 tlmc_vabs8(tlmc_vf8 x) {
   tlmc_vf8 r;
   for (int i = 0; i < 8; ++i) r[i] = fabsf(x[i]);
@@ -69,11 +109,76 @@ TLMC_HELPER tlmc_vf8 tlmc_vfloor8(tlmc_vf8 x) {
   for (int i = 0; i < 8; ++i) r[i] = floorf(x[i]);
   return r;
 }
-TLMC_HELPER tlmc_vf8 tlmc_vsigmoid8(tlmc_vf8 x) {
+TLMC_HELPER tlmc_vi8 tlmc_vmbits8(tlmc_vf8 x) { return (tlmc_vi8)x; }
+TLMC_HELPER tlmc_vf8 tlmc_vmfloat8(tlmc_vi8 i) { return (tlmc_vf8)i; }
+TLMC_HELPER tlmc_vf8 tlmc_vmtofloat8(tlmc_vi8 i) { return __builtin_convertvector(i, tlmc_vf8); }
+TLMC_HELPER tlmc_vf8 tlmc_vmsel8(tlmc_vi8 m, tlmc_vf8 a, tlmc_vf8 b) { return tlmc_vselect8(m, a, b); }
+TLMC_HELPER tlmc_vf8 tlmc_vsqrt8(tlmc_vf8 x) {
   tlmc_vf8 r;
-  for (int i = 0; i < 8; ++i) r[i] = tlmc_sigmoidf(x[i]);
+  for (int i = 0; i < 8; ++i) r[i] = sqrtf(x[i]);
   return r;
 }
+/* exp(x) = 2^n e^r, n = round(x / ln 2), |r| <= ln(2)/2; 2^n as two powers of two, so
+   that results below 2^-126 round once, to a subnormal. NaN takes the path of -104 and is
+   put back at the end. */
+TLMC_HELPER tlmc_vf8 tlmc_vexp8(tlmc_vf8 x) {
+  tlmc_vf8 c = tlmc_vmsel8((x > -104.0f), x, tlmc_vsplat8(-104.0f));
+  c = tlmc_vmsel8((c < 89.0f), c, tlmc_vsplat8(89.0f));
+  const tlmc_vf8 t = c * 1.44269504f + 12582912.0f; /* 1.5 * 2^23: rounds to an integer */
+  const tlmc_vi8 n = tlmc_vmbits8(t) - 0x4B400000;  /* that integer, read from t's low bits */
+  const tlmc_vf8 nf = t - 12582912.0f;
+  const tlmc_vf8 r = (c - nf * 0.693359375f) - nf * -2.12194440e-4f; /* ln 2 in two parts */
+  const tlmc_vf8 p = 1.0f + r + r * r * (0.49999994f + r * (0.166665211f + r * (0.041668389f +
+                                   r * (0.00836871099f + r * 0.00138146046f))));
+  const tlmc_vi8 a = ((n + 150) >> 1) - 75;
+  const tlmc_vf8 y = p * tlmc_vmfloat8((a + 127) * 8388608) * tlmc_vmfloat8((n - a + 127) * 8388608);
+  return tlmc_vmsel8((x == x), y, x);
+}
+/* log(x) = e ln 2 + log(m), x = m 2^e with m in [sqrt(1/2), sqrt(2)); log(m) = 2 atanh(s)
+   with s = (m - 1) / (m + 1), |s| <= 0.172. Subnormal x are scaled by 2^25 first. */
+TLMC_HELPER tlmc_vf8 tlmc_vlog8(tlmc_vf8 x) {
+  const tlmc_vi8 tiny = (x < 1.17549435e-38f);
+  const tlmc_vf8 xs = tlmc_vmsel8(tiny, x * 33554432.0f, x);
+  const tlmc_vi8 bits = tlmc_vmbits8(tlmc_vmsel8((xs > 0.0f), xs, tlmc_vsplat8(1.0f)));
+  const tlmc_vi8 e = (bits - 0x3F3504F3) >> 23; /* 0x3F3504F3: sqrt(1/2) */
+  const tlmc_vf8 m = tlmc_vmfloat8(bits - e * 8388608);
+  const tlmc_vf8 ef = tlmc_vmtofloat8(e) - tlmc_vmtofloat8(tiny & 25);
+  const tlmc_vf8 f = m - 1.0f;
+  const tlmc_vf8 s = f / (f + 2.0f);
+  const tlmc_vf8 z = s * s;
+  const tlmc_vf8 q = s * z * (0.666666627f + z * (0.400003344f + z * (0.285373092f + z * 0.235821351f)));
+  const tlmc_vf8 y = ef * 0.693359375f + ((s + s + q) + ef * -2.12194440e-4f);
+  const tlmc_vf8 special = tlmc_vmsel8((x == 0.0f), tlmc_vsplat8(-INFINITY),
+                                  tlmc_vmsel8((x == INFINITY), x, tlmc_vsplat8(NAN)));
+  return tlmc_vmsel8((x > 0.0f) & (x < INFINITY), y, special);
+}
+/* tanh(x): an odd polynomial below 0.625, 1 - 2 / (e^2|x| + 1) above, with x's sign. */
+TLMC_HELPER tlmc_vf8 tlmc_vtanh8(tlmc_vf8 x) {
+  const tlmc_vi8 sign = tlmc_vmbits8(x) & (-2147483647 - 1);
+  const tlmc_vf8 a = tlmc_vmfloat8(tlmc_vmbits8(x) & 2147483647);
+  const tlmc_vf8 z = x * x;
+  const tlmc_vf8 small = x + x * z * (-0.333333313f + z * (0.133332059f + z * (-0.0539467633f +
+                                 z * (0.0217007063f + z * (-0.00817740615f + z * 0.00214296859f)))));
+  const tlmc_vf8 large = 1.0f - 2.0f / (tlmc_vexp8(a + a) + 1.0f);
+  return tlmc_vmsel8((a < 0.625f), small, tlmc_vmfloat8(tlmc_vmbits8(large) | sign));
+}
+/* erf(x): x + x P(x^2) below 0.921875 (2/sqrt(pi) = 1 + 0.128..., so that x itself is exact); above, 1 - erfc(|x|) with x's sign,
+   erfc(a) = e^(-a^2) R(1 / (1 + a)), R a polynomial (erfc(a) e^(a^2) varies slowly). */
+TLMC_HELPER tlmc_vf8 tlmc_verf8(tlmc_vf8 x) {
+  const tlmc_vi8 sign = tlmc_vmbits8(x) & (-2147483647 - 1);
+  const tlmc_vf8 a = tlmc_vmfloat8(tlmc_vmbits8(x) & 2147483647);
+  const tlmc_vf8 z = x * x;
+  const tlmc_vf8 small = x + x * (0.128379166f + z * (-0.376126349f + z * (0.112836957f +
+                    z * (-0.0268594027f + z * (0.0052010417f + z * (-0.000814279425f +
+                    z * 8.37042462e-05f))))));
+  const tlmc_vf8 t = 1.0f / (1.0f + a);
+  const tlmc_vf8 r = -0.000136404662f + t * (0.567405283f + t * (0.5329566f + t * (0.438191861f +
+               t * (-0.665107489f + t * (-0.551506877f + t * (1.23423803f + t * -0.57305032f))))));
+  const tlmc_vf8 large = 1.0f - tlmc_vexp8(-(a * a)) * r;
+  return tlmc_vmsel8((a < 0.921875f), small, tlmc_vmfloat8(tlmc_vmbits8(large) | sign));
+}
+TLMC_HELPER tlmc_vf8 tlmc_vsigmoid8(tlmc_vf8 x) { return 1.0f / (1.0f + tlmc_vexp8(-x)); }
+TLMC_HELPER tlmc_vf8 tlmc_vrsqrt8(tlmc_vf8 x) { return 1.0f / tlmc_vsqrt8(x); }
 typedef float tlmc_vf4 __attribute__((vector_size(16)));
 typedef int32_t tlmc_vi4 __attribute__((vector_size(16)));
 TLMC_HELPER tlmc_vf4 tlmc_vload4(const float* p) { tlmc_vf4 r; memcpy(&r, p, sizeof r); return r; }
@@ -84,31 +189,6 @@ TLMC_HELPER tlmc_vf4 tlmc_vselect4(tlmc_vi4 m, tlmc_vf4 a, tlmc_vf4 b) {
 }
 TLMC_HELPER tlmc_vf4 tlmc_vmin4(tlmc_vf4 a, tlmc_vf4 b) { return tlmc_vselect4(b < a, b, a); }
 TLMC_HELPER tlmc_vf4 tlmc_vmax4(tlmc_vf4 a, tlmc_vf4 b) { return tlmc_vselect4(b > a, b, a); }
-TLMC_HELPER tlmc_vf4 tlmc_vexp4(tlmc_vf4 x) {
-  tlmc_vf4 r;
-  for (int i = 0; i < 4; ++i) r[i] = expf(x[i]);
-  return r;
-}
-TLMC_HELPER tlmc_vf4 tlmc_vlog4(tlmc_vf4 x) {
-  tlmc_vf4 r;
-  for (int i = 0; i < 4; ++i) r[i] = logf(x[i]);
-  return r;
-}
-TLMC_HELPER tlmc_vf4 tlmc_vsqrt4(tlmc_vf4 x) {
-  tlmc_vf4 r;
-  for (int i = 0; i < 4; ++i) r[i] = sqrtf(x[i]);
-  return r;
-}
-TLMC_HELPER tlmc_vf4 tlmc_vtanh4(tlmc_vf4 x) {
-  tlmc_vf4 r;
-  for (int i = 0; i < 4; ++i) r[i] = tanhf(x[i]);
-  return r;
-}
-TLMC_HELPER tlmc_vf4 tlmc_verf4(tlmc_vf4 x) {
-  tlmc_vf4 r;
-  for (int i = 0; i < 4; ++i) r[i] = erff(x[i]);
-  return r;
-}
 TLMC_HELPER tlmc_vf4 tlmc_vabs4(tlmc_vf4 x) {
   tlmc_vf4 r;
   for (int i = 0; i < 4; ++i) r[i] = fabsf(x[i]);
@@ -119,11 +199,76 @@ TLMC_HELPER tlmc_vf4 tlmc_vfloor4(tlmc_vf4 x) {
   for (int i = 0; i < 4; ++i) r[i] = floorf(x[i]);
   return r;
 }
-TLMC_HELPER tlmc_vf4 tlmc_vsigmoid4(tlmc_vf4 x) {
+TLMC_HELPER tlmc_vi4 tlmc_vmbits4(tlmc_vf4 x) { return (tlmc_vi4)x; }
+TLMC_HELPER tlmc_vf4 tlmc_vmfloat4(tlmc_vi4 i) { return (tlmc_vf4)i; }
+TLMC_HELPER tlmc_vf4 tlmc_vmtofloat4(tlmc_vi4 i) { return __builtin_convertvector(i, tlmc_vf4); }
+TLMC_HELPER tlmc_vf4 tlmc_vmsel4(tlmc_vi4 m, tlmc_vf4 a, tlmc_vf4 b) { return tlmc_vselect4(m, a, b); }
+TLMC_HELPER tlmc_vf4 tlmc_vsqrt4(tlmc_vf4 x) {
   tlmc_vf4 r;
-  for (int i = 0; i < 4; ++i) r[i] = tlmc_sigmoidf(x[i]);
+  for (int i = 0; i < 4; ++i) r[i] = sqrtf(x[i]);
   return r;
 }
+/* exp(x) = 2^n e^r, n = round(x / ln 2), |r| <= ln(2)/2; 2^n as two powers of two, so
+   that results below 2^-126 round once, to a subnormal. NaN takes the path of -104 and is
+   put back at the end. */
+TLMC_HELPER tlmc_vf4 tlmc_vexp4(tlmc_vf4 x) {
+  tlmc_vf4 c = tlmc_vmsel4((x > -104.0f), x, tlmc_vsplat4(-104.0f));
+  c = tlmc_vmsel4((c < 89.0f), c, tlmc_vsplat4(89.0f));
+  const tlmc_vf4 t = c * 1.44269504f + 12582912.0f; /* 1.5 * 2^23: rounds to an integer */
+  const tlmc_vi4 n = tlmc_vmbits4(t) - 0x4B400000;  /* that integer, read from t's low bits */
+  const tlmc_vf4 nf = t - 12582912.0f;
+  const tlmc_vf4 r = (c - nf * 0.693359375f) - nf * -2.12194440e-4f; /* ln 2 in two parts */
+  const tlmc_vf4 p = 1.0f + r + r * r * (0.49999994f + r * (0.166665211f + r * (0.041668389f +
+                                   r * (0.00836871099f + r * 0.00138146046f))));
+  const tlmc_vi4 a = ((n + 150) >> 1) - 75;
+  const tlmc_vf4 y = p * tlmc_vmfloat4((a + 127) * 8388608) * tlmc_vmfloat4((n - a + 127) * 8388608);
+  return tlmc_vmsel4((x == x), y, x);
+}
+/* log(x) = e ln 2 + log(m), x = m 2^e with m in [sqrt(1/2), sqrt(2)); log(m) = 2 atanh(s)
+   with s = (m - 1) / (m + 1), |s| <= 0.172. Subnormal x are scaled by 2^25 first. */
+TLMC_HELPER tlmc_vf4 tlmc_vlog4(tlmc_vf4 x) {
+  const tlmc_vi4 tiny = (x < 1.17549435e-38f);
+  const tlmc_vf4 xs = tlmc_vmsel4(tiny, x * 33554432.0f, x);
+  const tlmc_vi4 bits = tlmc_vmbits4(tlmc_vmsel4((xs > 0.0f), xs, tlmc_vsplat4(1.0f)));
+  const tlmc_vi4 e = (bits - 0x3F3504F3) >> 23; /* 0x3F3504F3: sqrt(1/2) */
+  const tlmc_vf4 m = tlmc_vmfloat4(bits - e * 8388608);
+  const tlmc_vf4 ef = tlmc_vmtofloat4(e) - tlmc_vmtofloat4(tiny & 25);
+  const tlmc_vf4 f = m - 1.0f;
+  const tlmc_vf4 s = f / (f + 2.0f);
+  const tlmc_vf4 z = s * s;
+  const tlmc_vf4 q = s * z * (0.666666627f + z * (0.400003344f + z * (0.285373092f + z * 0.235821351f)));
+  const tlmc_vf4 y = ef * 0.693359375f + ((s + s + q) + ef * -2.12194440e-4f);
+  const tlmc_vf4 special = tlmc_vmsel4((x == 0.0f), tlmc_vsplat4(-INFINITY),
+                                  tlmc_vmsel4((x == INFINITY), x, tlmc_vsplat4(NAN)));
+  return tlmc_vmsel4((x > 0.0f) & (x < INFINITY), y, special);
+}
+/* tanh(x): an odd polynomial below 0.625, 1 - 2 / (e^2|x| + 1) above, with x's sign. */
+TLMC_HELPER tlmc_vf4 tlmc_vtanh4(tlmc_vf4 x) {
+  const tlmc_vi4 sign = tlmc_vmbits4(x) & (-2147483647 - 1);
+  const tlmc_vf4 a = tlmc_vmfloat4(tlmc_vmbits4(x) & 2147483647);
+  const tlmc_vf4 z = x * x;
+  const tlmc_vf4 small = x + x * z * (-0.333333313f + z * (0.133332059f + z * (-0.0539467633f +
+                                 z * (0.0217007063f + z * (-0.00817740615f + z * 0.00214296859f)))));
+  const tlmc_vf4 large = 1.0f - 2.0f / (tlmc_vexp4(a + a) + 1.0f);
+  return tlmc_vmsel4((a < 0.625f), small, tlmc_vmfloat4(tlmc_vmbits4(large) | sign));
+}
+/* erf(x): x + x P(x^2) below 0.921875 (2/sqrt(pi) = 1 + 0.128..., so that x itself is exact); above, 1 - erfc(|x|) with x's sign,
+   erfc(a) = e^(-a^2) R(1 / (1 + a)), R a polynomial (erfc(a) e^(a^2) varies slowly). */
+TLMC_HELPER tlmc_vf4 tlmc_verf4(tlmc_vf4 x) {
+  const tlmc_vi4 sign = tlmc_vmbits4(x) & (-2147483647 - 1);
+  const tlmc_vf4 a = tlmc_vmfloat4(tlmc_vmbits4(x) & 2147483647);
+  const tlmc_vf4 z = x * x;
+  const tlmc_vf4 small = x + x * (0.128379166f + z * (-0.376126349f + z * (0.112836957f +
+                    z * (-0.0268594027f + z * (0.0052010417f + z * (-0.000814279425f +
+                    z * 8.37042462e-05f))))));
+  const tlmc_vf4 t = 1.0f / (1.0f + a);
+  const tlmc_vf4 r = -0.000136404662f + t * (0.567405283f + t * (0.5329566f + t * (0.438191861f +
+               t * (-0.665107489f + t * (-0.551506877f + t * (1.23423803f + t * -0.57305032f))))));
+  const tlmc_vf4 large = 1.0f - tlmc_vexp4(-(a * a)) * r;
+  return tlmc_vmsel4((a < 0.921875f), small, tlmc_vmfloat4(tlmc_vmbits4(large) | sign));
+}
+TLMC_HELPER tlmc_vf4 tlmc_vsigmoid4(tlmc_vf4 x) { return 1.0f / (1.0f + tlmc_vexp4(-x)); }
+TLMC_HELPER tlmc_vf4 tlmc_vrsqrt4(tlmc_vf4 x) { return 1.0f / tlmc_vsqrt4(x); }
 
 /* kernel 0: workload 39613dc48abf76a9; schedule:
  *   split 0 [1, 1]

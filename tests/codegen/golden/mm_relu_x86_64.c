@@ -23,7 +23,72 @@ TLMC_HELPER int64_t tlmc_maxi(int64_t a, int64_t b) { return a > b ? a : b; }
 /* NaN-propagating, as ONNX's Max/Relu: a NaN in `a` stays. */
 TLMC_HELPER float tlmc_fminf(float a, float b) { return b < a ? b : a; }
 TLMC_HELPER float tlmc_fmaxf(float a, float b) { return b > a ? b : a; }
-TLMC_HELPER float tlmc_sigmoidf(float x) { return 1.0f / (1.0f + expf(-x)); }
+TLMC_HELPER int32_t tlmc_mbitsf(float x) { int32_t i; memcpy(&i, &x, 4); return i; }
+TLMC_HELPER float tlmc_mfloatf(int32_t i) { float x; memcpy(&x, &i, 4); return x; }
+TLMC_HELPER float tlmc_mtofloatf(int32_t i) { return (float)i; }
+TLMC_HELPER float tlmc_mself(int32_t m, float a, float b) { return m ? a : b; }
+TLMC_HELPER float tlmc_sqrtf(float x) { return sqrtf(x); }
+/* exp(x) = 2^n e^r, n = round(x / ln 2), |r| <= ln(2)/2; 2^n as two powers of two, so
+   that results below 2^-126 round once, to a subnormal. NaN takes the path of -104 and is
+   put back at the end. */
+TLMC_HELPER float tlmc_expf(float x) {
+  float c = tlmc_mself(-(int32_t)(x > -104.0f), x, (-104.0f));
+  c = tlmc_mself(-(int32_t)(c < 89.0f), c, (89.0f));
+  const float t = c * 1.44269504f + 12582912.0f; /* 1.5 * 2^23: rounds to an integer */
+  const int32_t n = tlmc_mbitsf(t) - 0x4B400000;  /* that integer, read from t's low bits */
+  const float nf = t - 12582912.0f;
+  const float r = (c - nf * 0.693359375f) - nf * -2.12194440e-4f; /* ln 2 in two parts */
+  const float p = 1.0f + r + r * r * (0.49999994f + r * (0.166665211f + r * (0.041668389f +
+                                   r * (0.00836871099f + r * 0.00138146046f))));
+  const int32_t a = ((n + 150) >> 1) - 75;
+  const float y = p * tlmc_mfloatf((a + 127) * 8388608) * tlmc_mfloatf((n - a + 127) * 8388608);
+  return tlmc_mself(-(int32_t)(x == x), y, x);
+}
+/* log(x) = e ln 2 + log(m), x = m 2^e with m in [sqrt(1/2), sqrt(2)); log(m) = 2 atanh(s)
+   with s = (m - 1) / (m + 1), |s| <= 0.172. Subnormal x are scaled by 2^25 first. */
+TLMC_HELPER float tlmc_logf(float x) {
+  const int32_t tiny = -(int32_t)(x < 1.17549435e-38f);
+  const float xs = tlmc_mself(tiny, x * 33554432.0f, x);
+  const int32_t bits = tlmc_mbitsf(tlmc_mself(-(int32_t)(xs > 0.0f), xs, (1.0f)));
+  const int32_t e = (bits - 0x3F3504F3) >> 23; /* 0x3F3504F3: sqrt(1/2) */
+  const float m = tlmc_mfloatf(bits - e * 8388608);
+  const float ef = tlmc_mtofloatf(e) - tlmc_mtofloatf(tiny & 25);
+  const float f = m - 1.0f;
+  const float s = f / (f + 2.0f);
+  const float z = s * s;
+  const float q = s * z * (0.666666627f + z * (0.400003344f + z * (0.285373092f + z * 0.235821351f)));
+  const float y = ef * 0.693359375f + ((s + s + q) + ef * -2.12194440e-4f);
+  const float special = tlmc_mself(-(int32_t)(x == 0.0f), (-INFINITY),
+                                  tlmc_mself(-(int32_t)(x == INFINITY), x, (NAN)));
+  return tlmc_mself(-(int32_t)(x > 0.0f) & -(int32_t)(x < INFINITY), y, special);
+}
+/* tanh(x): an odd polynomial below 0.625, 1 - 2 / (e^2|x| + 1) above, with x's sign. */
+TLMC_HELPER float tlmc_tanhf(float x) {
+  const int32_t sign = tlmc_mbitsf(x) & (-2147483647 - 1);
+  const float a = tlmc_mfloatf(tlmc_mbitsf(x) & 2147483647);
+  const float z = x * x;
+  const float small = x + x * z * (-0.333333313f + z * (0.133332059f + z * (-0.0539467633f +
+                                 z * (0.0217007063f + z * (-0.00817740615f + z * 0.00214296859f)))));
+  const float large = 1.0f - 2.0f / (tlmc_expf(a + a) + 1.0f);
+  return tlmc_mself(-(int32_t)(a < 0.625f), small, tlmc_mfloatf(tlmc_mbitsf(large) | sign));
+}
+/* erf(x): x + x P(x^2) below 0.921875 (2/sqrt(pi) = 1 + 0.128..., so that x itself is exact); above, 1 - erfc(|x|) with x's sign,
+   erfc(a) = e^(-a^2) R(1 / (1 + a)), R a polynomial (erfc(a) e^(a^2) varies slowly). */
+TLMC_HELPER float tlmc_erff(float x) {
+  const int32_t sign = tlmc_mbitsf(x) & (-2147483647 - 1);
+  const float a = tlmc_mfloatf(tlmc_mbitsf(x) & 2147483647);
+  const float z = x * x;
+  const float small = x + x * (0.128379166f + z * (-0.376126349f + z * (0.112836957f +
+                    z * (-0.0268594027f + z * (0.0052010417f + z * (-0.000814279425f +
+                    z * 8.37042462e-05f))))));
+  const float t = 1.0f / (1.0f + a);
+  const float r = -0.000136404662f + t * (0.567405283f + t * (0.5329566f + t * (0.438191861f +
+               t * (-0.665107489f + t * (-0.551506877f + t * (1.23423803f + t * -0.57305032f))))));
+  const float large = 1.0f - tlmc_expf(-(a * a)) * r;
+  return tlmc_mself(-(int32_t)(a < 0.921875f), small, tlmc_mfloatf(tlmc_mbitsf(large) | sign));
+}
+TLMC_HELPER float tlmc_sigmoidf(float x) { return 1.0f / (1.0f + tlmc_expf(-x)); }
+TLMC_HELPER float tlmc_rsqrtf(float x) { return 1.0f / tlmc_sqrtf(x); }
 
 /* kernel 0: workload 9e1f3008519464c4; schedule:
  *   split 1 [0, 1, 2]
