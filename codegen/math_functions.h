@@ -12,11 +12,12 @@ namespace tlmc::codegen {
 // allows each function anywhere in its range (the measured maximum is a little lower and
 // is printed by the test). Results that are subnormal floats (|y| < 2^-126) count in
 // absolute error instead: at most this many multiples of 2^-149.
-//   exp     x in [-87.33, 88.72]; above: +inf, below: subnormal or 0
+//   exp     x in [-87.33, 88.72]; above: +inf; below: 0 (no subnormal results, which are
+//           slow on some CPUs)
 //   log     x > 0, subnormals included; log(0) = -inf, log(x < 0) = NaN
 //   tanh    every float
 //   erf     every float
-//   sigmoid x >= -87.33 (a normal result); below it the result is subnormal or 0
+//   sigmoid x >= -87.33 (a normal result); below it a subnormal or 0
 //   sqrt    the hardware's, correctly rounded; rsqrt = 1 / sqrt
 // NaN in gives NaN out; infinities give the limits. Measured maxima (16 lanes, AVX-512 with
 // FMA, every float; scalar without FMA, every 61st float): exp 1.26 / 1.26, log 1.97 / 1.88,
