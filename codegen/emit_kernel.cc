@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <optional>
 #include <set>
 #include <sstream>
@@ -408,6 +409,7 @@ class KernelEmitter {
       return;
     }
     if (s->loop_kind == ir::LoopKind::Vectorized && emit_vectorized(os, s, depth)) return;
+    if (s->loop_kind != ir::LoopKind::Parallel && emit_vector_reduction(os, s, depth)) return;
     if (s->extent == 1) {
       // A loop of one iteration (a tile level of size 1) is its body at 0: no loop for the C
       // compiler to see through before it keeps a tile in registers.
@@ -435,6 +437,74 @@ class KernelEmitter {
        << "; ++" << v << ") {\n";
     emit(os, s->body[0], depth + 1, in_parallel || s->loop_kind == ir::LoopKind::Parallel);
     os << indent(depth) << "}\n";
+  }
+
+  // A loop whose body only folds a value into one element, acc = acc op f(v), op a float
+  // sum, max or min, and whose f reads memory contiguously along v (a softmax's sum of
+  // exponentials, a layer normalisation's sums, a dot product): the schedule left it
+  // serial, so it would run one element at a time through a chain of dependent operations.
+  // Written with a vector accumulator, combined across lanes at the end, then a scalar
+  // tail. The sum is then associated differently, as a blocked sum: no less accurate.
+  bool emit_vector_reduction(std::ostream& os, const Stmt& s, int depth) {
+    const int lanes = target_.vector_lanes(4);
+    // Two vectors at least: below that the lanes' final combination costs what it saves.
+    if (target_.isa == ir::Isa::Generic || s->extent < 2 * lanes) return false;
+    // Through loops of one iteration (tile levels of size 1), their variables 0.
+    Stmt st = s->body[0];
+    std::vector<std::pair<int, Expr>> at_zero;
+    for (; st->kind == StmtKind::For && st->extent == 1; st = st->body[0])
+      at_zero.emplace_back(st->var_id, ir::make_int(0));
+    if (st->kind != StmtKind::Store) return false;
+    const Expr index = ir::substitute(st->index, at_zero);
+    const Expr value = ir::substitute(st->value, at_zero);
+    if (ir::uses_var(index, s->var_id) ||
+        p_.buffers[static_cast<size_t>(st->buffer)].dtype != ir::DType::Float32)
+      return false;
+    if (value->kind != ExprKind::Binary || value->dtype != ir::DType::Float32) return false;
+    const BinaryOp op = value->binary_op;
+    if (op != BinaryOp::Add && op != BinaryOp::Max && op != BinaryOp::Min) return false;
+    const Expr& acc = value->args[0];
+    const Expr& f = value->args[1];
+    if (acc->kind != ExprKind::Load || acc->var_id != st->buffer ||
+        !ir::expr_equal(acc->args[0], index) || !ir::uses_var(f, s->var_id))
+      return false;
+    bool contiguous = true;
+    ir::visit_expr(f, [&](const ir::ExprNode& n) {
+      if (n.kind != ExprKind::Load) return;
+      const auto c = coefficient(n.args[0], s->var_id);
+      if (n.var_id == st->buffer || n.dtype != ir::DType::Float32 || !c || (*c != 0 && *c != 1))
+        contiguous = false;
+    });
+    if (!contiguous) return false;
+    const Vectorizer vz(s->var_id, lanes);
+    const std::string v = var_name(s->var_id), a = "acc" + v;
+    const std::string identity = op == BinaryOp::Add   ? "0.0f"
+                                 : op == BinaryOp::Max ? "(-INFINITY)"
+                                                       : "INFINITY";
+    auto fold = [&](const std::string& x, const std::string& y, bool vector) {
+      if (op == BinaryOp::Add) return "(" + x + " + " + y + ")";
+      const std::string fn = op == BinaryOp::Max ? "max" : "min";
+      return vector ? vz.w(("tlmc_v" + fn).c_str()) + "(" + x + ", " + y + ")"
+                    : "tlmc_f" + fn + "f(" + x + ", " + y + ")";
+    };
+    const int64_t main = s->extent / lanes * lanes;
+    const std::string target = buf_name(st->buffer) + "[" + scalar(index) + "]";
+    os << indent(depth) << "{\n"
+       << indent(depth + 1) << vz.w("tlmc_vf") << " " << a << " = " << vz.w("tlmc_vsplat") << "("
+       << identity << ");\n"
+       << indent(depth + 1) << "for (int64_t " << v << " = 0; " << v << " < " << int_literal(main)
+       << "; " << v << " += " << lanes << ") " << a << " = "
+       << fold(a, vz.as_vector(vz.vec(f)), true) << ";\n"
+       << indent(depth + 1) << "float h" << v << " = " << a << "[0];\n"
+       << indent(depth + 1) << "for (int k = 1; k < " << lanes << "; ++k) h" << v << " = "
+       << fold("h" + v, a + "[k]", false) << ";\n"
+       << indent(depth + 1) << target << " = " << fold(target, "h" + v, false) << ";\n";
+    if (main < s->extent)
+      os << indent(depth + 1) << "for (int64_t " << v << " = " << int_literal(main) << "; " << v
+         << " < " << int_literal(s->extent) << "; ++" << v << ") " << target << " = "
+         << fold(target, scalar(f), false) << ";\n";
+    os << indent(depth) << "}\n";
+    return true;
   }
 
   // Stores of the loop body, when every one can be written for whole vectors.

@@ -318,11 +318,13 @@ static void softmax_k0_par0(void* ctx_, int64_t begin, int64_t end) {
           {
             const int64_t v21 = 0;
             for (int64_t v19 = 0; v19 < 2; ++v19) {
-              for (int64_t v22 = 0; v22 < 20; ++v22) {
-                {
-                  const int64_t v20 = 0;
-                  b2[((v19 + v20) + v9)] = tlmc_fmaxf(b2[((v19 + v20) + v9)], b0[((((v16 * 2) + (v19 + v20)) * 20) + ((v21 * 20) + v22))]);
-                }
+              {
+                tlmc_vf8 accv22 = tlmc_vsplat8((-INFINITY));
+                for (int64_t v22 = 0; v22 < 16; v22 += 8) accv22 = tlmc_vmax8(accv22, tlmc_vload8(&b0[((((v16 * 2) + v19) * 20) + ((v21 * 20) + v22))]));
+                float hv22 = accv22[0];
+                for (int k = 1; k < 8; ++k) hv22 = tlmc_fmaxf(hv22, accv22[k]);
+                b2[(v19 + v9)] = tlmc_fmaxf(b2[(v19 + v9)], hv22);
+                for (int64_t v22 = 16; v22 < 20; ++v22) b2[(v19 + v9)] = tlmc_fmaxf(b2[(v19 + v9)], b0[((((v16 * 2) + v19) * 20) + ((v21 * 20) + v22))]);
               }
             }
           }
@@ -341,11 +343,13 @@ static void softmax_k0_par0(void* ctx_, int64_t begin, int64_t end) {
           {
             const int64_t v25 = 0;
             for (int64_t v23 = 0; v23 < 2; ++v23) {
-              for (int64_t v26 = 0; v26 < 20; ++v26) {
-                {
-                  const int64_t v24 = 0;
-                  b3[((v23 + v24) + v12)] = (b3[((v23 + v24) + v12)] + tlmc_expf((b0[((((v16 * 2) + (v23 + v24)) * 20) + ((v25 * 20) + v26))] - b2[((v23 + v24) + v12)])));
-                }
+              {
+                tlmc_vf8 accv26 = tlmc_vsplat8(0.0f);
+                for (int64_t v26 = 0; v26 < 16; v26 += 8) accv26 = (accv26 + tlmc_vexp8((tlmc_vload8(&b0[((((v16 * 2) + v23) * 20) + ((v25 * 20) + v26))]) - tlmc_vsplat8(b2[(v23 + v12)]))));
+                float hv26 = accv26[0];
+                for (int k = 1; k < 8; ++k) hv26 = (hv26 + accv26[k]);
+                b3[(v23 + v12)] = (b3[(v23 + v12)] + hv26);
+                for (int64_t v26 = 16; v26 < 20; ++v26) b3[(v23 + v12)] = (b3[(v23 + v12)] + tlmc_expf((b0[((((v16 * 2) + v23) * 20) + ((v25 * 20) + v26))] - b2[(v23 + v12)])));
               }
             }
           }
