@@ -325,6 +325,8 @@ class Vectorizer {
 // vectors, are written out copy by copy rather than left to the C compiler.
 constexpr int64_t kMaxExplicitUnroll = 32;
 constexpr int64_t kMaxExplicitVectorChunks = 8;
+// Serial loops over the rows of a register tile up to this extent are written out too.
+constexpr int64_t kMaxTileRowUnroll = 8;
 // The narrowest vectors used for remainders: 4 floats, one SSE register.
 constexpr int kMinVectorLanes = 4;
 
@@ -420,7 +422,9 @@ class KernelEmitter {
       os << indent(depth) << "}\n";
       return;
     }
-    if (s->loop_kind == ir::LoopKind::Unrolled && s->extent <= kMaxExplicitUnroll) {
+    if ((s->loop_kind == ir::LoopKind::Unrolled && s->extent <= kMaxExplicitUnroll) ||
+        (s->loop_kind == ir::LoopKind::Serial && s->extent <= kMaxTileRowUnroll &&
+         !has_scalar_loop(s->body[0]) && reads_local_along(s->body[0], s->var_id))) {
       // Written out copy by copy with the variable a constant, so that the indices of a
       // small local tile become constants and the C compiler keeps the tile in registers.
       for (int64_t k = 0; k < s->extent; ++k) {
@@ -448,7 +452,7 @@ class KernelEmitter {
   bool emit_vector_reduction(std::ostream& os, const Stmt& s, int depth) {
     const int lanes = target_.vector_lanes(4);
     // Two vectors at least: below that the lanes' final combination costs what it saves.
-    if (target_.isa == ir::Isa::Generic || s->extent < 2 * lanes) return false;
+    if (target_.isa == ir::Isa::Generic || s->extent < int64_t{2} * lanes) return false;
     // Through loops of one iteration (tile levels of size 1), their variables 0.
     Stmt st = s->body[0];
     std::vector<std::pair<int, Expr>> at_zero;
@@ -505,6 +509,41 @@ class KernelEmitter {
          << fold(target, scalar(f), false) << ";\n";
     os << indent(depth) << "}\n";
     return true;
+  }
+
+  // Does `s` load a local buffer (a register tile) at an index that moves with `var`? A loop
+  // over the rows of an accumulator tile, in the epilogue after a product, is then written
+  // out copy by copy: with a long epilogue (an erf-form GELU) the C compiler would keep the
+  // loop, index the tile by a variable, and so keep the whole tile in memory during the
+  // product too (a fused GELU cost 8 times its own time as a kernel of its own).
+  bool reads_local_along(const Stmt& s, int var) const {
+    bool found = false;
+    auto look = [&](const Expr& e) {
+      if (!e) return;
+      ir::visit_expr(e, [&](const ir::ExprNode& n) {
+        if (n.kind == ExprKind::Load &&
+            p_.buffers[static_cast<size_t>(n.var_id)].scope == ir::BufferScope::Local &&
+            ir::uses_var(n.args[0], var))
+          found = true;
+      });
+    };
+    look(s->index);
+    look(s->value);
+    look(s->cond);
+    for (const Stmt& b : s->body)
+      if (!found) found = reads_local_along(b, var);
+    return found;
+  }
+
+  // Does `s` hold a loop of more than one iteration that is not vectorized? Only loops whose
+  // body is straight-line code (or vectors) are written out for a tile's rows, so that
+  // nested small loops never multiply into thousands of copies.
+  static bool has_scalar_loop(const Stmt& s) {
+    if (s->kind == StmtKind::For && s->extent > 1 && s->loop_kind != ir::LoopKind::Vectorized)
+      return true;
+    for (const Stmt& b : s->body)
+      if (has_scalar_loop(b)) return true;
+    return false;
   }
 
   // Stores of the loop body, when every one can be written for whole vectors.

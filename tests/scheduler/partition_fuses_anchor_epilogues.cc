@@ -55,6 +55,71 @@ outputs: [e, t]
   EXPECT_EQ(p.storage_of[static_cast<size_t>(g.find_tensor("r"))], g.find_tensor("a"));
 }
 
+// Regression: an epilogue whose values feed several of its own nodes stopped the fusion at
+// the first such value: the erf-form GELU after a Gemm and its bias was a kernel of its own.
+TEST(Partition, EpiloguesThatReadAValueTwiceFuseIntoTheProduct) {
+  ir::Graph g = graph(R"(inputs:
+  x: {shape: [4, 8]}
+weights:
+  w: {shape: [8, 6], init: zeros}
+  b: {shape: [6], init: zeros}
+  k: {shape: [], data: [1.4142135]}
+  one: {shape: [], data: [1.0]}
+  half: {shape: [], data: [0.5]}
+nodes:
+  - {op: MatMul, inputs: [x, w], outputs: [mm]}
+  - {op: Add, inputs: [mm, b], outputs: [z]}
+  - {op: Div, inputs: [z, k], outputs: [zs]}
+  - {op: Erf, inputs: [zs], outputs: [e]}
+  - {op: Add, inputs: [e, one], outputs: [e1]}
+  - {op: Mul, inputs: [z, e1], outputs: [m]}
+  - {op: Mul, inputs: [m, half], outputs: [gelu]}
+  - {op: Sigmoid, inputs: [gelu], outputs: [sg]}
+  - {op: Mul, inputs: [gelu, sg], outputs: [y]}
+outputs: [y]
+)");
+  Partition p = partition_graph(g);
+  ASSERT_EQ(p.subgraphs.size(), 1u);  // the GELU and a SiLU after it
+  EXPECT_EQ(p.subgraphs[0].size(), 9u);
+}
+
+// A value of the epilogue that another subgraph (or the caller) reads is stored: the
+// fusion stops where it is the one tensor leaving, and never leaves two.
+TEST(Partition, AnEpilogueValueReadOutsideEndsTheSubgraph) {
+  ir::Graph g = graph(R"(inputs:
+  x: {shape: [4, 8]}
+weights:
+  w: {shape: [8, 8], init: zeros}
+nodes:
+  - {op: MatMul, inputs: [x, w], outputs: [mm]}
+  - {op: Relu, inputs: [mm], outputs: [r]}
+  - {op: Sigmoid, inputs: [r], outputs: [s]}
+  - {op: Mul, inputs: [r, s], outputs: [t]}
+  - {op: MatMul, inputs: [r, w], outputs: [u]}
+  - {op: Add, inputs: [t, u], outputs: [y]}
+outputs: [y]
+)");
+  Partition p = partition_graph(g);
+  // MatMul + Relu (r is read by the second product) | Sigmoid, Mul | MatMul + Add.
+  ASSERT_EQ(p.subgraphs.size(), 3u);
+  EXPECT_EQ(p.subgraphs[0].size(), 2u);
+  EXPECT_EQ(p.subgraphs[1].size(), 2u);
+  EXPECT_EQ(p.subgraphs[2].size(), 2u);
+}
+
+// Inlined, a value read twice is computed twice: a chain of x + x doubles at every node,
+// so the fusion stops before the expression passes 64 operations.
+TEST(Partition, AnEpilogueStopsBeforeItsExpressionExplodes) {
+  std::string nodes = "  - {op: Relu, inputs: [x], outputs: [a0]}\n";
+  for (int i = 1; i <= 10; ++i)
+    nodes += "  - {op: Add, inputs: [a" + std::to_string(i - 1) + ", a" + std::to_string(i - 1) +
+             "], outputs: [a" + std::to_string(i) + "]}\n";
+  ir::Graph g = graph("inputs:\n  x: {shape: [16]}\nnodes:\n" + nodes + "outputs: [a10]\n");
+  Partition p = partition_graph(g);
+  ASSERT_GE(p.subgraphs.size(), 2u);
+  EXPECT_EQ(p.subgraphs[0].size(), 6u);  // Relu (1), then 3, 7, 15, 31, 63 operations
+}
+
 TEST(Partition, ElementwiseChainsFuse) {
   ir::Graph g = graph(R"(inputs:
   x: {shape: [5]}

@@ -498,7 +498,41 @@ static void mm_relu_k0(const float* restrict b0, const float* restrict b1, float
         const int64_t v11 = 0;
         {
           const int64_t v14 = 0;
-          for (int64_t v12 = 0; v12 < 4; ++v12) {
+          {
+            const int64_t v12 = 0;
+            {
+              const int64_t v15 = 0;
+              tlmc_vstore16(&b2[((((v11 * 4) + v12) * 32) + ((v14 * 32) + v15))], tlmc_vmax16(tlmc_vload16(&b3[((((v11 * 4) + v12) * 32) + ((v14 * 32) + v15))]), tlmc_vsplat16(0.0f)));
+            }
+            {
+              const int64_t v15 = 16;
+              tlmc_vstore16(&b2[((((v11 * 4) + v12) * 32) + ((v14 * 32) + v15))], tlmc_vmax16(tlmc_vload16(&b3[((((v11 * 4) + v12) * 32) + ((v14 * 32) + v15))]), tlmc_vsplat16(0.0f)));
+            }
+          }
+          {
+            const int64_t v12 = 1;
+            {
+              const int64_t v15 = 0;
+              tlmc_vstore16(&b2[((((v11 * 4) + v12) * 32) + ((v14 * 32) + v15))], tlmc_vmax16(tlmc_vload16(&b3[((((v11 * 4) + v12) * 32) + ((v14 * 32) + v15))]), tlmc_vsplat16(0.0f)));
+            }
+            {
+              const int64_t v15 = 16;
+              tlmc_vstore16(&b2[((((v11 * 4) + v12) * 32) + ((v14 * 32) + v15))], tlmc_vmax16(tlmc_vload16(&b3[((((v11 * 4) + v12) * 32) + ((v14 * 32) + v15))]), tlmc_vsplat16(0.0f)));
+            }
+          }
+          {
+            const int64_t v12 = 2;
+            {
+              const int64_t v15 = 0;
+              tlmc_vstore16(&b2[((((v11 * 4) + v12) * 32) + ((v14 * 32) + v15))], tlmc_vmax16(tlmc_vload16(&b3[((((v11 * 4) + v12) * 32) + ((v14 * 32) + v15))]), tlmc_vsplat16(0.0f)));
+            }
+            {
+              const int64_t v15 = 16;
+              tlmc_vstore16(&b2[((((v11 * 4) + v12) * 32) + ((v14 * 32) + v15))], tlmc_vmax16(tlmc_vload16(&b3[((((v11 * 4) + v12) * 32) + ((v14 * 32) + v15))]), tlmc_vsplat16(0.0f)));
+            }
+          }
+          {
+            const int64_t v12 = 3;
             {
               const int64_t v15 = 0;
               tlmc_vstore16(&b2[((((v11 * 4) + v12) * 32) + ((v14 * 32) + v15))], tlmc_vmax16(tlmc_vload16(&b3[((((v11 * 4) + v12) * 32) + ((v14 * 32) + v15))]), tlmc_vsplat16(0.0f)));

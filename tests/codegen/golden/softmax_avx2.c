@@ -356,7 +356,23 @@ static void softmax_k0_par0(void* ctx_, int64_t begin, int64_t end) {
         }
         {
           const int64_t v17 = 0;
-          for (int64_t v18 = 0; v18 < 2; ++v18) {
+          {
+            const int64_t v18 = 0;
+            {
+              const int64_t v15 = 0;
+              tlmc_vstore8(&b1[(((((v16 + v17) * 2) + v18) * 20) + v15)], (tlmc_vexp8((tlmc_vload8(&b0[(((((v16 + v17) * 2) + v18) * 20) + v15)]) - tlmc_vsplat8(b2[((((v16 + v17) * 2) + v18) - (v16 * 2))]))) / tlmc_vsplat8(b3[((((v16 + v17) * 2) + v18) - (v16 * 2))])));
+            }
+            {
+              const int64_t v15 = 8;
+              tlmc_vstore8(&b1[(((((v16 + v17) * 2) + v18) * 20) + v15)], (tlmc_vexp8((tlmc_vload8(&b0[(((((v16 + v17) * 2) + v18) * 20) + v15)]) - tlmc_vsplat8(b2[((((v16 + v17) * 2) + v18) - (v16 * 2))]))) / tlmc_vsplat8(b3[((((v16 + v17) * 2) + v18) - (v16 * 2))])));
+            }
+            {
+              const int64_t v15 = 16;
+              tlmc_vstore4(&b1[(((((v16 + v17) * 2) + v18) * 20) + v15)], (tlmc_vexp4((tlmc_vload4(&b0[(((((v16 + v17) * 2) + v18) * 20) + v15)]) - tlmc_vsplat4(b2[((((v16 + v17) * 2) + v18) - (v16 * 2))]))) / tlmc_vsplat4(b3[((((v16 + v17) * 2) + v18) - (v16 * 2))])));
+            }
+          }
+          {
+            const int64_t v18 = 1;
             {
               const int64_t v15 = 0;
               tlmc_vstore8(&b1[(((((v16 + v17) * 2) + v18) * 20) + v15)], (tlmc_vexp8((tlmc_vload8(&b0[(((((v16 + v17) * 2) + v18) * 20) + v15)]) - tlmc_vsplat8(b2[((((v16 + v17) * 2) + v18) - (v16 * 2))]))) / tlmc_vsplat8(b3[((((v16 + v17) * 2) + v18) - (v16 * 2))])));
