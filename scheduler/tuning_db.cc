@@ -17,7 +17,8 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr const char* kFormat = "tlmc-tuning";
-constexpr int kVersion = 1;
+// Version 2 added records.spread; a version-1 file is migrated in place when opened.
+constexpr int kVersion = 2;
 // A writer waits this long for another process's transaction before giving up.
 constexpr int kBusyTimeoutMs = 120000;
 
@@ -32,15 +33,17 @@ CREATE TABLE IF NOT EXISTS records(
   reason TEXT NOT NULL,
   measured_at TEXT NOT NULL,
   workload TEXT NOT NULL,
+  spread REAL NOT NULL DEFAULT 0,
   PRIMARY KEY(workload_key, target, schedule));
 CREATE INDEX IF NOT EXISTS records_by_speed ON records(workload_key, target, status, seconds);
 )";
 
 // Records of one workload and target as records() orders them.
-constexpr const char* kOrder = " ORDER BY workload_key, target, status <> 'ok', seconds, schedule";
+constexpr const char* kOrder =
+    " ORDER BY workload_key, target, status <> 'ok', spread = 0, seconds, schedule";
 constexpr const char* kColumns =
-    "SELECT workload_key, target, schedule, status, seconds, reason, measured_at, workload "
-    "FROM records";
+    "SELECT workload_key, target, schedule, status, seconds, reason, measured_at, workload, "
+    "spread FROM records";
 
 }  // namespace
 
@@ -116,6 +119,7 @@ TuningRecord read_record(const TuningDb::Impl& impl, const Statement& s) {
   r.reason = s.text(5);
   r.measured_at = s.text(6);
   r.workload = s.text(7);
+  r.spread = s.real(8);
   return r;
 }
 
@@ -129,17 +133,19 @@ std::vector<TuningRecord> query(const TuningDb::Impl& impl, const std::string& w
   return out;
 }
 
-// Reads, writing nothing, whether the file is empty (no tables: a new database) or a tlmc
-// tuning database of this version; refuses anything else, so that tlmc never changes a file
-// that is not its own (an application's SQLite file given by mistake stays as it was).
-// Returns true when the file is empty.
-bool check_own_file(const TuningDb::Impl& impl) {
+enum class FileState { Empty, Current, Older };
+
+// Reads, writing nothing, whether the file is empty (no tables: a new database), a tlmc
+// tuning database of this version, or one of an older version that this tlmc migrates;
+// refuses anything else, so that tlmc never changes a file that is not its own (an
+// application's SQLite file given by mistake stays as it was).
+FileState check_own_file(const TuningDb::Impl& impl) {
   std::vector<std::string> tables;
   {
     Statement s(impl, "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name");
     while (s.step()) tables.push_back(s.text(0));
   }
-  if (tables.empty()) return true;
+  if (tables.empty()) return FileState::Empty;
   if (std::find(tables.begin(), tables.end(), "meta") == tables.end() ||
       std::find(tables.begin(), tables.end(), "records") == tables.end()) {
     std::string list;
@@ -157,25 +163,36 @@ bool check_own_file(const TuningDb::Impl& impl) {
   if (format != kFormat)
     throw Diagnostic({impl.path}, "not a tlmc tuning database (its format is '" + format +
                                       "'): tlmc left it unchanged; name another --tuning-db");
+  if (version == "1") return FileState::Older;
   if (version != std::to_string(kVersion))
     throw Diagnostic({impl.path}, "tuning database of version " + version +
                                       ", this tlmc reads version " + std::to_string(kVersion) +
                                       ": use the tlmc that wrote it, or another --tuning-db");
-  return false;
+  return FileState::Current;
 }
 
-// Writes the schema and the format's name and version into a new (empty) file. Another
-// process may have done so in the meantime: the schema is idempotent and the check is
+// Writes the schema and the format's name and version into a new (empty) file, or migrates
+// an older one. Another process may have done either in the meantime: the check is
 // repeated inside the transaction.
 void prepare(TuningDb::Impl& impl) {
   impl.exec("BEGIN IMMEDIATE");
   try {
-    if (check_own_file(impl)) {
-      impl.exec(kSchema);
-      Statement put(impl, "INSERT INTO meta(key, value) VALUES ('format', ?1), ('version', ?2)");
-      put.bind(1, std::string(kFormat));
-      put.bind(2, std::to_string(kVersion));
-      put.step();
+    switch (check_own_file(impl)) {
+      case FileState::Empty: {
+        impl.exec(kSchema);
+        Statement put(impl, "INSERT INTO meta(key, value) VALUES ('format', ?1), ('version', ?2)");
+        put.bind(1, std::string(kFormat));
+        put.bind(2, std::to_string(kVersion));
+        put.step();
+        break;
+      }
+      case FileState::Older:
+        // Version 1 to 2: every time so far came from one measurement, none confirmed.
+        impl.exec("ALTER TABLE records ADD COLUMN spread REAL NOT NULL DEFAULT 0");
+        impl.exec("UPDATE meta SET value = '2' WHERE key = 'version'");
+        break;
+      case FileState::Current:
+        break;
     }
     impl.exec("COMMIT");
   } catch (...) {
@@ -212,7 +229,7 @@ std::optional<MeasureStatus> parse_measure_status(std::string_view name) {
 bool TuningRecord::operator==(const TuningRecord& o) const {
   return workload_key == o.workload_key && target == o.target && schedule == o.schedule &&
          status == o.status && seconds == o.seconds && reason == o.reason &&
-         measured_at == o.measured_at && workload == o.workload;
+         measured_at == o.measured_at && workload == o.workload && spread == o.spread;
 }
 
 TuningDb::TuningDb(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -297,11 +314,12 @@ void TuningDb::add(const std::vector<TuningRecord>& records) {
   impl_->exec("BEGIN IMMEDIATE");
   try {
     Statement s(*impl_, R"(
-INSERT INTO records(workload_key, target, schedule, status, seconds, reason, measured_at, workload)
-VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+INSERT INTO records(workload_key, target, schedule, status, seconds, reason, measured_at, workload,
+                    spread)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
 ON CONFLICT(workload_key, target, schedule) DO UPDATE SET
   status = excluded.status, seconds = excluded.seconds, reason = excluded.reason,
-  measured_at = excluded.measured_at, workload = excluded.workload
+  measured_at = excluded.measured_at, workload = excluded.workload, spread = excluded.spread
 WHERE (excluded.status = 'ok' AND (records.status <> 'ok' OR excluded.seconds < records.seconds))
    OR (excluded.status <> 'ok' AND records.status <> 'ok'))");
     for (const TuningRecord& r : records) {
@@ -313,6 +331,7 @@ WHERE (excluded.status = 'ok' AND (records.status <> 'ok' OR excluded.seconds < 
       s.bind(6, r.reason);
       s.bind(7, r.measured_at);
       s.bind(8, r.workload);
+      s.bind(9, r.status == MeasureStatus::Ok ? r.spread : 0.0);
       s.step();
       s.reset();
     }
@@ -323,6 +342,20 @@ WHERE (excluded.status = 'ok' AND (records.status <> 'ok' OR excluded.seconds < 
   }
 }
 
+void TuningDb::confirm(const TuningRecord& record, double seconds, double spread) {
+  if (!impl_->db) throw InternalError("confirming a record of a tuning database opened read-only");
+  Statement s(*impl_,
+              "UPDATE records SET seconds = ?1, spread = ?2, measured_at = ?3 WHERE workload_key = "
+              "?4 AND target = ?5 AND schedule = ?6 AND status = 'ok'");
+  s.bind(1, seconds);
+  s.bind(2, spread);
+  s.bind(3, utc_now());
+  s.bind(4, record.workload_key);
+  s.bind(5, record.target);
+  s.bind(6, record.schedule);
+  s.step();
+}
+
 int64_t TuningDb::prune(int64_t keep) {
   if (!impl_->db) return 0;
   impl_->exec("BEGIN IMMEDIATE");
@@ -331,7 +364,7 @@ int64_t TuningDb::prune(int64_t keep) {
 DELETE FROM records WHERE rowid NOT IN (
   SELECT rowid FROM (
     SELECT rowid, ROW_NUMBER() OVER (PARTITION BY workload_key, target
-                                     ORDER BY seconds, schedule) AS rank
+                                     ORDER BY spread = 0, seconds, schedule) AS rank
     FROM records WHERE status = 'ok')
   WHERE rank <= ?1))");
     s.bind(1, keep);

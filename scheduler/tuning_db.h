@@ -31,6 +31,9 @@ struct TuningRecord {
   std::string reason;       // why, when not Ok
   std::string measured_at;  // UTC, ISO 8601: "2026-11-23T15:04:05Z"
   std::string workload;     // the subgraph as ir::te_to_text writes it (reads back: training)
+  // Ok only: the slowest over the fastest of the re-timings that confirmed `seconds` (their
+  // median), >= 1; 0 for a time from one measurement, not (yet) confirmed.
+  double spread = 0;
   bool operator==(const TuningRecord& o) const;
 };
 
@@ -45,17 +48,20 @@ class TuningDb {
  public:
   // Opens (creating it and its folder when `create`) the database at `path`. Without
   // `create`, a missing file is an empty database that is never written. Throws Diagnostic
-  // when the file is not a tlmc tuning database, or is of a newer format.
+  // when the file is not a tlmc tuning database, or is of a newer format; a database of an
+  // older format is migrated in place.
   static TuningDb open(const std::string& path, bool create);
   ~TuningDb();
   TuningDb(TuningDb&&) noexcept;
   TuningDb& operator=(TuningDb&&) noexcept;
 
   const std::string& path() const;
-  // The fastest successful record (ties: the smaller schedule text); nullopt when none.
+  // The fastest successful record among the confirmed ones (spread > 0), else the fastest
+  // (ties: the smaller schedule text); nullopt when none.
   std::optional<TuningRecord> best(const std::string& workload_key,
                                    const std::string& target) const;
-  // Every record of one workload on one target, fastest successful first, then failures.
+  // Every record of one workload on one target, successes first (confirmed ones first,
+  // then each group fastest first), then failures.
   std::vector<TuningRecord> records(const std::string& workload_key,
                                     const std::string& target) const;
   std::vector<TuningRecord> all() const;  // ordered by workload, target, then as records()
@@ -64,6 +70,8 @@ class TuningDb {
   // target keeps one row: a success beats a failure, the faster of two successes wins, a
   // newer failure replaces an older one.
   void add(const std::vector<TuningRecord>& records);
+  // Sets the time and spread of a successful record from its confirming re-timings.
+  void confirm(const TuningRecord& record, double seconds, double spread);
   // Keeps, per workload and target, the `keep` fastest successes; returns rows removed.
   int64_t prune(int64_t keep);
   // SQLite's integrity check: "ok", or what it found.

@@ -195,6 +195,8 @@ class LineParser {
 
 }  // namespace
 
+// "spread" is written for confirmed records only: an unconfirmed one reads as it did before
+// records kept a spread, and an older tlmc ignores the field.
 void export_records(std::ostream& out, const std::vector<TuningRecord>& records) {
   out << "{\"format\": " << quoted(kFormat) << ", \"version\": " << kVersion << "}\n";
   for (const TuningRecord& r : records)
@@ -203,7 +205,8 @@ void export_records(std::ostream& out, const std::vector<TuningRecord>& records)
         << ", \"status\": " << quoted(std::string(measure_status_name(r.status)))
         << ", \"seconds\": " << number(r.seconds) << ", \"reason\": " << quoted(r.reason)
         << ", \"measured_at\": " << quoted(r.measured_at)
-        << ", \"workload\": " << quoted(r.workload) << "}\n";
+        << ", \"workload\": " << quoted(r.workload)
+        << (r.spread > 0 ? ", \"spread\": " + number(r.spread) : std::string()) << "}\n";
 }
 
 std::vector<TuningRecord> import_records(std::istream& in, const std::string& file_name) {
@@ -254,6 +257,14 @@ std::vector<TuningRecord> import_records(std::istream& in, const std::string& fi
     r.reason = field("reason", true);
     r.measured_at = field("measured_at", true);
     r.workload = field("workload", true);
+    // Optional (files exported before records kept a spread have none): 0, not confirmed.
+    if (obj.count("spread")) {
+      char* end = nullptr;
+      const std::string& text = field("spread", false);
+      r.spread = std::strtod(text.c_str(), &end);
+      if (*end != '\0' || !(r.spread == 0 || r.spread >= 1))
+        p.fail("field 'spread' must be 0 or a number >= 1");
+    }
     out.push_back(std::move(r));
   }
   if (!header) throw Diagnostic({file_name}, "empty file: no tuning-records header");

@@ -116,13 +116,56 @@ TEST(TuningDb, OtherFilesAndOtherVersionsAreRefused) {
   sql(dir.file("new.db"), "UPDATE meta SET value = '9' WHERE key = 'version'");
   EXPECT_EQ(message_of([&] { TuningDb::open(dir.file("new.db"), false); }),
             dir.file("new.db") +
-                ": error: tuning database of version 9, this tlmc reads version 1: use the tlmc "
+                ": error: tuning database of version 9, this tlmc reads version 2: use the tlmc "
                 "that wrote it, or another --tuning-db");
   sql(dir.file("new.db"), "UPDATE meta SET value = 'x' WHERE key = 'format'");
   EXPECT_EQ(message_of([&] { TuningDb::open(dir.file("new.db"), false); }),
             dir.file("new.db") +
                 ": error: not a tlmc tuning database (its format is 'x'): tlmc left it "
                 "unchanged; name another --tuning-db");
+}
+
+// A database written before records kept a spread (version 1) is migrated in place when
+// opened: its records keep their times, unconfirmed, and it is version 2 from then on.
+TEST(TuningDb, AVersionOneDatabaseIsMigratedInPlace) {
+  TempDir dir;
+  const std::string path = dir.file("v1.db");
+  sql(path, R"(CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE records(workload_key TEXT NOT NULL, target TEXT NOT NULL, schedule TEXT NOT NULL,
+  status TEXT NOT NULL, seconds REAL NOT NULL, reason TEXT NOT NULL, measured_at TEXT NOT NULL,
+  workload TEXT NOT NULL, PRIMARY KEY(workload_key, target, schedule));
+CREATE INDEX records_by_speed ON records(workload_key, target, status, seconds);
+INSERT INTO meta VALUES ('format', 'tlmc-tuning'), ('version', '1');
+INSERT INTO records VALUES ('k', 'hw1 isa=avx2', 'fast', 'ok', 1.0, '', 'then', 'stage text');
+INSERT INTO records VALUES ('k', 'hw1 isa=avx2', 'slow', 'ok', 2.0, '', 'then', 'stage text');)");
+  {
+    TuningDb db = TuningDb::open(path, false);
+    std::optional<TuningRecord> best = db.best("k", "hw1 isa=avx2");
+    ASSERT_TRUE(best);
+    EXPECT_EQ(best->schedule, "fast");
+    EXPECT_EQ(best->spread, 0);
+    // A confirmed record is preferred to a faster unconfirmed one.
+    db.confirm(db.records("k", "hw1 isa=avx2")[1], 1.5, 1.2);
+    best = db.best("k", "hw1 isa=avx2");
+    EXPECT_EQ(best->schedule, "slow");
+    EXPECT_EQ(best->seconds, 1.5);
+    EXPECT_EQ(best->spread, 1.2);
+  }
+  sqlite3* raw = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &raw), SQLITE_OK);
+  sqlite3_stmt* st = nullptr;
+  ASSERT_EQ(
+      sqlite3_prepare_v2(raw, "SELECT value FROM meta WHERE key = 'version'", -1, &st, nullptr),
+      SQLITE_OK);
+  ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
+  EXPECT_EQ(std::string(reinterpret_cast<const char*>(sqlite3_column_text(st, 0))), "2");
+  sqlite3_finalize(st);
+  sqlite3_close(raw);
+  // The export carries the spread and reads back exactly.
+  std::ostringstream out;
+  export_records(out, TuningDb::open(path, false).all());
+  std::istringstream in(out.str());
+  EXPECT_EQ(import_records(in, "r.jsonl"), TuningDb::open(path, false).all());
 }
 
 // Regression: any SQLite file given as the tuning database had its journal mode switched and
