@@ -1,5 +1,6 @@
 #include "ir/loop.h"
 
+#include <algorithm>
 #include <cstring>
 #include <set>
 #include <sstream>
@@ -63,11 +64,17 @@ std::vector<uint8_t> pack_bytes(const Packing& packing, const std::vector<uint8_
   const size_t rank = packing.extents.size();
   TLMC_ASSERT(packing.source_strides.size() == rank,
               "packing of rank " << rank << " has " << packing.source_strides.size() << " strides");
+  TLMC_ASSERT(packing.source_limits.empty() || packing.source_limits.size() == rank,
+              "packing of rank " << rank << " has " << packing.source_limits.size() << " limits");
   int64_t size = 1;
   for (int64_t e : packing.extents) size *= e;
   const int64_t source_size = static_cast<int64_t>(source.size() / element_bytes);
   std::vector<uint8_t> out(static_cast<size_t>(size) * element_bytes, 0);
   std::vector<int64_t> digit(rank, 0);
+  auto term = [&](size_t d) {
+    const int64_t t = digit[d] * packing.source_strides[d];
+    return packing.source_limits.empty() ? t : std::min(t, packing.source_limits[d]);
+  };
   int64_t from = packing.source_offset;
   for (int64_t p = 0; p < size; ++p) {
     if (from >= 0 && from < source_size)
@@ -75,10 +82,11 @@ std::vector<uint8_t> pack_bytes(const Packing& packing, const std::vector<uint8_
                   source.data() + static_cast<size_t>(from) * element_bytes, element_bytes);
     // The next digits, innermost first, keeping `from` in step.
     for (size_t d = rank; d-- > 0;) {
-      from += packing.source_strides[d];
-      if (++digit[d] < packing.extents[d]) break;
-      from -= packing.source_strides[d] * digit[d];
-      digit[d] = 0;
+      from -= term(d);
+      const bool carry = ++digit[d] == packing.extents[d];
+      if (carry) digit[d] = 0;
+      from += term(d);
+      if (!carry) break;
     }
   }
   return out;
@@ -87,11 +95,14 @@ std::vector<uint8_t> pack_bytes(const Packing& packing, const std::vector<uint8_
 std::string packing_str(const Packing& packing) {
   auto list = [](const std::vector<int64_t>& v) {
     std::string s = "[";
-    for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
+    for (size_t i = 0; i < v.size(); ++i)
+      s += (i ? ", " : "") + (v[i] == Packing::kNoLimit ? std::string("-") : std::to_string(v[i]));
     return s + "]";
   };
-  return "packed " + list(packing.extents) + " from " + std::to_string(packing.source_offset) +
-         " + " + list(packing.source_strides);
+  std::string out = "packed " + list(packing.extents) + " from " +
+                    std::to_string(packing.source_offset) + " + " + list(packing.source_strides);
+  if (!packing.source_limits.empty()) out += " limited to " + list(packing.source_limits);
+  return out;
 }
 
 std::string_view loop_kind_name(LoopKind k) {

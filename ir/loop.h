@@ -3,6 +3,7 @@
 // Loads and stores carry one flat element index; every loop has a constant extent.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -19,15 +20,19 @@ enum class BufferScope {
 
 // A constant input read through a packed copy, laid out in the order the loop nest reads it
 // (scheduler/pack_constants.h): element p of the copy, whose digits over `extents` are
-// d_0..d_n-1 (row-major), is element source_offset + sum of d_i * source_strides[i] of the
-// tensor as the model lays it out, or zero where that falls outside the tensor.
+// d_0..d_n-1 (row-major), is element source_offset + sum of min(d_i * source_strides[i],
+// source_limits[i]) of the tensor as the model lays it out, or zero where that falls
+// outside the tensor. A limit is the start of a last tile shifted back to end at its
+// extent; no limits (an empty list) is no digit limited.
 struct Packing {
   std::vector<int64_t> extents;
   std::vector<int64_t> source_strides;
   int64_t source_offset = 0;
+  std::vector<int64_t> source_limits;  // empty, or one per digit (kNoLimit: none)
+  static constexpr int64_t kNoLimit = INT64_MAX;
   bool operator==(const Packing& o) const {
     return extents == o.extents && source_strides == o.source_strides &&
-           source_offset == o.source_offset;
+           source_offset == o.source_offset && source_limits == o.source_limits;
   }
 };
 

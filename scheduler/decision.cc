@@ -214,10 +214,18 @@ void apply_split(ScheduleState& st, const Decision& d) {
     if (d.args[i] < 1) invalid(d, "factors must be positive");
     prod *= d.args[i];
   }
-  if (p.extent % prod != 0)
-    invalid(d, "factors do not divide the extent " + std::to_string(p.extent));
+  // A split that leaves a remainder shifts its last tile inwards (iter_value): the tile
+  // overlaps the one before it, and the elements they share are computed twice. That is
+  // harmless only where computing an element again stores the same value: a stage with no
+  // reduction, whose tiles are never smaller than the product of the factors.
+  if (p.extent % prod != 0) {
+    if (p.reduce || !st.te.stages[static_cast<size_t>(d.stage)].reduce_axes.empty())
+      invalid(d, "factors do not divide the extent " + std::to_string(p.extent) +
+                     " of a loop of a reduction");
+    if (p.extent < prod) invalid(d, "factors exceed the extent " + std::to_string(p.extent));
+  }
   IterRelation rel{true, {parent}, {}};
-  std::vector<int64_t> extents = {p.extent / prod};
+  std::vector<int64_t> extents = {(p.extent + prod - 1) / prod};
   extents.insert(extents.end(), d.args.begin() + 1, d.args.end());
   for (size_t i = 0; i < extents.size(); ++i)
     rel.children.push_back(

@@ -20,7 +20,12 @@ enum class DecisionKind {
                // axis in a new stage "<name>.rf" before it (a spatial axis of extent f), which
                // the stage then reduces
   ComputeAt,   // stage, target, args {target loop position}: compute inside a consumer's loop
-  Split,       // stage, args {loop position, inner factors...}: one loop into several
+  Split,       // stage, args {loop position, inner factors...}: one loop into several; the
+               // outer one counts ceil(extent / product) tiles. Factors that leave a
+               // remainder are allowed on a stage with no reduction, never above the
+               // extent: the last tile is shifted back to end at the extent, and the
+               // elements it shares with the tile before it are computed and stored twice,
+               // with the same value (a reduction would accumulate them twice)
   Reorder,     // stage, args {new order of loop positions}
   Fuse,        // stage, args {first loop position, count}: consecutive loops into one
   Parallel,    // stage, args {loop position}

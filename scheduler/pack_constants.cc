@@ -25,13 +25,17 @@ struct LoopVar {
 using Loops = std::map<int, LoopVar>;
 
 // A digit of a loop variable: (v / divisor) % modulus, modulus 0 for none. Its values are
-// [0, range).
+// [0, range). A limited digit stands for min(digit * step, limit) (a tile shifted back to
+// end at its extent), kNoLimit for none.
 struct Digit {
   int var;
   int64_t divisor;
   int64_t modulus;
+  int64_t step = 1;
+  int64_t limit = ir::Packing::kNoLimit;
   bool operator<(const Digit& o) const {
-    return std::tie(var, divisor, modulus) < std::tie(o.var, o.divisor, o.modulus);
+    return std::tie(var, divisor, modulus, step, limit) <
+           std::tie(o.var, o.divisor, o.modulus, o.step, o.limit);
   }
 };
 
@@ -95,6 +99,18 @@ std::optional<Affine> affine(const Expr& e) {
     case BinaryOp::FloorMod:
       if (!ir::is_int_const(e->args[1], &c) || c <= 0) return std::nullopt;
       return digit_of(e->args[0], c);
+    case BinaryOp::Min: {
+      // min(digit * step, limit), the start of a shifted tile.
+      std::optional<Affine> a = affine(e->args[0]);
+      if (!a || a->offset != 0 || a->terms.size() != 1 || !ir::is_int_const(e->args[1], &c) ||
+          c < 0)
+        return std::nullopt;
+      const auto [d, step] = *a->terms.begin();
+      if (step <= 0 || d.limit != ir::Packing::kNoLimit) return std::nullopt;
+      Affine out;
+      out.terms[Digit{d.var, d.divisor, d.modulus, step, c}] = 1;
+      return out;
+    }
     default:
       return std::nullopt;
   }
@@ -116,6 +132,8 @@ std::optional<std::vector<CountedDigit>> counted_digits(const Affine& a, const L
     const int64_t quotient = (loop->second.extent + d.divisor - 1) / d.divisor;
     Digit digit = d;
     if (digit.modulus >= quotient) digit.modulus = 0;
+    // A limited digit scaled by a negative coefficient has no packed form.
+    if (digit.limit != ir::Packing::kNoLimit && k < 0) return std::nullopt;
     const int64_t range = digit.modulus ? digit.modulus : quotient;
     auto [it, added] = merged.emplace(digit, CountedDigit{digit, loop->second.depth, range, 0});
     it->second.coefficient += k;
@@ -216,16 +234,23 @@ void pack_one(ir::LoopProgram& p, int buffer) {
   ir::Packing packing;
   packing.source_offset = a->offset;
   int64_t size = 1;
+  bool limited = false;
   for (const CountedDigit& d : *digits) {
+    const bool has_limit = d.digit.limit != ir::Packing::kNoLimit;
     packing.extents.push_back(d.range);
-    packing.source_strides.push_back(d.coefficient);
+    packing.source_strides.push_back(d.coefficient * d.digit.step);
+    packing.source_limits.push_back(has_limit ? d.coefficient * d.digit.limit
+                                              : ir::Packing::kNoLimit);
+    limited = limited || has_limit;
     size *= d.range;
     if (size > kMaxGrowth * std::max<int64_t>(b.size, 1)) return;
   }
+  if (!limited) packing.source_limits.clear();
   // Row-major strides of the copy; when they are the source's own, nothing changes.
   std::vector<int64_t> strides(digits->size(), 1);
   for (size_t i = strides.size(); i-- > 1;) strides[i - 1] = strides[i] * packing.extents[i];
-  if (size == b.size && packing.source_offset == 0 && strides == packing.source_strides) return;
+  if (size == b.size && packing.source_offset == 0 && strides == packing.source_strides && !limited)
+    return;
   Expr index = ir::make_int(0);
   for (size_t i = 0; i < digits->size(); ++i) {
     const Digit& d = (*digits)[i].digit;

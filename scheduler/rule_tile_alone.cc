@@ -2,6 +2,7 @@
 // reduction no consumer can compute per tile): each axis splits into an outer loop and an
 // inner tile; outer loops fused and run in parallel, then any reduction loops, then the
 // tile, whose innermost loop is vectorised and unrolled.
+#include "scheduler/sketch_analysis.h"
 #include "scheduler/sketch_rules.h"
 #include "scheduler/sketch_steps.h"
 
@@ -25,6 +26,7 @@ void tile(SketchBuild& b, int stage) {
   const ir::Stage ts = st.te.stages[static_cast<size_t>(stage)];
   const StageState& ss = st.stages[static_cast<size_t>(stage)];
   const std::string role = b.role(stage);
+  const int64_t lanes = b.target.vector_lanes(ir::dtype_size(st.te.tensor(ts.output).dtype));
   std::vector<std::string> outer, reduce, inner;
   for (size_t a = 0; a < ts.axes.size(); ++a) {
     const Iter& it = ss.iters[a];
@@ -36,14 +38,21 @@ void tile(SketchBuild& b, int stage) {
     inner.push_back(it.name + ".1");
     const std::string name = it.name;
     const int64_t extent = it.extent;
+    // A reduction's tiles divide their loops: it accumulates in place, so a tile computed
+    // twice would add twice.
+    const bool pointwise = ir::is_pointwise(ts);
     b.add_space(
         Space{SpaceKind::Tile, role, ts.axes[a].name + ".1"},
-        [extent](const SketchRun&) { return divisors(extent, extent); },
+        [extent, pointwise, lanes](const SketchRun&) {
+          return pointwise ? tile_sizes(extent, extent, lanes) : divisors(extent, extent);
+        },
         [stage, name](SketchRun& r, int64_t t) {
           r.emit(Decision{DecisionKind::Split, stage, -1, {r.position(stage, name), t}});
         },
         // -O0: the innermost axis in tiles of up to 256, the others outside
-        a + 1 == ts.axes.size() ? at_most(kDefaultInnerTile) : smallest());
+        a + 1 == ts.axes.size()
+            ? at_most(pointwise ? tile_at_most(extent, kDefaultInnerTile) : kDefaultInnerTile)
+            : smallest());
   }
   for (size_t k = 0; k < ts.reduce_axes.size(); ++k)
     reduce.push_back(ss.iters[ts.axes.size() + k].name);

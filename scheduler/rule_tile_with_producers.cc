@@ -5,6 +5,7 @@
 // a local buffer; its own loops tile again: reduction outer levels, spatial middle, reduction
 // inner, spatial inner (the register tile, vectorised and unrolled). Axes the reductions
 // do not read along stay whole inside the tile, so a row reduction is not recomputed.
+#include <algorithm>
 #include <map>
 
 #include "scheduler/sketch_analysis.h"
@@ -52,6 +53,48 @@ std::vector<std::string> axis_roles(const ScheduleState& st, const ir::Stage& ro
     });
   }
   return out;
+}
+
+// The root axis the -O0 policy's outer loops lead with (the others cycle inside it): the
+// first split axis indexing a constant operand of the reductions that outweighs all their
+// other operands together, so that its panel stays in cache while the smaller operands
+// cycle under it and the threads split it (the 768 x 50257 weights of a language model's
+// head, read once rather than once per tile of rows); -1 for none.
+int lead_axis(const ScheduleState& st, const ir::Stage& root, const std::vector<int>& producers,
+              const std::vector<bool>& split) {
+  int64_t total = 0, biggest = 0;
+  std::set<size_t> axes;
+  for (int p : producers) {
+    const ir::Stage& ps = st.te.stages[static_cast<size_t>(p)];
+    // Producer axis -> root axis, through the root's loads of the producer.
+    std::map<int, size_t> to_root;
+    ir::visit_expr(root.body, [&](const ir::ExprNode& n) {
+      if (n.kind != ir::ExprKind::Load || n.var_id != ps.output) return;
+      for (size_t d = 0; d < n.args.size() && d < ps.axes.size(); ++d)
+        for (size_t a = 0; a < root.axes.size(); ++a)
+          if (n.args[d]->kind == ir::ExprKind::Var && n.args[d]->var_id == root.axes[a].var_id)
+            to_root[ps.axes[d].var_id] = a;
+    });
+    for (int t : ir::stage_operands(ps)) {
+      const ir::TeTensor& tensor = st.te.tensor(t);
+      const int64_t bytes =
+          ir::shape_numel(tensor.shape) * static_cast<int64_t>(ir::dtype_size(tensor.dtype));
+      total += bytes;
+      if (tensor.stage >= 0 || !tensor.constant || bytes <= biggest) continue;
+      biggest = bytes;
+      axes.clear();
+      ir::visit_expr(ps.body, [&](const ir::ExprNode& n) {
+        if (n.kind != ir::ExprKind::Load || n.var_id != t) return;
+        for (const ir::Expr& i : n.args)
+          for (const auto& [var, a] : to_root)
+            if (ir::uses_var(i, var)) axes.insert(a);
+      });
+    }
+  }
+  if (2 * biggest <= total) return -1;
+  for (size_t a = 0; a < root.axes.size(); ++a)
+    if (split[a] && axes.count(a)) return static_cast<int>(a);
+  return -1;
 }
 
 bool has_root_with_producers(const SketchBuild& b, int* root) {
@@ -206,6 +249,7 @@ class TileWithProducersRule : public SketchRule {
                                       : AxisUse::Whole;
     // The -O0 policy's register tile gives the inner tiles' defaults.
     const std::vector<int64_t> default_tile = register_tile(st, root, producers, b.target);
+    const int64_t lanes = b.target.vector_lanes(ir::dtype_size(st.te.tensor(ts.output).dtype));
     // Inner tiles first: their product bounds the local buffers of the reductions.
     std::map<size_t, size_t> inner_space;  // axis -> index of its inner tile's space
     for (size_t a = 0; a < rank; ++a) {
@@ -214,10 +258,10 @@ class TileWithProducersRule : public SketchRule {
       const std::map<size_t, size_t> before = inner_space;
       inner_space[a] = b.add_space(
           Space{SpaceKind::Tile, role, axis[a] + ".2"},
-          [extent, before, element_bytes](const SketchRun& r) {
+          [extent, before, element_bytes, lanes](const SketchRun& r) {
             int64_t tile = 1;
             for (const auto& [axis, space] : before) tile *= r.values[space];
-            return divisors(extent, kMaxLocalBytes / element_bytes / tile);
+            return tile_sizes(extent, kMaxLocalBytes / element_bytes / tile, lanes);
           },
           [](SketchRun&, int64_t) {}, at_most(default_tile[a]));
     }
@@ -229,7 +273,8 @@ class TileWithProducersRule : public SketchRule {
       b.add_space(
           Space{SpaceKind::Tile, role, axis[a] + ".1"},
           [extent, inner](const SketchRun& r) {
-            return divisors(extent / r.values[inner], extent);
+            const int64_t most = extent / r.values[inner];
+            return tile_sizes(most, most, 1);
           },
           [root, inner, name](SketchRun& r, int64_t middle) {
             r.emit(Decision{
@@ -256,7 +301,16 @@ class TileWithProducersRule : public SketchRule {
     const bool has_outer = !outer.empty();
     std::vector<std::string> rest = middle;
     rest.insert(rest.end(), inner.begin(), inner.end());
-    add_outer_parallel_steps(b, root, outer, rest);
+    std::vector<bool> split(rank);
+    for (size_t a = 0; a < rank; ++a) split[a] = use[a] == AxisUse::Split;
+    const int lead = lead_axis(st, ts, producers, split);
+    int64_t preferred = 1;
+    if (lead >= 0)
+      preferred = 1 +
+                  std::find(outer.begin(), outer.end(),
+                            iter_name(st, root, static_cast<size_t>(lead)) + ".0") -
+                  outer.begin();
+    add_outer_parallel_steps(b, root, outer, rest, preferred);
     // Readers first: a reduction attaches once every stage reading it is in place.
     const int64_t levels = static_cast<int64_t>(middle.empty() ? 1 : 2);
     const std::string last_middle = middle.empty() ? "" : middle.back();

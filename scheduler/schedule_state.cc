@@ -49,9 +49,25 @@ Expr iter_value(const StageState& s, int id) {
   if (it.split_by < 0) return ir::make_var(it.var_id, it.name);
   const IterRelation& rel = s.relations.at(static_cast<size_t>(it.split_by));
   if (rel.is_split) {
-    Expr v = ir::make_int(0);
-    for (int c : rel.children) v = v * s.iters.at(static_cast<size_t>(c)).extent + iter_value(s, c);
-    return v;
+    int64_t tile = 1;
+    for (size_t i = 1; i < rel.children.size(); ++i)
+      tile *= s.iters.at(static_cast<size_t>(rel.children[i])).extent;
+    const Iter& outer = s.iters.at(static_cast<size_t>(rel.children[0]));
+    if (outer.extent * tile == it.extent) {
+      Expr v = ir::make_int(0);
+      for (int c : rel.children)
+        v = v * s.iters.at(static_cast<size_t>(c)).extent + iter_value(s, c);
+      return v;
+    }
+    // The factors leave a remainder: tiles start at multiples of the tile, the last one
+    // shifted back so that it ends at the extent (apply_split says when that is allowed).
+    Expr rest = ir::make_int(0);
+    for (size_t i = 1; i < rel.children.size(); ++i)
+      rest = rest * s.iters.at(static_cast<size_t>(rel.children[i])).extent +
+             iter_value(s, rel.children[i]);
+    return ir::make_binary(BinaryOp::Min, iter_value(s, rel.children[0]) * tile,
+                           ir::make_int(it.extent - tile)) +
+           rest;
   }
   // A fused parent: its digit of the fused child, parents outer to inner.
   if (it.extent == 1) return ir::make_int(0);

@@ -21,7 +21,7 @@
 namespace tlmc::scheduler {
 
 enum class SpaceKind {
-  Tile,       // the extent of one split level of an axis (a divisor of what is left of it)
+  Tile,       // the extent of one split level of an axis (scheduler/sketch_steps.h, tile_sizes)
   ComputeAt,  // where a stage is computed: 0 at the root, 1 inlined, 2 + L inside loop level L
   Parallel,   // 0: serial; 1: the outer tile loops fused and run in parallel; 1 + k: the same
               // with the k-th outer loop first (scheduler/sketch_steps.h)

@@ -58,6 +58,12 @@ int64_t largest_divisor_at_most(int64_t n, int64_t cap) {
   return 1;
 }
 
+int64_t tile_at_most(int64_t n, int64_t cap) {
+  const int64_t most = std::min(n, cap);
+  const int64_t d = largest_divisor_at_most(n, cap);
+  return 2 * d >= most ? d : most;
+}
+
 int64_t accumulator_registers(const ir::Target& t) {
   switch (t.isa) {
     case ir::Isa::Avx512:
@@ -155,12 +161,12 @@ std::vector<int64_t> register_tile(const ScheduleState& st, int root_stage,
   int64_t best_score = -1, best_loads = 0;
   // Without an anchor to map (row reductions), the vector tile is kTileVectors wide.
   for (int64_t v = axes.mapped ? 1 : kTileVectors; v <= kTileVectors; v *= 2) {
-    const int64_t tv = largest_divisor_at_most(ts.axes[axes.vector].extent, v * lanes);
+    const int64_t tv = tile_at_most(ts.axes[axes.vector].extent, v * lanes);
     const int64_t vectors = (tv + lanes - 1) / lanes;
     const int64_t tr =
         axes.reuse < rank
-            ? largest_divisor_at_most(ts.axes[axes.reuse].extent,
-                                      std::max<int64_t>(1, accumulator_registers(target) / vectors))
+            ? tile_at_most(ts.axes[axes.reuse].extent,
+                           std::max<int64_t>(1, accumulator_registers(target) / vectors))
             : 1;
     const int64_t score = vectors * tr, loads = vectors + tr;
     if (score > best_score || (score == best_score && loads < best_loads)) {

@@ -24,6 +24,10 @@ std::set<size_t> axes_indexing(const ir::Stage& stage, int tensor);
 // The -O0 policy, which the spaces' default values follow too.
 // The largest divisor of n that is at most cap (1 when none is above 1).
 int64_t largest_divisor_at_most(int64_t n, int64_t cap);
+// The -O0 policy's tile of a loop that may leave a remainder, at most cap: the largest
+// divisor of n when it is at least half of min(n, cap), else min(n, cap), the last tile
+// shifted back (50257 in tiles of 64 rather than 29; 300 in tiles of 150, not 256).
+int64_t tile_at_most(int64_t n, int64_t cap);
 // Vector registers a reduction's accumulator tile may take: half of the register file, the
 // rest holding operands.
 int64_t accumulator_registers(const ir::Target& t);

@@ -7,6 +7,8 @@ namespace {
 
 // The longest loop the code generator writes out copy by copy (codegen/emit_kernel.cc).
 constexpr int64_t kLongestUnrolled = 32;
+// Vectors in a tile that tile_sizes offers as a multiple of the lanes, at most.
+constexpr int64_t kMaxLaneMultiple = 8;
 
 }  // namespace
 
@@ -18,13 +20,24 @@ std::vector<int64_t> divisors(int64_t n, int64_t cap) {
   return out;
 }
 
+std::vector<int64_t> tile_sizes(int64_t n, int64_t cap, int64_t lanes) {
+  std::vector<int64_t> out = divisors(n, cap);
+  const int64_t most = std::min({n, cap, kLargestSpaceValue});
+  for (int64_t p = 2; p <= most; p *= 2) out.push_back(p);
+  for (int64_t m = 1; lanes > 1 && m <= kMaxLaneMultiple && m * lanes <= most; ++m)
+    out.push_back(m * lanes);
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
 const std::vector<int64_t>& unroll_steps() {
   static const std::vector<int64_t> steps = {0, 16, 64, 512};
   return steps;
 }
 
 void add_outer_parallel_steps(SketchBuild& b, int stage, std::vector<std::string> outer,
-                              std::vector<std::string> rest) {
+                              std::vector<std::string> rest, int64_t preferred) {
   auto values_of = [stage, outer](const SketchRun& r) {
     if (outer.empty()) return std::vector<int64_t>{0};
     // Leading with outer[k] differs from the declared order only when k has more than
@@ -50,10 +63,14 @@ void add_outer_parallel_steps(SketchBuild& b, int stage, std::vector<std::string
       r.emit(Decision{DecisionKind::Fuse, stage, -1, {0, static_cast<int64_t>(outer.size())}});
     if (v) r.emit(Decision{DecisionKind::Parallel, stage, -1, {0}});
   };
-  b.add_space(Space{SpaceKind::Parallel, b.role(stage), "-"}, std::move(values_of), std::move(emit),
-              at_most(1),
-              // A leader no longer listed has one iteration, or only such loops before it.
-              [](int64_t v) { return std::min<int64_t>(v, 1); });
+  b.add_space(
+      Space{SpaceKind::Parallel, b.role(stage), "-"}, std::move(values_of), std::move(emit),
+      [preferred](const SketchRun& r, const std::vector<int64_t>& valid) {
+        if (std::count(valid.begin(), valid.end(), preferred)) return preferred;
+        return at_most(1)(r, valid);
+      },
+      // A leader no longer listed has one iteration, or only such loops before it.
+      [](int64_t v) { return std::min<int64_t>(v, 1); });
 }
 
 void add_vectorize_space(SketchBuild& b, int stage, Fallback fallback) {

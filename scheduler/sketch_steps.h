@@ -1,5 +1,5 @@
-// Steps more than one sketch rule adds: the divisors an extent splits into, and the
-// vectorize and unroll spaces of a stage's innermost loops.
+// Steps more than one sketch rule adds: the tiles an extent splits into, and the vectorize
+// and unroll spaces of a stage's innermost loops.
 #pragma once
 
 #include <cstdint>
@@ -12,6 +12,12 @@ namespace tlmc::scheduler {
 
 // Divisors of n, ascending, up to `cap` and kLargestSpaceValue; {1} for an empty extent.
 std::vector<int64_t> divisors(int64_t n, int64_t cap);
+// The tiles of a loop of a stage with no reduction, ascending, up to `cap`, n and
+// kLargestSpaceValue: the divisors of n, and also the powers of two and the multiples of
+// `lanes` up to 8 vectors, whose last tile is shifted back to end at n (a split that leaves
+// a remainder, scheduler/decision.h), so that an extent such as 50257 or 197 still gets
+// tiles of whole vectors.
+std::vector<int64_t> tile_sizes(int64_t n, int64_t cap, int64_t lanes);
 // The auto-unroll steps a space offers (Ansor's max step).
 const std::vector<int64_t>& unroll_steps();
 
@@ -20,8 +26,9 @@ const std::vector<int64_t>& unroll_steps();
 // parallel with outer[k] moved first, so threads split that axis (a convolution's output
 // channels: each thread then reads only its share of the weights). Values that leave the
 // order as it is are not listed; only 0 when there is no outer loop.
+// `preferred` is the -O0 value (1 when it is not listed).
 void add_outer_parallel_steps(SketchBuild& b, int stage, std::vector<std::string> outer,
-                              std::vector<std::string> rest);
+                              std::vector<std::string> rest, int64_t preferred = 1);
 // "vectorize STAGE -": 1 runs the stage's innermost loop over SIMD lanes.
 void add_vectorize_space(SketchBuild& b, int stage, Fallback fallback);
 // "unroll STAGE -": unrolls the stage's innermost loops, inner to outer, while the product of

@@ -39,8 +39,8 @@ constexpr double kAtol = 1e-4;
 constexpr double kRtol = 1e-3;
 
 // A request is this, then the object's bytes, then `packing_words` int64s: per kernel
-// input, -1 for the model's layout, else the rank, the extents, the source strides and the
-// source offset of its Packing.
+// input, -1 for the model's layout, else the rank, the extents, the source strides, the
+// source offset, and the count and values of the source limits of its Packing.
 struct Request {
   uint64_t object_bytes;
   int64_t scratch_bytes;
@@ -59,6 +59,8 @@ std::vector<int64_t> encode_packings(const std::vector<std::optional<ir::Packing
     out.insert(out.end(), p->extents.begin(), p->extents.end());
     out.insert(out.end(), p->source_strides.begin(), p->source_strides.end());
     out.push_back(p->source_offset);
+    out.push_back(static_cast<int64_t>(p->source_limits.size()));
+    out.insert(out.end(), p->source_limits.begin(), p->source_limits.end());
   }
   return out;
 }
@@ -80,6 +82,12 @@ std::vector<std::optional<ir::Packing>> decode_packings(const std::vector<int64_
                             words.begin() + static_cast<long>(i + 2 * r));
     p.source_offset = words[i + 2 * r];
     i += 2 * r + 1;
+    TLMC_ASSERT(i < words.size(), "truncated packing");
+    const auto limits = static_cast<size_t>(words[i++]);
+    TLMC_ASSERT(i + limits <= words.size(), "truncated packing");
+    p.source_limits.assign(words.begin() + static_cast<long>(i),
+                           words.begin() + static_cast<long>(i + limits));
+    i += limits;
     out.push_back(std::move(p));
   }
   return out;

@@ -91,14 +91,14 @@ TEST_F(TuningRecords, TheBestRecordIsTheKernelsScheduleAtEveryLevel) {
 TEST_F(TuningRecords, AStaleRecordFallsBackToTheDefaultSchedule) {
   const std::string db = " --tuning-db " + dir.file("t.db");
   ASSERT_EQ(run_command(tlmc("db import " +
-                             records_file("r.jsonl", "tlmc-schedule 1\nsplit 1 [0, 5]\n") + db))
+                             records_file("r.jsonl", "tlmc-schedule 1\nsplit 1 [0, 32]\n") + db))
                 .exit_code,
             0);
   CommandResult r = run_command(
       tlmc("-O0 " + dir.file("tiny.yaml") + " --target x86-64-avx2 -v -o " + dir.file("out") + db));
   ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_NE(r.out.find("tlmc: note: a tuning record of workload " + key +
-                       " does not apply (split 1 [0, 5]: factors do not divide the extent 16); "
+                       " does not apply (split 1 [0, 32]: factors exceed the extent 16); "
                        "trying the next"),
             std::string::npos)
       << r.out;
@@ -109,7 +109,7 @@ TEST_F(TuningRecords, AStaleFastestRecordGivesWayToTheNextThatApplies) {
   const std::string db = " --tuning-db " + dir.file("t.db");
   ASSERT_EQ(
       run_command(tlmc("db import " +
-                       records_file("stale.jsonl", "tlmc-schedule 1\nsplit 1 [0, 5]\n", "1e-06") +
+                       records_file("stale.jsonl", "tlmc-schedule 1\nsplit 1 [0, 32]\n", "1e-06") +
                        " " + records_file("ok.jsonl", "tlmc-schedule 1\nvectorize 1 [1]\n") + db))
           .exit_code,
       0);

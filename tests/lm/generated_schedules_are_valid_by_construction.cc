@@ -110,8 +110,9 @@ TEST(ConstrainedDecoding, MutationsRedrawOneDecisionAndStayValid) {
         bool differed = false;
         for (size_t i = 0; i < base.values.size(); ++i) {
           const std::vector<int64_t>& valid = cursor.valid_values();
-          if (differed && std::count(valid.begin(), valid.end(), base.values[i]))
+          if (differed && std::count(valid.begin(), valid.end(), base.values[i])) {
             EXPECT_EQ(g.point.values[i], base.values[i]) << "decision " << i;
+          }
           differed = differed || g.point.values[i] != base.values[i];
           cursor.choose(g.point.values[i]);
         }

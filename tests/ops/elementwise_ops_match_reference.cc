@@ -127,6 +127,28 @@ outputs: [add, sub, mul, div, square]
 )");
 }
 
+// Extents no vector-width tile divides: tiles of whole vectors leave a remainder, the last
+// one shifted back to end at the extent; the row reductions beside them divide exactly.
+TEST(Elementwise, ExtentsNoVectorTileDivides) {
+  expect_matches_reference(R"(
+tlmc: 1
+name: remainders
+inputs:
+  wide: {shape: [3, 1013]}
+  tokens: {shape: [197, 50]}
+  maps: {shape: [2, 5, 7, 7]}
+weights:
+  bias: {shape: [50], init: {uniform: [-1, 1]}, seed: 1}
+nodes:
+  - {op: Sigmoid, inputs: [wide], outputs: [sig]}
+  - {op: Mul, inputs: [wide, sig], outputs: [silu]}
+  - {op: Add, inputs: [tokens, bias], outputs: [biased]}
+  - {op: Softmax, inputs: [biased], outputs: [probs], attrs: {axis: 0}}
+  - {op: Relu, inputs: [maps], outputs: [relu]}
+outputs: [silu, probs, relu]
+)");
+}
+
 TEST(Elementwise, LongChainsFuseIntoOneKernel) {
   expect_matches_reference(R"(
 tlmc: 1

@@ -112,5 +112,45 @@ outputs: [xw, x2w, ly, zw, g, w]
 )");
 }
 
+// Extents no vector-width tile divides (a vocabulary of 50257 is 29 x 1733; 197 tokens, 1000
+// classes), whose tiles leave a remainder: the last tile is shifted back to end at the
+// extent. Constant weights are packed with that shift; the fused epilogue (bias, the
+// tanh-form GELU) is computed twice where tiles overlap, and stored once more with the same
+// value.
+TEST(MatrixProducts, ExtentsNoVectorTileDivides) {
+  expect_matches_reference(R"(
+tlmc: 1
+name: mm_remainders
+inputs:
+  tokens: {shape: [5, 64]}
+  seq: {shape: [197, 24]}
+  keys: {shape: [24, 197]}
+  feats: {shape: [3, 40]}
+weights:
+  head: {shape: [64, 1013], init: {uniform: [-1, 1]}, seed: 1}
+  fc: {shape: [40, 1000], init: {uniform: [-1, 1]}, seed: 2}
+  fc_bias: {shape: [1000], init: {uniform: [-1, 1]}, seed: 3}
+  half: {shape: [], data: [0.5]}
+  one: {shape: [], data: [1.0]}
+  k: {shape: [], data: [0.044715]}
+  s: {shape: [], data: [0.7978846]}
+  three: {shape: [], data: [3.0]}
+nodes:
+  - {op: MatMul, inputs: [tokens, head], outputs: [logits]}
+  - {op: MatMul, inputs: [seq, keys], outputs: [scores]}
+  - {op: MatMul, inputs: [feats, fc], outputs: [h]}
+  - {op: Add, inputs: [h, fc_bias], outputs: [z]}
+  - {op: Pow, inputs: [z, three], outputs: [z3]}
+  - {op: Mul, inputs: [z3, k], outputs: [kz3]}
+  - {op: Add, inputs: [z, kz3], outputs: [inner]}
+  - {op: Mul, inputs: [inner, s], outputs: [arg]}
+  - {op: Tanh, inputs: [arg], outputs: [t]}
+  - {op: Add, inputs: [t, one], outputs: [t1]}
+  - {op: Mul, inputs: [z, t1], outputs: [zt]}
+  - {op: Mul, inputs: [zt, half], outputs: [gelu]}
+outputs: [logits, scores, gelu]
+)");
+}
+
 }  // namespace
 }  // namespace tlmc::test

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <sstream>
 
 #include "driver/check.h"
@@ -23,8 +24,12 @@ std::vector<ir::Target> targets() {
   return out;
 }
 
-// Schedules drawn at random from the spaces, per model and target, beside the default one.
-constexpr int64_t kRandomSchedules = 3;
+// Schedules drawn at random from the spaces, per model and target, beside the default one;
+// TLMC_RANDOM_SCHEDULES=N draws N (seeds 0 to N - 1), for a longer sweep by hand.
+int64_t random_schedules() {
+  const char* n = std::getenv("TLMC_RANDOM_SCHEDULES");
+  return n && std::atoll(n) > 0 ? std::atoll(n) : 3;
+}
 
 void expect_passes(const driver::CompiledModel& m, const ir::Target& t) {
   driver::CheckResult r = driver::check_model(m, t);
@@ -86,7 +91,7 @@ void expect_matches_reference(const std::string& yaml) {
       o.target = t;
       o.activation_layout = layout;
       expect_passes(driver::compile_model(o), t);
-      for (int64_t seed = 0; seed < kRandomSchedules; ++seed) {
+      for (int64_t seed = 0; seed < random_schedules(); ++seed) {
         SCOPED_TRACE("schedules drawn at random, seed " + std::to_string(seed));
         o.random_schedule_seed = seed;
         expect_passes(driver::compile_model(o), t);
@@ -99,7 +104,7 @@ void expect_unfolded_matches_reference(const ir::Graph& g) {
   for (const ir::Target& t : targets()) {
     SCOPED_TRACE("target " + t.name);
     expect_passes(compile_unfolded(g, t, -1), t);
-    for (int64_t seed = 0; seed < kRandomSchedules; ++seed) {
+    for (int64_t seed = 0; seed < random_schedules(); ++seed) {
       SCOPED_TRACE("schedules drawn at random, seed " + std::to_string(seed));
       expect_passes(compile_unfolded(g, t, seed), t);
     }

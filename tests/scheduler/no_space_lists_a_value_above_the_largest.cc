@@ -1,5 +1,5 @@
 // Every value a space lists has a token in the tensor language: tile levels of axes longer
-// than kLargestSpaceValue stop at their largest divisor within it.
+// than kLargestSpaceValue stop at their largest divisor, or tile, within it.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -16,6 +16,13 @@ TEST(SpaceValues, DivisorsStopAtTheLargestSpaceValue) {
   EXPECT_EQ(divisors(8192, 8192).back(), 4096);
   EXPECT_EQ(divisors(50257, 50257), (std::vector<int64_t>{1, 29, 1733}));  // 29 x 1733
   EXPECT_EQ(divisors(4096, 4096).back(), kLargestSpaceValue);
+}
+
+TEST(SpaceValues, TilesOfferWholeVectorsWhereNoDivisorDoes) {
+  EXPECT_EQ(tile_sizes(50257, 64, 16), (std::vector<int64_t>{1, 2, 4, 8, 16, 29, 32, 48, 64}));
+  EXPECT_EQ(tile_sizes(12, 64, 8), (std::vector<int64_t>{1, 2, 3, 4, 6, 8, 12}));
+  EXPECT_EQ(tile_sizes(8192, 8192, 16).back(), kLargestSpaceValue);
+  EXPECT_EQ(tile_sizes(0, 64, 16), (std::vector<int64_t>{1}));
 }
 
 TEST(SpaceValues, RandomPointsOfLongAxesStayWithinTheLargestValue) {

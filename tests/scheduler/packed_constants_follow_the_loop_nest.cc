@@ -8,6 +8,7 @@
 #include "scheduler/decision.h"
 #include "scheduler/lower_schedule.h"
 #include "scheduler/schedule_support.h"
+#include "scheduler/sketch.h"
 
 namespace tlmc::scheduler {
 namespace {
@@ -102,6 +103,40 @@ outputs: [y]
             "pack 0 [1]: another stage reads the operand too");
 }
 
+TEST(PackedConstants, AShiftedLastTileIsALimitedDigit) {
+  // C[4, 197] = A[4, 8] x W[8, 197]: the default tiles of 197 columns leave a remainder, the
+  // last tile shifted back to start at column 197 - tile. W's copy follows: its panel digit
+  // reads min(panel * tile, 197 - tile).
+  const ir::TeProgram program = program_of(R"(
+tlmc: 1
+name: mm
+inputs:
+  a: {shape: [4, 8]}
+weights:
+  w: {shape: [8, 197], init: {uniform: [-1, 1]}, seed: 1}
+nodes:
+  - {op: MatMul, inputs: [a, w], outputs: [c]}
+outputs: [c]
+)");
+  const ir::Target target = *ir::parse_target("x86-64-avx512");
+  const ScheduleState st = apply_schedule(program, default_schedule(program, target));
+  const ir::LoopProgram p = lower_schedule(st, "k");
+  const std::string loops = ir::loop_str(p);
+  const ir::Buffer& w = param(p, 1);
+  ASSERT_TRUE(w.packing) << loops;
+  ASSERT_EQ(w.packing->source_limits.size(), w.packing->extents.size()) << loops;
+  size_t limited = 0;
+  for (size_t d = 0; d < w.packing->extents.size(); ++d) {
+    if (w.packing->source_limits[d] == ir::Packing::kNoLimit) continue;
+    ++limited;
+    const int64_t tile = w.packing->source_strides[d];
+    EXPECT_EQ(w.packing->source_limits[d], 197 - tile) << loops;
+    EXPECT_EQ(w.packing->extents[d], (197 + tile - 1) / tile) << loops;
+  }
+  EXPECT_EQ(limited, 1u) << loops;
+  EXPECT_NE(loops.find("min("), std::string::npos) << loops;
+}
+
 TEST(PackedConstants, BytesFollowThePacking) {
   // A 2x3 matrix transposed, and shifted by one with the element past the end zero.
   const std::vector<float> m = {1, 2, 3, 4, 5, 6};
@@ -112,10 +147,16 @@ TEST(PackedConstants, BytesFollowThePacking) {
     std::memcpy(out.data(), b.data(), b.size());
     return out;
   };
-  EXPECT_EQ(floats(ir::pack_bytes(ir::Packing{{3, 2}, {1, 3}, 0}, bytes, 4)),
+  EXPECT_EQ(floats(ir::pack_bytes(ir::Packing{{3, 2}, {1, 3}, 0, {}}, bytes, 4)),
             (std::vector<float>{1, 4, 2, 5, 3, 6}));
-  EXPECT_EQ(floats(ir::pack_bytes(ir::Packing{{3, 2}, {1, 3}, 1}, bytes, 4)),
+  EXPECT_EQ(floats(ir::pack_bytes(ir::Packing{{3, 2}, {1, 3}, 1, {}}, bytes, 4)),
             (std::vector<float>{2, 5, 3, 6, 4, 0}));
+  // Columns in tiles of 2, the second tile shifted back to start at column 1.
+  EXPECT_EQ(
+      floats(ir::pack_bytes(
+          ir::Packing{{2, 2, 2}, {2, 3, 1}, 0, {1, ir::Packing::kNoLimit, ir::Packing::kNoLimit}},
+          bytes, 4)),
+      (std::vector<float>{1, 2, 4, 5, 2, 3, 5, 6}));
 }
 
 }  // namespace

@@ -112,5 +112,27 @@ TEST(ParallelSpace, TheDefaultKeepsTheDeclaredOrder) {
   EXPECT_EQ(c.default_value(), 1);
 }
 
+// x [m, 64] times a weight w [64, n].
+std::string weight_matmul_yaml(int m, int n) {
+  return "tlmc: 1\nname: wmm\ninputs:\n  x: {shape: [" + std::to_string(m) +
+         ", 64]}\nweights:\n  w: {shape: [64, " + std::to_string(n) +
+         "], init: {uniform: [-1, 1]}}\nnodes:\n  - {op: MatMul, inputs: [x, w], outputs: "
+         "[y]}\noutputs: [y]\n";
+}
+
+int64_t default_parallel(const std::string& yaml) {
+  const Sketches sketches = generate_sketches(program_of(yaml), avx512());
+  SketchCursor c(sketches.at(0));
+  while (c.space().kind != SpaceKind::Parallel) c.choose(c.default_value());
+  return c.default_value();
+}
+
+// A weight larger than the activations together leads (its columns, j.0 = outer loop 2):
+// its panel stays in cache while the rows cycle under it. Smaller, the declared order stays.
+TEST(ParallelSpace, TheDefaultLeadsWithAWeightThatOutweighsTheRest) {
+  EXPECT_EQ(default_parallel(weight_matmul_yaml(128, 1013)), 2);
+  EXPECT_EQ(default_parallel(weight_matmul_yaml(1024, 128)), 1);
+}
+
 }  // namespace
 }  // namespace tlmc::scheduler

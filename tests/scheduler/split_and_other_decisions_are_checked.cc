@@ -12,10 +12,25 @@ using test::error_of;
 using test::matmul_yaml;
 using test::program_of;
 
-TEST(Decisions, SplitFactorsMustDivideTheExtent) {
+std::string str(const ir::Expr& e) {
+  return ir::expr_str(e, [](int b) { return std::to_string(b); });
+}
+
+// y = relu(x): one stage with no reduction.
+const char* const kRelu = R"(
+tlmc: 1
+name: r
+inputs:
+  x: {shape: [3, 50]}
+nodes:
+  - {op: Relu, inputs: [x], outputs: [y]}
+outputs: [y]
+)";
+
+TEST(Decisions, OnlyAStageWithoutAReductionSplitsWithARemainder) {
   ScheduleState st(program_of(matmul_yaml(12, 7, 10)));
   EXPECT_EQ(error_of(st, {DecisionKind::Split, 0, -1, {0, 5}}),
-            "split 0 [0, 5]: factors do not divide the extent 12");
+            "split 0 [0, 5]: factors do not divide the extent 12 of a loop of a reduction");
   EXPECT_EQ(error_of(st, {DecisionKind::Split, 0, -1, {0, 0}}),
             "split 0 [0, 0]: factors must be positive");
   EXPECT_EQ(st.stages[0].leaves.size(), 3u) << "a refused split changes nothing";
@@ -24,6 +39,21 @@ TEST(Decisions, SplitFactorsMustDivideTheExtent) {
   EXPECT_EQ(st.leaf(0, 0).extent, 2);
   EXPECT_EQ(st.leaf(0, 1).extent, 2);
   EXPECT_EQ(st.leaf(0, 2).extent, 3);
+
+  // y = relu(x), x [3, 50]: 50 in tiles of 16 is 4 tiles, the last one starting at 34.
+  ScheduleState ew(program_of(kRelu));
+  EXPECT_EQ(error_of(ew, {DecisionKind::Split, 0, -1, {1, 64}}),
+            "split 0 [1, 64]: factors exceed the extent 50");
+  ASSERT_EQ(error_of(ew, {DecisionKind::Split, 0, -1, {1, 16}}), "");
+  EXPECT_EQ(ew.leaf(0, 1).extent, 4);
+  EXPECT_EQ(ew.leaf(0, 2).extent, 16);
+  EXPECT_EQ(str(iter_value(ew.stages[0], 1)), "(min((s0_i1.0 * 16), 34) + s0_i1.1)");
+  // Split again, inside and outside: the inner split divides, the outer one shifts too.
+  ASSERT_EQ(error_of(ew, {DecisionKind::Split, 0, -1, {2, 4}}), "");
+  ASSERT_EQ(error_of(ew, {DecisionKind::Split, 0, -1, {1, 3}}), "");
+  EXPECT_EQ(str(iter_value(ew.stages[0], 1)),
+            "(min(((min((s0_i1.0.0 * 3), 1) + s0_i1.0.1) * 16), 34) + "
+            "((s0_i1.1.0 * 4) + s0_i1.1.1))");
 }
 
 TEST(Decisions, ReorderFuseAndAnnotationsAreChecked) {
