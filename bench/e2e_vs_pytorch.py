@@ -1,10 +1,11 @@
 #!/usr/bin/python3
-"""End-to-end latency of whole models: a tlmc library beside PyTorch eager and TorchScript.
+"""End-to-end latency of whole models: a tlmc library beside PyTorch and the PyPI peers.
 
     /usr/bin/python3 bench/e2e_vs_pytorch.py [--tlmc build-bench/driver/tlmc] [--threads N]
         [--models resnet50,mobilenet_v2,bert,gpt2] [--opset 17] [--work build-bench/e2e]
         [--runs 30] [--rounds 3] [--max-time 20] [--target host] [-O 0|3]
         [--tuning-db FILE] [--tlmc-args "--activation-layout channels-last ..."]
+        [--peers ort,ov-f32,ov,torch-eager,torch-compile | none] [--peers-venv DIR]
 
 Run it with Debian's python3 (python3-torch, python3-torchvision, python3-onnx). For each
 model (shared/bench.md's end-to-end list: batch 1, images 224x224, 128 tokens) it
@@ -24,9 +25,18 @@ model (shared/bench.md's end-to-end list: batch 1, images 224x224, 128 tokens) i
    convolutions to oneDNN's blocked layouts), with torch.set_num_threads(N), N the same for
    all (--threads, default: all online cores). OMP_WAIT_POLICY is PASSIVE unless already
    set, so that PyTorch's idle OpenMP threads do not spin against the other sides;
-4. prints a table: model | tlmc ms | eager ms | TorchScript ms | ratio (PyTorch's faster
-   configuration's time / tlmc time: above 1, tlmc is faster) | spread | runs | max abs
-   difference of the outputs (a sanity check, not a test) | build times.
+   and the PyPI peers, each in a process of its own run by the Python of a virtual
+   environment under the build folder (--peers-venv, default build-bench/peers, created and
+   filled by pip on first use: numpy, onnx, onnxruntime, openvino, torch, torchvision; never
+   a dependency of tlmc), timed by bench/peer_server.py in the same alternating rounds:
+   ONNX Runtime on the same ONNX file (every graph optimisation), OpenVINO on it (CPU,
+   latency hint) with INFERENCE_PRECISION_HINT f32 and at its default precision (bf16 on
+   CPUs with AVX512_BF16 or AMX; the table says which each ran in), and torch 2.x eager and
+   torch.compile on the zoo's model with the exported weights;
+4. prints a table: model | tlmc ms | each peer's ms | ratio (the fastest float32 peer's time
+   / tlmc time: above 1, tlmc is faster; a bf16 column is shown, not counted) | spread |
+   runs | max abs difference of each side's outputs from PyTorch 1.13 eager (a sanity
+   check, not a test) | build times.
 
 Timing, as bench/kernels_vs_onednn.cc does it: a warm-up of at least 2 runs and 0.2 s per
 side, then --rounds rounds in which tlmc and PyTorch alternate, each doing --runs/--rounds
@@ -50,6 +60,7 @@ the exit status is 1; the other rows are still measured.
 import argparse
 import contextlib
 import ctypes
+import json
 import os
 import platform
 import re
@@ -67,6 +78,34 @@ sys.path.insert(0, os.path.join(REPO, "tests", "zoo"))
 torch = zoo = None
 
 DEFAULT_MODELS = ("resnet50", "mobilenet_v2", "bert", "gpt2")
+
+# The PyPI peers (bench/peer_server.py), in table order, and their column names.
+PEER_KINDS = ("ort", "ov-f32", "ov", "torch-eager", "torch-compile")
+PEER_COLUMNS = {"ort": "ONNX Runtime", "ov-f32": "OpenVINO f32 hint", "ov": "OpenVINO default",
+                "torch-eager": "torch 2 eager", "torch-compile": "torch 2 compile"}
+# What the peers' environment holds; never a dependency of tlmc.
+PEER_PACKAGES = ["numpy", "onnx", "onnxruntime", "openvino", "torch", "torchvision"]
+
+
+def peers_venv(path):
+    """The Python of the peers' virtual environment, created and filled when missing."""
+    python = os.path.join(path, "bin", "python")
+    if not os.path.exists(python):
+        print(f"creating the peers' virtual environment in {path} (pip install "
+              f"{' '.join(PEER_PACKAGES)}: torch brings CUDA libraries, about 6 GB)",
+              file=sys.stderr, flush=True)
+        r = subprocess.run([sys.executable, "-m", "venv", path])
+        if r.returncode != 0:
+            sys.exit("e2e_vs_pytorch: could not create a virtual environment (apt-get install "
+                     "python3-venv), or pass --peers none")
+        r = subprocess.run([python, "-m", "pip", "install", "-q"] + PEER_PACKAGES,
+                           stdout=sys.stderr)
+        if r.returncode != 0:
+            import shutil
+            shutil.rmtree(path, ignore_errors=True)  # nothing half-installed is reused
+            sys.exit(f"e2e_vs_pytorch: pip install {' '.join(PEER_PACKAGES)} failed "
+                     "(PyPI unreachable?); pass --peers none to time without them")
+    return python
 
 # tlmc's flags for the C compiler: toolchain/cc.cc (compile_objects) and ir/target.cc
 # (Target::cc_flags), by the target named on the first line of the generated C.
@@ -200,18 +239,79 @@ def timed(fn, runs, max_seconds):
     return times
 
 
+class LocalSide:
+    """A side timed in this process."""
+
+    def __init__(self, fn):
+        self.fn = fn
+
+    def warm(self):
+        warm_up(self.fn)
+
+    def time(self, runs, max_seconds):
+        return timed(self.fn, runs, max_seconds)
+
+
+class PeerSide:
+    """A side timed by bench/peer_server.py in the peers' virtual environment."""
+
+    def __init__(self, python, kind, model, onnx_path, input_files, threads, state_dict):
+        cmd = [python, os.path.join(REPO, "bench", "peer_server.py"), "--kind", kind,
+               "--model", model, "--onnx", onnx_path, "--inputs", ",".join(input_files),
+               "--threads", str(threads)] + (["--state-dict", state_dict] if state_dict else [])
+        env = dict(os.environ)
+        env.pop("OMP_NUM_THREADS", None)
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.DEVNULL, text=True, env=env)
+        ready = self._reply()
+        self.label, self.precision = ready["label"], ready["precision"]
+
+    def _reply(self):
+        line = self.proc.stdout.readline()
+        if not line:
+            raise RuntimeError(f"the peer exited {self.proc.wait()} without a reply")
+        reply = json.loads(line)
+        if "error" in reply:
+            raise RuntimeError(reply["error"])
+        return reply
+
+    def _ask(self, command):
+        self.proc.stdin.write(command + "\n")
+        self.proc.stdin.flush()
+        return self._reply()
+
+    def warm(self):
+        self._ask("warm")
+
+    def time(self, runs, max_seconds):
+        return self._ask(f"time {runs} {max_seconds}")["times"]
+
+    def outputs(self, path):
+        self._ask(f"outputs {path}")
+        with np.load(path) as f:
+            return [f[f"arr_{i}"] for i in range(len(f.files))]
+
+    def close(self):
+        if self.proc.poll() is None:
+            self.proc.stdin.close()
+            try:
+                self.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+
+
 def measure(sides, runs, rounds, max_seconds):
     """Median seconds per side over all rounds, the larger round spread, and the number of
     timed runs per side."""
     per_round = max(1, runs // rounds)
-    for fn in sides:
-        warm_up(fn)
+    for side in sides:
+        side.warm()
         time.sleep(0.1)
     all_times = [[] for _ in sides]
     round_medians = [[] for _ in sides]
     for _ in range(rounds):
-        for i, fn in enumerate(sides):
-            t = timed(fn, per_round, max_seconds / rounds)
+        for i, side in enumerate(sides):
+            t = side.time(per_round, max_seconds / rounds)
             all_times[i] += t
             round_medians[i].append(statistics.median(t))
             time.sleep(0.1)
@@ -254,10 +354,46 @@ def bench_model(name, entry, models_dir, args):
     got = script_run()
     got = (got,) if isinstance(got, torch.Tensor) else got
     script_diff = max(float((g - w).abs().max()) for g, w in zip(got, want))
-    (tlmc_s, torch_s, script_s), spread, counts = measure([tlmc, torch_run, script_run],
-                                                          args.runs, args.rounds, args.max_time)
+
+    # The PyPI peers, each in a process of the peers' environment, on the same ONNX file,
+    # inputs and (for torch 2.x) weights.
+    peer_dir = os.path.join(args.work, "peers", name)
+    os.makedirs(peer_dir, exist_ok=True)
+    input_files = []
+    for i, a in enumerate(inputs):
+        input_files.append(os.path.join(peer_dir, f"input{i}.npy"))
+        np.save(input_files[-1], a)
+    state_dict = os.path.join(peer_dir, "state_dict.pt")
+    torch.save(model.state_dict(), state_dict)
+    peers, peer_results = [], {}
+    for kind in args.peer_kinds:
+        print(f"{name}: starting {kind}", file=sys.stderr, flush=True)
+        try:
+            side = PeerSide(args.peer_python, kind, name,
+                            os.path.join(models_dir, entry["onnx"]), input_files, args.threads,
+                            state_dict if kind.startswith("torch") else "")
+            got = side.outputs(os.path.join(peer_dir, kind + ".npz"))
+            side.warm()  # torch.compile compiles here, outside the timed rounds
+        except Exception as e:  # a peer that cannot run this model leaves its cell empty
+            print(f"{name}: {kind}: {e}", file=sys.stderr, flush=True)
+            peer_results[kind] = {"error": short_error(str(e))}
+            continue
+        peers.append((kind, side))
+        peer_results[kind] = {
+            "label": side.label, "precision": side.precision,
+            "diff": max(float(np.abs(g - w.numpy()).max()) for g, w in zip(got, want))}
+    try:
+        sides = [LocalSide(tlmc), LocalSide(torch_run), LocalSide(script_run)]
+        medians, spread, counts = measure(sides + [s for _, s in peers], args.runs,
+                                          args.rounds, args.max_time)
+    finally:
+        for _, side in peers:
+            side.close()
+    tlmc_s, torch_s, script_s = medians[:3]
+    for (kind, _), m in zip(peers, medians[3:]):
+        peer_results[kind]["ms"] = m * 1e3
     return {"tlmc_ms": tlmc_s * 1e3, "torch_ms": torch_s * 1e3, "script_ms": script_s * 1e3,
-            "script_diff": script_diff, "spread": spread,
+            "script_diff": script_diff, "spread": spread, "peers": peer_results,
             "diff": diff, "target": tlmc.target, "runs": "/".join(map(str, counts)),
             "build": f"tlmc {tlmc.tlmc_seconds:.1f} s + cc {tlmc.cc_seconds:.1f} s"}
 
@@ -285,7 +421,19 @@ def main():
                     help="more options for tlmc, space-separated (--activation-layout ...)")
     ap.add_argument("--work", default=os.path.join(REPO, "build-bench", "e2e"),
                     help="folder for the exports and the libraries (default: build-bench/e2e)")
+    ap.add_argument("--peers", default=",".join(PEER_KINDS),
+                    help="PyPI peers, comma-separated, or 'none' (default: %(default)s)")
+    ap.add_argument("--peers-venv", default=os.path.join(REPO, "build-bench", "peers"),
+                    help="their virtual environment, created and filled with pip when missing "
+                    "(default: build-bench/peers)")
     args = ap.parse_args()
+    args.peer_kinds = [] if args.peers == "none" else [
+        k.strip() for k in args.peers.split(",") if k.strip()]
+    for k in args.peer_kinds:
+        if k not in PEER_KINDS:
+            sys.exit(f"e2e_vs_pytorch: unknown peer '{k}' (known: {', '.join(PEER_KINDS)})")
+    if args.peer_kinds:
+        args.peer_python = peers_venv(args.peers_venv)
     if not os.access(args.tlmc, os.X_OK):
         sys.exit(f"e2e_vs_pytorch: no tlmc at {args.tlmc}: build it (cmake -S . -B build-bench "
                  "-G Ninja -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=OFF && ninja -C "
@@ -325,28 +473,48 @@ def main():
 
     targets = sorted({r["target"] for _, r in rows if "target" in r})
     load = os.getloadavg()
-    print(f"# end-to-end latency, batch 1, float32: tlmc -O{args.opt} {args.tlmc_args} (target "
-          f"{', '.join(targets) or '?'}) vs PyTorch {torch.__version__} eager (inference_mode) "
-          f"and TorchScript (traced, frozen, optimize_for_inference)")
+    print(f"# end-to-end latency, batch 1: tlmc -O{args.opt} {args.tlmc_args} (target "
+          f"{', '.join(targets) or '?'}, float32) vs PyTorch {torch.__version__} eager "
+          f"(inference_mode) and TorchScript (traced, frozen, optimize_for_inference), and the "
+          f"PyPI peers of {args.peers_venv}")
     threads = f"{args.threads} thread{'s' if args.threads > 1 else ''}"
     print(f"# {cpu_model()}, {os.cpu_count()} online cores, load average {load[0]:.2f}; "
-          f"{threads} for both; ONNX opset {args.opset}; median of up to "
+          f"{threads} for every side; ONNX opset {args.opset}; median of up to "
           f"{max(1, args.runs // args.rounds) * args.rounds} runs per side in {args.rounds} "
           f"rounds, at most {args.max_time:g} s per side; "
           f"OMP_WAIT_POLICY={os.environ['OMP_WAIT_POLICY']}")
     print(f"# {blas_note(libs)}")
-    header = ("model", "tlmc ms", "eager ms", "TorchScript ms", "ratio", "spread", "runs",
-              "max abs diff", "build")
+    # Each peer's name and the precision it computed in, as it reported them.
+    for kind in args.peer_kinds:
+        seen = {(r["peers"][kind]["label"], r["peers"][kind]["precision"]) for _, r in rows
+                if "peers" in r and "label" in r["peers"][kind]}
+        for label, precision in sorted(seen):
+            print(f"# {PEER_COLUMNS[kind]}: {label}, computing in {precision}")
+    header = (["model", "tlmc ms", "eager 1.13 ms", "TorchScript 1.13 ms"] +
+              [PEER_COLUMNS[k] + " ms" for k in args.peer_kinds] +
+              ["ratio", "spread", "runs", "max abs diff", "build"])
     table = []
     for name, r in rows:
         if "error" in r:
-            table.append((name, "-", "-", "-", "-", "-", "-", "-", "FAILED: " + r["error"]))
-        else:
-            best = min(r["torch_ms"], r["script_ms"])
-            table.append((name, f"{r['tlmc_ms']:.2f}", f"{r['torch_ms']:.2f}",
-                          f"{r['script_ms']:.2f}", f"{best / r['tlmc_ms']:.2f}",
-                          f"{r['spread']:.2f}", r["runs"],
-                          f"{r['diff']:.1e} ({r['script_diff']:.1e})", r["build"]))
+            table.append([name] + ["-"] * (len(header) - 2) + ["FAILED: " + r["error"]])
+            continue
+        cells = [name, f"{r['tlmc_ms']:.2f}", f"{r['torch_ms']:.2f}", f"{r['script_ms']:.2f}"]
+        fp32 = [r["torch_ms"], r["script_ms"]]
+        diffs = [f"{r['diff']:.1e}", f"{r['script_diff']:.1e}"]
+        for kind in args.peer_kinds:
+            p = r["peers"][kind]
+            if "ms" not in p:
+                cells.append("failed: " + p.get("error", "?")[:40])
+                diffs.append("-")
+                continue
+            cells.append(f"{p['ms']:.2f}" + ("" if p["precision"] == "f32"
+                                             else f" ({p['precision']})"))
+            diffs.append(f"{p['diff']:.1e}")
+            if p["precision"] == "f32":
+                fp32.append(p["ms"])
+        cells += [f"{min(fp32) / r['tlmc_ms']:.2f}", f"{r['spread']:.2f}", r["runs"],
+                  " / ".join(diffs), r["build"]]
+        table.append(cells)
     widths = [max(len(str(x[i])) for x in table + [header]) for i in range(len(header))]
 
     def line(cells):
@@ -356,9 +524,10 @@ def main():
     print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
     for row in table:
         print(line(row))
-    print("# ratio = the faster PyTorch configuration's time / tlmc time (above 1: tlmc is "
-          "faster); runs = timed runs, tlmc/eager/TorchScript; max abs diff = tlmc against "
-          "eager (TorchScript against eager)")
+    print("# ratio = the fastest float32 peer's time / tlmc's time (above 1: tlmc is faster); "
+          "a peer computing in another precision (bf16) is shown but not counted; runs = timed "
+          "runs per side, in column order; max abs diff = each side's outputs against PyTorch "
+          "1.13 eager (tlmc first), a sanity check, not a test")
     return 1 if failed else 0
 
 
