@@ -33,7 +33,9 @@ model (shared/bench.md's end-to-end list: batch 1, images 224x224, 128 tokens) i
    latency hint) with INFERENCE_PRECISION_HINT f32 and at its default precision (bf16 on
    CPUs with AVX512_BF16 or AMX; the table says which each ran in), and torch 2.x eager and
    torch.compile on the zoo's model with the exported weights;
-4. prints a table: model | tlmc ms | each peer's ms | ratio (the fastest float32 peer's time
+4. measures the machine's float32 FMA peak on the same threads (bench/fma_peak.cc, built
+   with the system C++ compiler into WORK) and prints it in the header;
+5. prints a table: model | tlmc ms | each peer's ms | ratio (the fastest float32 peer's time
    / tlmc time: above 1, tlmc is faster; a bf16 column is shown, not counted) | spread |
    runs | max abs difference of each side's outputs from PyTorch 1.13 eager (a sanity
    check, not a test) | build times.
@@ -320,6 +322,24 @@ def measure(sides, runs, rounds, max_seconds):
     return medians, spread, [len(t) for t in all_times]
 
 
+def fma_peak(work, threads):
+    """The machine's float32 FMA peak on `threads` threads, measured now (bench/fma_peak.cc,
+    built here with the system C++ compiler): (GFLOP/s, ISA), or None when it cannot be."""
+    exe = os.path.join(work, "fma_peak")
+    sources = [os.path.join(REPO, "bench", f) for f in ("fma_peak.cc", "fma_peak_main.cc")]
+    try:
+        os.makedirs(work, exist_ok=True)
+        # -O3, as the kernel benchmark's Release build: at -O2 GCC keeps the accumulator
+        # array in memory and measures half the peak.
+        run([os.environ.get("CXX", "c++"), "-O3", "-std=c++17", "-pthread"] + sources +
+            ["-o", exe])
+        gflops, isa = run([exe, str(threads)]).split()
+        return float(gflops), isa
+    except (RuntimeError, OSError, ValueError) as e:
+        print(f"fma peak: {e}", file=sys.stderr, flush=True)
+        return None
+
+
 def bench_model(name, entry, models_dir, args):
     tlmc = TlmcModel(args.tlmc, os.path.join(models_dir, entry["onnx"]), "e2e_" + name,
                      args.target, args.work, args.opt, args.tuning_db, args.tlmc_args.split())
@@ -471,6 +491,7 @@ def main():
             print(f"{name}: {e}", file=sys.stderr, flush=True)
             rows.append((name, {"error": short_error(str(e))}))
 
+    peak = fma_peak(args.work, args.threads)
     targets = sorted({r["target"] for _, r in rows if "target" in r})
     load = os.getloadavg()
     print(f"# end-to-end latency, batch 1: tlmc -O{args.opt} {args.tlmc_args} (target "
@@ -483,6 +504,8 @@ def main():
           f"{max(1, args.runs // args.rounds) * args.rounds} runs per side in {args.rounds} "
           f"rounds, at most {args.max_time:g} s per side; "
           f"OMP_WAIT_POLICY={os.environ['OMP_WAIT_POLICY']}")
+    print("# float32 FMA peak measured after the models, " +
+          (f"{peak[0]:.0f} GFLOP/s ({peak[1]}, {threads})" if peak else "not measured"))
     print(f"# {blas_note(libs)}")
     # Each peer's name and the precision it computed in, as it reported them.
     for kind in args.peer_kinds:
