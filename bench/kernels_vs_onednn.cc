@@ -1,11 +1,11 @@
 // bench_kernels: GFLOP/s of tlmc's generated kernels on the workloads W1-W6 of
-// shared/bench.md and on U1-U7 (shapes outside that list, taken from ResNet-50, MobileNetV2
+// shared/bench.md and on U1-U8 (shapes outside that list, taken from ResNet-50, MobileNetV2
 // and BERT-base: bench/README.md), beside oneDNN's primitives for the same computation,
 // measured in the same run on the same inputs. A benchmark, not a test: it prints a table (see
 // bench/README.md) and exits non-zero only when the two disagree or something fails to run.
 //
 // The tlmc side is the libraries bench/CMakeLists.txt generates from bench/workloads/*.yaml
-// (libw1.a ... libw6.a, libu1.a ... libu7.a, C prefixes w1 ... u7). Their weights are `init:
+// (libw1.a ... libw6.a, libu1.a ... libu8.a, C prefixes w1 ... u8). Their weights are `init:
 // {uniform: ...}` random weights; make_uniform() below reproduces tlmc's generator
 // (docs/graph-format.md, "Random initialisation is the same everywhere") so that oneDNN gets the
 // same bytes. The seeds and ranges here must match the YAML files; a mismatch shows as a failed
@@ -48,6 +48,7 @@
 #include "u5.h"
 #include "u6.h"
 #include "u7.h"
+#include "u8.h"
 #include "w1.h"
 #include "w2.h"
 #include "w3.h"
@@ -219,7 +220,7 @@ std::function<void(float*)> openblas_matmul(std::shared_ptr<Buffer> x, std::shar
 }
 
 // What follows the product, as oneDNN post-ops.
-enum class Activation { None, Relu, Relu6 };
+enum class Activation { None, Relu, Relu6, GeluErf };
 
 dnnl::primitive_attr post_ops(Activation a) {
   dnnl::primitive_attr attr;
@@ -227,6 +228,8 @@ dnnl::primitive_attr post_ops(Activation a) {
   dnnl::post_ops ops;
   if (a == Activation::Relu) ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
   if (a == Activation::Relu6) ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_clip, 0.0f, 6.0f);
+  if (a == Activation::GeluErf)
+    ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_gelu_erf, 0.0f, 0.0f);
   attr.set_post_ops(ops);
   return attr;
 }
@@ -396,6 +399,9 @@ std::vector<Workload> make_workloads() {
                                768, 768, {2600, 1601, 1602}, A::None));
   ws.push_back(matmul_workload("U7", "batched MatMul [12,128,128] x [12,128,64]", TLMC_MODEL(u7),
                                12, 128, 128, 64, {2700, 2701, 0, true}, A::None));
+  // An epilogue that is a graph: GELU's erf form reads the biased value twice.
+  ws.push_back(matmul_workload("U8", "Gemm+bias+GELU(erf) [128,768] x [768,3072]", TLMC_MODEL(u8),
+                               1, 128, 768, 3072, {2800, 1801, 1802}, A::GeluErf));
   return ws;
 }
 
@@ -572,9 +578,9 @@ void usage(FILE* f) {
       "usage: bench_kernels [--threads N] [--only W1,W3,...] [--min-runs N] [--min-time S]\n"
       "                     [--max-time S] [--warmup S] [--rounds N] [--results FILE]\n"
       "Times tlmc's kernels and oneDNN's primitives on the workloads W1-W6 of shared/bench.md\n"
-      "and U1-U7 (shapes outside that list: bench/README.md).\n"
+      "and U1-U8 (shapes outside that list: bench/README.md).\n"
       "  --threads N    threads for both (default: all online cores)\n"
-      "  --only LIST    the workloads to run, W1,...,U7 (default: all)\n"
+      "  --only LIST    the workloads to run, W1,...,U8 (default: all)\n"
       "  --min-runs N   timed runs per measurement, at least (default 50)\n"
       "  --min-time S   seconds of timed runs per measurement, at least (default 1)\n"
       "  --max-time S   ...but at most S seconds once 2 runs per round are done (default 10)\n"
@@ -666,13 +672,13 @@ int main(int argc, char** argv) {
 
   const dnnl::version_t* v = dnnl::version();
   std::printf(
-      "tlmc kernels vs oneDNN, float32, workloads W1-W6 of shared/bench.md and U1-U7 outside it\n");
+      "tlmc kernels vs oneDNN, float32, workloads W1-W6 of shared/bench.md and U1-U8 outside it\n");
   std::printf("machine: %s, %ld cores online, load average %s at the start\n", cpu_model().c_str(),
               sysconf(_SC_NPROCESSORS_ONLN), load_average().c_str());
   std::printf("peak:    %.1f GFLOP/s float32 FMA on %d threads (%s), measured now\n", peak.gflops,
               o.threads, peak.isa.c_str());
   std::printf("tlmc:    target %s, %s\n", TLMC_BENCH_TARGET, TLMC_BENCH_OPT);
-  std::printf("OpenBLAS: %s (matrix products only; W2's and U6's epilogues not run)\n",
+  std::printf("OpenBLAS: %s (matrix products only; W2's, U6's and U8's epilogues not run)\n",
               openblas.c_str());
   std::printf("oneDNN:  %d.%d.%d, CPU runtime %s, ISA %s\n", v->major, v->minor, v->patch,
               onednn_runtime(), isa_name(dnnl::get_effective_cpu_isa()));
