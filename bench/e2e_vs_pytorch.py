@@ -8,7 +8,7 @@
         [--peers ort,ov-f32,ov,torch-eager,torch-compile | none] [--peers-venv DIR]
 
 Run it with Debian's python3 (python3-torch, python3-torchvision, python3-onnx). For each
-model (shared/bench.md's end-to-end list: batch 1, images 224x224, 128 tokens) it
+model (bench/README.md's end-to-end list: batch 1, images 224x224, 128 tokens) it
 
 1. exports the model to ONNX with random weights, or reuses the export: the exporter and
    the models are the model-zoo test's (tests/zoo/export_models.py), written into

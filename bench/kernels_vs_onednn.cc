@@ -1,5 +1,5 @@
 // bench_kernels: GFLOP/s of tlmc's generated kernels on the workloads W1-W6 of
-// shared/bench.md and on U1-U8 (shapes outside that list, taken from ResNet-50, MobileNetV2
+// bench/README.md and on U1-U8 (shapes outside that list, taken from ResNet-50, MobileNetV2
 // and BERT-base: bench/README.md), beside oneDNN's primitives for the same computation,
 // measured in the same run on the same inputs. A benchmark, not a test: it prints a table (see
 // bench/README.md) and exits non-zero only when the two disagree or something fails to run.
@@ -185,7 +185,7 @@ struct Onednn {
 // Workloads
 
 // oneDNN's activations (source and destination): in the model's layout, plain NCHW or
-// row-major, as a tlmc library reads and writes them (the peer), or in the layouts
+// row-major, as a tlmc library reads and writes them, or in the layouts
 // oneDNN prefers (format_tag::any: blocked channels), reordered outside the timed region.
 // Weights are in oneDNN's preferred layout either way (prepacked).
 enum class Layouts { Model, Own };
@@ -577,7 +577,8 @@ void usage(FILE* f) {
       f,
       "usage: bench_kernels [--threads N] [--only W1,W3,...] [--min-runs N] [--min-time S]\n"
       "                     [--max-time S] [--warmup S] [--rounds N] [--results FILE]\n"
-      "Times tlmc's kernels and oneDNN's primitives on the workloads W1-W6 of shared/bench.md\n"
+      "Times tlmc's kernels and oneDNN's primitives on the workloads W1-W6 listed in "
+      "bench/README.md\n"
       "and U1-U8 (shapes outside that list: bench/README.md).\n"
       "  --threads N    threads for both (default: all online cores)\n"
       "  --only LIST    the workloads to run, W1,...,U8 (default: all)\n"
@@ -672,7 +673,7 @@ int main(int argc, char** argv) {
 
   const dnnl::version_t* v = dnnl::version();
   std::printf(
-      "tlmc kernels vs oneDNN, float32, workloads W1-W6 of shared/bench.md and U1-U8 outside it\n");
+      "tlmc kernels vs oneDNN, float32, workloads W1-W6 (bench/README.md) and U1-U8 outside it\n");
   std::printf("machine: %s, %ld cores online, load average %s at the start\n", cpu_model().c_str(),
               sysconf(_SC_NPROCESSORS_ONLN), load_average().c_str());
   std::printf("peak:    %.1f GFLOP/s float32 FMA on %d threads (%s), measured now\n", peak.gflops,
@@ -696,7 +697,7 @@ int main(int argc, char** argv) {
       {"workload", "shape", "tlmc ms", "tlmc GFLOP/s", "% peak", "oneDNN GFLOP/s", "tlmc/oneDNN",
        "oneDNN own layouts", "tlmc/own", "OpenBLAS GFLOP/s", "tlmc/OpenBLAS", "max rel err", "runs",
        "round spread"}};
-  // tlmc/oneDNN per group of workloads: "W" (shared/bench.md) and "U" (outside that list).
+  // tlmc/oneDNN per group of workloads: "W" (bench/README.md) and "U" (outside that list).
   std::map<char, std::vector<double>> ratios, own_ratios;
   // --results: workload, then GFLOP/s of tlmc, oneDNN (model layout), OpenBLAS, oneDNN (own
   // layouts)
@@ -787,8 +788,8 @@ int main(int argc, char** argv) {
     std::printf(
         "\ngeometric mean over these %zu %s: tlmc/oneDNN %.2f (model layout), %.2f (own "
         "layouts)",
-        r.size(), group == 'W' ? "workloads of shared/bench.md" : "shapes outside that list",
-        geomean(r), geomean(own_ratios[group]));
+        r.size(), group == 'W' ? "listed workloads" : "shapes outside that list", geomean(r),
+        geomean(own_ratios[group]));
   std::printf("\n");
   if (!o.results.empty()) {
     std::ofstream f(o.results);

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Tuning curves of tlmc -O3 on the workloads W1-W6 (shared/bench.md), or U1-U7 (--only).
+"""Tuning curves of tlmc -O3 on the workloads W1-W6 (bench/README.md), or U1-U7 (--only).
 
 For each workload and search strategy (evolutionary, random), tlmc -O3 tunes the workload
 from an empty tuning database up to each budget in --trials (a run resumes from the records
@@ -25,7 +25,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # The build folder (bench/run.sh's); TLMC_BENCH_BUILD names another, an existing build say.
 BUILD = os.environ.get("TLMC_BENCH_BUILD", os.path.join(ROOT, "build-bench"))
-# Multiply-adds of each workload (shared/bench.md).
+# Multiply-adds of each workload (bench/README.md).
 MACS = {
     "W1": 1024 * 1024 * 1024,
     "W2": 128 * 768 * 3072,

@@ -1,7 +1,7 @@
 #!/bin/sh
 # Writes the workload keys the language model must never train on (lm/held_out_keys.txt):
 # every subgraph of W1-W6 and of ResNet-50, MobileNetV2 and BERT-base at their benchmark
-# shapes (shared/bench.md), in every layout plan, on every x86-64 target.
+# shapes (bench/README.md), in every layout plan, on every x86-64 target.
 #   scripts/lm_held_out_keys.sh TLMC MODELS_DIR > lm/held_out_keys.txt
 # MODELS_DIR holds resnet50_op17.onnx, mobilenet_v2_op17.onnx and bert_op17.onnx as
 # tests/zoo/export_models.py writes them (--exports resnet50:17,mobilenet_v2:17,bert:17).

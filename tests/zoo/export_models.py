@@ -318,7 +318,7 @@ def init_transformer(model):
 
 # ---------------------------------------------------------------------------------------
 # The zoo. Each model: a constructor, its inputs (name, shape, dtype, generator) and the
-# names of its outputs. Shapes follow shared/bench.md (batch 1; images 224x224; sequences
+# names of its outputs. Shapes follow bench/README.md (batch 1; images 224x224; sequences
 # of 128 tokens); the video network takes the usual 16 frames of 112x112.
 
 

@@ -331,7 +331,7 @@ std::set<std::string> key_file(const std::string& name) {
   return keys;
 }
 
-// The bundled language model never trained on a benchmark workload (shared/bench.md): every
+// The bundled language model never trained on a benchmark workload (bench/README.md): every
 // subgraph of ResNet-50, MobileNetV2 and BERT-base at their benchmark shapes (this zoo's own
 // exports) and of W1-W6, in every layout plan and on every x86-64 target, is listed as held
 // out, and none is among the workloads of its training data.
