@@ -219,7 +219,7 @@ void apply_split(ScheduleState& st, const Decision& d) {
   // harmless only where computing an element again stores the same value: a stage with no
   // reduction, whose tiles are never smaller than the product of the factors.
   if (p.extent % prod != 0) {
-    if (p.reduce || !st.te.stages[static_cast<size_t>(d.stage)].reduce_axes.empty())
+    if (!st.te.stages[static_cast<size_t>(d.stage)].reduce_axes.empty())
       invalid(d, "factors do not divide the extent " + std::to_string(p.extent) +
                      " of a loop of a reduction");
     if (p.extent < prod) invalid(d, "factors exceed the extent " + std::to_string(p.extent));

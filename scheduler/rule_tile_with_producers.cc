@@ -7,6 +7,7 @@
 // do not read along stay whole inside the tile, so a row reduction is not recomputed.
 #include <algorithm>
 #include <map>
+#include <utility>
 
 #include "scheduler/sketch_analysis.h"
 #include "scheduler/sketch_rules.h"
@@ -32,6 +33,21 @@ std::vector<int64_t> positions(const SketchRun& r, int stage,
   return out;
 }
 
+// The (producer axis, root axis) pairs of the root's loads of a producer, in load order: a
+// producer axis read at a root axis's plain variable.
+std::vector<std::pair<size_t, size_t>> axes_read_along(const ir::Stage& root,
+                                                       const ir::Stage& producer) {
+  std::vector<std::pair<size_t, size_t>> out;
+  ir::visit_expr(root.body, [&](const ir::ExprNode& n) {
+    if (n.kind != ir::ExprKind::Load || n.var_id != producer.output) return;
+    for (size_t d = 0; d < n.args.size() && d < producer.axes.size(); ++d)
+      for (size_t a = 0; a < root.axes.size(); ++a)
+        if (n.args[d]->kind == ir::ExprKind::Var && n.args[d]->var_id == root.axes[a].var_id)
+          out.emplace_back(d, a);
+  });
+  return out;
+}
+
 // Names of the root's axes in spaces: the name of the reduction's axis the root reads
 // along it ("oc" rather than the epilogue's "i1"), else its own.
 std::vector<std::string> axis_roles(const ScheduleState& st, const ir::Stage& root,
@@ -41,16 +57,11 @@ std::vector<std::string> axis_roles(const ScheduleState& st, const ir::Stage& ro
   std::vector<bool> named(root.axes.size(), false);
   for (int p : producers) {
     const ir::Stage& ps = st.te.stages[static_cast<size_t>(p)];
-    ir::visit_expr(root.body, [&](const ir::ExprNode& n) {
-      if (n.kind != ir::ExprKind::Load || n.var_id != ps.output) return;
-      for (size_t d = 0; d < n.args.size() && d < ps.axes.size(); ++d)
-        for (size_t a = 0; a < root.axes.size(); ++a)
-          if (!named[a] && n.args[d]->kind == ir::ExprKind::Var &&
-              n.args[d]->var_id == root.axes[a].var_id) {
-            out[a] = ps.axes[d].name;
-            named[a] = true;
-          }
-    });
+    for (const auto& [d, a] : axes_read_along(root, ps))
+      if (!named[a]) {
+        out[a] = ps.axes[d].name;
+        named[a] = true;
+      }
   }
   return out;
 }
@@ -66,15 +77,9 @@ int lead_axis(const ScheduleState& st, const ir::Stage& root, const std::vector<
   std::set<size_t> axes;
   for (int p : producers) {
     const ir::Stage& ps = st.te.stages[static_cast<size_t>(p)];
-    // Producer axis -> root axis, through the root's loads of the producer.
+    // Producer axis variable -> root axis.
     std::map<int, size_t> to_root;
-    ir::visit_expr(root.body, [&](const ir::ExprNode& n) {
-      if (n.kind != ir::ExprKind::Load || n.var_id != ps.output) return;
-      for (size_t d = 0; d < n.args.size() && d < ps.axes.size(); ++d)
-        for (size_t a = 0; a < root.axes.size(); ++a)
-          if (n.args[d]->kind == ir::ExprKind::Var && n.args[d]->var_id == root.axes[a].var_id)
-            to_root[ps.axes[d].var_id] = a;
-    });
+    for (const auto& [d, a] : axes_read_along(root, ps)) to_root[ps.axes[d].var_id] = a;
     for (int t : ir::stage_operands(ps)) {
       const ir::TeTensor& tensor = st.te.tensor(t);
       const int64_t bytes =
