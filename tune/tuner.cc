@@ -61,6 +61,7 @@ struct TaskState {
   int64_t trials_before_round = 0;
   int64_t last_improvement = 0;  // trials when the best last got better
   bool done = false;             // exhausted its space, or stopped early
+  bool measured_now = false;     // this run measured a schedule of it
 };
 
 // What an extra trial of a task is estimated to save of the model's latency (the
@@ -167,6 +168,7 @@ void start(TaskState& s, int index, CostModel& model, const ir::Target& target,
   if (!baseline_recorded) {
     const MeasureResult base = s.measurer->measure(s.sketches[0].decisions(baseline.values));
     db.add({record_of(task, target, baseline_text, base)});
+    s.measured_now = true;
     s.search->observe(baseline, base);
     note(s, base);
     s.report.default_seconds = base.status == MeasureStatus::Ok ? base.seconds : 0;
@@ -220,6 +222,7 @@ void round(TaskState& s, const ir::Target& target, scheduler::TuningDb& db,
                                 scheduler::space_schedule_text(s.sketches, batch[i]), results[i]));
   }
   db.add(records);
+  s.measured_now = true;
   times.recording += seconds_since(recording);
   if (options.early_stopping > 0 && s.report.trials - s.last_improvement >= options.early_stopping)
     s.done = true;
@@ -231,52 +234,82 @@ void round(TaskState& s, const ir::Target& target, scheduler::TuningDb& db,
 // trusted, the task's kConfirmed fastest successes are timed again, interleaved (A B C,
 // A B C, A B C), so that a slow spell of the machine hits them alike; each keeps the
 // median of its re-timings as its time, and their spread. The database prefers confirmed
-// records (TuningDb::best). Nothing is re-timed when the fastest are confirmed already.
+// records (TuningDb::best).
+//
+// A median may come out slower than an unconfirmed record's single time; that record is
+// then among the fastest by time and is confirmed in a further pass, up to kConfirmPasses.
+// Confirmation runs where this run measured something, or where fewer than kConfirmed
+// records are confirmed (a run stopped while confirming): a repeated run re-times nothing,
+// and builds the same schedules.
 constexpr size_t kConfirmed = 3;
 constexpr int kConfirmRounds = 3;
+constexpr int kConfirmPasses = 3;
 
-void confirm_fastest(TaskState& s, const ir::Target& target, scheduler::TuningDb& db) {
-  const MeasureTask& task = s.task->measure;
-  std::vector<TuningRecord> fastest;
+// The task's kConfirmed fastest successes by time alone (an unconfirmed record faster than
+// the confirmed ones is among them) that the task's sketches read, with their schedules;
+// how many of all the successes it reads are confirmed, and the fastest of those.
+struct Fastest {
+  std::vector<TuningRecord> records;
   std::vector<std::vector<scheduler::Decision>> schedules;
+  size_t confirmed = 0, readable = 0;
+  double best_confirmed = 0;
+};
+
+Fastest fastest_records(const TaskState& s, const ir::Target& target,
+                        const scheduler::TuningDb& db) {
   std::vector<TuningRecord> ok;
-  for (const TuningRecord& r : db.records(task.workload_key, target.descriptor()))
+  for (const TuningRecord& r : db.records(s.task->measure.workload_key, target.descriptor()))
     if (r.status == MeasureStatus::Ok) ok.push_back(r);
-  // By time alone: an unconfirmed record faster than the confirmed ones is among them.
   std::stable_sort(ok.begin(), ok.end(), [](const TuningRecord& a, const TuningRecord& b) {
     return a.seconds < b.seconds;
   });
-  bool all_confirmed = true;
+  Fastest f;
   for (const TuningRecord& r : ok) {
-    if (fastest.size() == kConfirmed) break;
     std::optional<scheduler::SpacePoint> point =
         scheduler::parse_space_schedule(s.sketches, r.schedule);
     if (!point) continue;
+    std::vector<scheduler::Decision> schedule;
     try {
-      schedules.push_back(s.sketches[point->sketch].decisions(point->values));
+      schedule = s.sketches[point->sketch].decisions(point->values);
     } catch (const scheduler::InvalidDecision&) {
       continue;
     }
-    fastest.push_back(r);
-    all_confirmed = all_confirmed && r.spread > 0;
+    ++f.readable;
+    if (r.spread > 0 && f.confirmed++ == 0) f.best_confirmed = r.seconds;
+    if (f.records.size() == kConfirmed) continue;
+    f.records.push_back(r);
+    f.schedules.push_back(std::move(schedule));
   }
-  if (fastest.empty() || all_confirmed) return;
+  return f;
+}
+
+void confirm_fastest(TaskState& s, const ir::Target& target, scheduler::TuningDb& db) {
+  Fastest f = fastest_records(s, target, db);
+  const bool due = s.measured_now || f.confirmed < std::min(kConfirmed, f.readable);
   s.measurer->set_slow_cut(0);
-  std::vector<std::vector<double>> times(fastest.size());
-  for (int round = 0; round < kConfirmRounds; ++round)
-    for (size_t i = 0; i < fastest.size(); ++i) {
-      const MeasureResult m = s.measurer->measure(schedules[i]);
-      if (m.status == MeasureStatus::Ok && m.seconds > 0) times[i].push_back(m.seconds);
+  for (int pass = 0; due && pass < kConfirmPasses; ++pass) {
+    if (pass > 0) f = fastest_records(s, target, db);
+    if (std::all_of(f.records.begin(), f.records.end(),
+                    [](const TuningRecord& r) { return r.spread > 0; }))
+      break;
+    std::vector<std::vector<double>> times(f.records.size());
+    for (int round = 0; round < kConfirmRounds; ++round)
+      for (size_t i = 0; i < f.records.size(); ++i) {
+        const MeasureResult m = s.measurer->measure(f.schedules[i]);
+        if (m.status == MeasureStatus::Ok && m.seconds > 0) times[i].push_back(m.seconds);
+      }
+    bool confirmed = false;
+    for (size_t i = 0; i < f.records.size(); ++i) {
+      std::vector<double>& t = times[i];
+      if (t.empty()) continue;  // failed now, after passing before: left as it was
+      std::sort(t.begin(), t.end());
+      db.confirm(f.records[i], t[t.size() / 2], t.back() / t.front());
+      confirmed = true;
     }
-  double best = 0;
-  for (size_t i = 0; i < fastest.size(); ++i) {
-    std::vector<double>& t = times[i];
-    if (t.empty()) continue;  // failed now, after passing before: left as it was
-    std::sort(t.begin(), t.end());
-    const double median = t[t.size() / 2];
-    db.confirm(fastest[i], median, t.back() / t.front());
-    best = best > 0 ? std::min(best, median) : median;
+    if (!confirmed) break;  // nothing ran: another pass would find the same records
   }
+  // The task's best is its fastest confirmed record, as a build chooses.
+  const double best = fastest_records(s, target, db).best_confirmed;
   if (best > 0) s.best = best;
 }
 

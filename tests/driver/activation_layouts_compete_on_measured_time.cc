@@ -5,9 +5,11 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <optional>
 #include <set>
 
 #include "driver/compile.h"
+#include "driver/confirm_in_model.h"
 #include "ir/target.h"
 #include "scheduler/tuning_db.h"
 #include "support/test_support.h"
@@ -27,13 +29,16 @@ nodes:
 outputs: [y]
 )";
 
-// Per workload key: the best successful record.
+// Per workload key: the record a build takes as its best (TuningDb::best: confirmed records
+// first), among the kernels measured alone (not the -O3 in-model timings).
 std::map<std::string, scheduler::TuningRecord> best_by_key(const std::string& db) {
+  const scheduler::TuningDb tuning = scheduler::TuningDb::open(db, false);
   std::map<std::string, scheduler::TuningRecord> out;
-  for (const scheduler::TuningRecord& r : scheduler::TuningDb::open(db, false).all()) {
-    if (r.status != scheduler::MeasureStatus::Ok) continue;
-    auto it = out.find(r.workload_key);
-    if (it == out.end() || r.seconds < it->second.seconds) out[r.workload_key] = r;
+  for (const scheduler::TuningRecord& r : tuning.all()) {
+    if (r.target.find(driver::kInModelContext) != std::string::npos || out.count(r.workload_key))
+      continue;
+    if (std::optional<scheduler::TuningRecord> best = tuning.best(r.workload_key, r.target))
+      out[r.workload_key] = *best;
   }
   return out;
 }

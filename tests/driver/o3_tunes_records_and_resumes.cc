@@ -66,16 +66,19 @@ TEST(TuneO3, MeasuresRecordsReportsAndResumes) {
   EXPECT_EQ(workloads_in(dir.file("t.db"), true), workloads_in(dir.file("t.db"), false));
   const size_t in_model = records_in(dir.file("t.db"), true);
   // Each subgraph's fastest records were timed again, interleaved, before being trusted: the
-  // best of each keeps the median of its re-timings and their spread.
+  // best of each keeps the median of its re-timings and their spread: its three fastest
+  // successes at least (a median slower than another record's single time sends that one
+  // to a further pass).
   for (const std::string& key : workloads_in(dir.file("t.db"), false)) {
-    size_t confirmed = 0;
+    size_t ok = 0, confirmed = 0;
     for (const scheduler::TuningRecord& r :
          scheduler::TuningDb::open(dir.file("t.db"), false).all())
       if (r.workload_key == key && r.target.find(driver::kInModelContext) == std::string::npos &&
-          r.spread >= 1)
-        ++confirmed;
-    EXPECT_GE(confirmed, 1u) << key;
-    EXPECT_LE(confirmed, 3u) << key;
+          r.status == scheduler::MeasureStatus::Ok) {
+        ++ok;
+        confirmed += r.spread >= 1;
+      }
+    EXPECT_GE(confirmed, std::min<size_t>(3, ok)) << key;
   }
 
   CommandResult again = run_command(tlmc(args + " -o " + dir.file("b")));
