@@ -284,7 +284,7 @@ TLMC_HELPER tlmc_vf4 tlmc_verf4(tlmc_vf4 x) {
 TLMC_HELPER tlmc_vf4 tlmc_vsigmoid4(tlmc_vf4 x) { return 1.0f / (1.0f + tlmc_vexp4(-x)); }
 TLMC_HELPER tlmc_vf4 tlmc_vrsqrt4(tlmc_vf4 x) { return 1.0f / tlmc_vsqrt4(x); }
 
-/* kernel 0: workload e5be43acd892d55b; schedule:
+/* kernel 0: workload dbd67418a5829254; schedule:
  *   split 2 [0, 1, 2]
  *   reorder 2 [0, 1, 2, 3]
  *   parallel 2 [0]
@@ -368,30 +368,30 @@ static void softmax_k0_par0(void* ctx_, int64_t begin, int64_t end) {
             const int64_t v18 = 0;
             {
               const int64_t v15 = 0;
-              tlmc_vstore8(&b1[(((((v16 + v17) * 2) + v18) * 20) + v15)], (tlmc_vexp8((tlmc_vload8(&b0[(((((v16 + v17) * 2) + v18) * 20) + v15)]) - tlmc_vsplat8(b2[((((v16 + v17) * 2) + v18) - (v16 * 2))]))) / tlmc_vsplat8(b3[((((v16 + v17) * 2) + v18) - (v16 * 2))])));
+              tlmc_vstore8(&b1[(((((v16 + v17) * 2) + v18) * 20) + v15)], (tlmc_vexp8((tlmc_vload8(&b0[(((((v16 + v17) * 2) + v18) * 20) + v15)]) - tlmc_vsplat8(b2[((((v16 + v17) * 2) + v18) - (v16 * 2))]))) * tlmc_vsplat8((1.0f / b3[((((v16 + v17) * 2) + v18) - (v16 * 2))]))));
             }
             {
               const int64_t v15 = 8;
-              tlmc_vstore8(&b1[(((((v16 + v17) * 2) + v18) * 20) + v15)], (tlmc_vexp8((tlmc_vload8(&b0[(((((v16 + v17) * 2) + v18) * 20) + v15)]) - tlmc_vsplat8(b2[((((v16 + v17) * 2) + v18) - (v16 * 2))]))) / tlmc_vsplat8(b3[((((v16 + v17) * 2) + v18) - (v16 * 2))])));
+              tlmc_vstore8(&b1[(((((v16 + v17) * 2) + v18) * 20) + v15)], (tlmc_vexp8((tlmc_vload8(&b0[(((((v16 + v17) * 2) + v18) * 20) + v15)]) - tlmc_vsplat8(b2[((((v16 + v17) * 2) + v18) - (v16 * 2))]))) * tlmc_vsplat8((1.0f / b3[((((v16 + v17) * 2) + v18) - (v16 * 2))]))));
             }
             {
               const int64_t v15 = 16;
-              tlmc_vstore4(&b1[(((((v16 + v17) * 2) + v18) * 20) + v15)], (tlmc_vexp4((tlmc_vload4(&b0[(((((v16 + v17) * 2) + v18) * 20) + v15)]) - tlmc_vsplat4(b2[((((v16 + v17) * 2) + v18) - (v16 * 2))]))) / tlmc_vsplat4(b3[((((v16 + v17) * 2) + v18) - (v16 * 2))])));
+              tlmc_vstore4(&b1[(((((v16 + v17) * 2) + v18) * 20) + v15)], (tlmc_vexp4((tlmc_vload4(&b0[(((((v16 + v17) * 2) + v18) * 20) + v15)]) - tlmc_vsplat4(b2[((((v16 + v17) * 2) + v18) - (v16 * 2))]))) * tlmc_vsplat4((1.0f / b3[((((v16 + v17) * 2) + v18) - (v16 * 2))]))));
             }
           }
           {
             const int64_t v18 = 1;
             {
               const int64_t v15 = 0;
-              tlmc_vstore8(&b1[(((((v16 + v17) * 2) + v18) * 20) + v15)], (tlmc_vexp8((tlmc_vload8(&b0[(((((v16 + v17) * 2) + v18) * 20) + v15)]) - tlmc_vsplat8(b2[((((v16 + v17) * 2) + v18) - (v16 * 2))]))) / tlmc_vsplat8(b3[((((v16 + v17) * 2) + v18) - (v16 * 2))])));
+              tlmc_vstore8(&b1[(((((v16 + v17) * 2) + v18) * 20) + v15)], (tlmc_vexp8((tlmc_vload8(&b0[(((((v16 + v17) * 2) + v18) * 20) + v15)]) - tlmc_vsplat8(b2[((((v16 + v17) * 2) + v18) - (v16 * 2))]))) * tlmc_vsplat8((1.0f / b3[((((v16 + v17) * 2) + v18) - (v16 * 2))]))));
             }
             {
               const int64_t v15 = 8;
-              tlmc_vstore8(&b1[(((((v16 + v17) * 2) + v18) * 20) + v15)], (tlmc_vexp8((tlmc_vload8(&b0[(((((v16 + v17) * 2) + v18) * 20) + v15)]) - tlmc_vsplat8(b2[((((v16 + v17) * 2) + v18) - (v16 * 2))]))) / tlmc_vsplat8(b3[((((v16 + v17) * 2) + v18) - (v16 * 2))])));
+              tlmc_vstore8(&b1[(((((v16 + v17) * 2) + v18) * 20) + v15)], (tlmc_vexp8((tlmc_vload8(&b0[(((((v16 + v17) * 2) + v18) * 20) + v15)]) - tlmc_vsplat8(b2[((((v16 + v17) * 2) + v18) - (v16 * 2))]))) * tlmc_vsplat8((1.0f / b3[((((v16 + v17) * 2) + v18) - (v16 * 2))]))));
             }
             {
               const int64_t v15 = 16;
-              tlmc_vstore4(&b1[(((((v16 + v17) * 2) + v18) * 20) + v15)], (tlmc_vexp4((tlmc_vload4(&b0[(((((v16 + v17) * 2) + v18) * 20) + v15)]) - tlmc_vsplat4(b2[((((v16 + v17) * 2) + v18) - (v16 * 2))]))) / tlmc_vsplat4(b3[((((v16 + v17) * 2) + v18) - (v16 * 2))])));
+              tlmc_vstore4(&b1[(((((v16 + v17) * 2) + v18) * 20) + v15)], (tlmc_vexp4((tlmc_vload4(&b0[(((((v16 + v17) * 2) + v18) * 20) + v15)]) - tlmc_vsplat4(b2[((((v16 + v17) * 2) + v18) - (v16 * 2))]))) * tlmc_vsplat4((1.0f / b3[((((v16 + v17) * 2) + v18) - (v16 * 2))]))));
             }
           }
         }
