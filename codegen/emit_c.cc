@@ -182,6 +182,26 @@ std::vector<GeneratedFile> emit_c(const ModelPlan& plan, const CodegenOptions& o
       << "    seconds[i] = " << n << "_profile_seconds[i];\n"
       << "    " << n << "_profile_seconds[i] = 0;\n  }\n"
       << "  return " << calls << ";\n}\n\n";
+    // The profile's yardstick for a kernel: a plain copy of as many bytes, split across the
+    // pool's threads as a parallel loop is (memcpy, one contiguous part per thread, each of
+    // 32 KiB or more: a smaller copy is done by the caller alone, without waking the pool).
+    c << "struct " << n
+      << "_profile_copy_ctx { char* dst; const char* src; size_t part, bytes; };\n";
+    c << "static void " << n << "_profile_copy_part(void* p, int64_t begin, int64_t end) {\n"
+      << "  const struct " << n << "_profile_copy_ctx* x = (const struct " << n
+      << "_profile_copy_ctx*)p;\n"
+      << "  const size_t from = (size_t)begin * x->part;\n"
+      << "  size_t to = (size_t)end * x->part;\n"
+      << "  if (to > x->bytes) to = x->bytes;\n"
+      << "  if (from < to) memcpy(x->dst + from, x->src + from, to - from);\n}\n";
+    c << "void " << n << "_profile_copy(void* dst, const void* src, size_t bytes) {\n"
+      << "  int64_t parts = (int64_t)(bytes / 32768u);\n"
+      << "  if (parts > " << rt << "num_threads()) parts = " << rt << "num_threads();\n"
+      << "  if (parts < 1) parts = 1;\n"
+      << "  struct " << n << "_profile_copy_ctx x = {(char*)dst, (const char*)src, "
+      << "(bytes / (size_t)parts + 63) / 64 * 64, bytes};\n"
+      << "  if (x.part == 0) x.part = 64;\n"
+      << "  " << rt << "parallel_for(parts, " << n << "_profile_copy_part, &x);\n}\n\n";
   }
   c << "int " << n << "_run(const void* const* inputs, void* const* outputs, void* workspace) {\n";
   c << "  char* ws = (char*)workspace;\n  (void)ws;\n";

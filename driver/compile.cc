@@ -435,7 +435,8 @@ void time_in_model(const CompileOptions& o, const ir::Graph& model_graph, const 
     CompiledModel build;
     build.graph = model_graph;
     generate(timed, plan, distinct, plan_kernels, schedules, build);
-    const ModelProfile p = profile_model(build, o.target, CCompiler::InProcess, kInModelSeconds);
+    const ModelProfile p =
+        profile_model(build, o.target, CCompiler::InProcess, kInModelSeconds, false);
     VariantTimes times{p.run_seconds, std::vector<double>(kernels.size(), 0)};
     std::vector<int> calls(kernels.size(), 0);
     for (const CallProfile& c : p.calls) {

@@ -16,10 +16,20 @@ constexpr int kMinRuns = 10;
 constexpr int kTimeoutSeconds = 600;
 constexpr size_t kNodesWidth = 60;  // characters of the nodes column
 
+// Bytes of a kernel's parameters, read and written.
+double parameter_bytes(const ir::LoopProgram& k) {
+  double bytes = 0;
+  for (int id : k.params) {
+    const ir::Buffer& b = k.buffers.at(static_cast<size_t>(id));
+    bytes += static_cast<double>(b.size) * static_cast<double>(ir::dtype_size(b.dtype));
+  }
+  return bytes;
+}
+
 }  // namespace
 
 ModelProfile profile_model(const CompiledModel& model, const ir::Target& target, CCompiler cc,
-                           double min_seconds) {
+                           double min_seconds, bool copies) {
   const ir::Graph& g = model.graph;
   std::vector<std::vector<uint8_t>> inputs;
   for (reference::HostTensor& t : reference::random_graph_inputs(g, 1))
@@ -30,8 +40,15 @@ ModelProfile profile_model(const CompiledModel& model, const ir::Target& target,
   const TempFolder dir("tlmc-profile");
   const std::string so = build_shared_library(model, dir.path(), target, cc);
   const int calls = static_cast<int>(model.plan.calls.size());
-  const toolchain::IsolatedRun run = toolchain::run_isolated(
-      so, model.plan.name, inputs, out_bytes, kTimeoutSeconds, kMinRuns, min_seconds, calls);
+  std::vector<double> bytes;
+  std::vector<size_t> copy_bytes;
+  for (const codegen::Call& call : model.plan.calls) {
+    bytes.push_back(parameter_bytes(model.plan.kernels.at(static_cast<size_t>(call.kernel)).loops));
+    if (copies) copy_bytes.push_back(static_cast<size_t>(bytes.back() / 2));
+  }
+  const toolchain::IsolatedRun run =
+      toolchain::run_isolated(so, model.plan.name, inputs, out_bytes, kTimeoutSeconds, kMinRuns,
+                              min_seconds, calls, copy_bytes);
   if (run.status != toolchain::IsolatedRun::Ok)
     throw InternalError("the generated library " + run.message +
                         " on random inputs; this is a bug in tlmc");
@@ -41,8 +58,10 @@ ModelProfile profile_model(const CompiledModel& model, const ir::Target& target,
   for (int c = 0; c < calls; ++c) {
     const codegen::Call& call = model.plan.calls[static_cast<size_t>(c)];
     const codegen::KernelInfo& k = model.plan.kernels.at(static_cast<size_t>(call.kernel));
+    const size_t i = static_cast<size_t>(c);
     p.calls.push_back(CallProfile{c, call.kernel, call.comment, k.workload_key,
-                                  run.call_seconds.at(static_cast<size_t>(c)), k.flops});
+                                  run.call_seconds.at(i), k.flops, bytes[i],
+                                  copies ? run.copy_seconds.at(i) : 0.0});
   }
   return p;
 }
@@ -58,17 +77,19 @@ void print_profile(std::ostream& os, const ModelProfile& p) {
     return a->seconds > b->seconds;
   });
   char line[400];
-  std::snprintf(line, sizeof line, "%5s %6s  %-16s %10s %6s %8s  %s\n", "call", "kernel",
-                "workload", "us", "share", "GFLOP/s", "nodes");
+  std::snprintf(line, sizeof line, "%5s %6s  %-16s %10s %6s %8s %7s %7s  %s\n", "call", "kernel",
+                "workload", "us", "share", "GFLOP/s", "GB/s", "x copy", "nodes");
   os << line;
   for (const CallProfile* c : order) {
     std::string nodes = c->nodes;
     if (nodes.size() > kNodesWidth) nodes = nodes.substr(0, kNodesWidth - 3) + "...";
     const double share = p.run_seconds > 0 ? 100 * c->seconds / p.run_seconds : 0;
     const double gflops = c->seconds > 0 ? c->flops / c->seconds * 1e-9 : 0;
-    std::snprintf(line, sizeof line, "%5d %6d  %-16s %10.2f %5.1f%% %8.1f  %s\n", c->call,
-                  c->kernel, c->workload_key.c_str(), c->seconds * 1e6, share, gflops,
-                  nodes.c_str());
+    const double gbytes = c->seconds > 0 ? c->bytes / c->seconds * 1e-9 : 0;
+    const double copies = c->copy_seconds > 0 ? c->seconds / c->copy_seconds : 0;
+    std::snprintf(line, sizeof line, "%5d %6d  %-16s %10.2f %5.1f%% %8.1f %7.1f %7.2f  %s\n",
+                  c->call, c->kernel, c->workload_key.c_str(), c->seconds * 1e6, share, gflops,
+                  gbytes, copies, nodes.c_str());
     os << line;
   }
   std::snprintf(line, sizeof line,

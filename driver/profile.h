@@ -1,6 +1,8 @@
 // `tlmc --profile MODEL`: builds the model's library with a timer around every kernel call
 // (codegen's profile option; the schedules are the ones a build would ship), runs it in a
-// child process on random inputs, and reports each call's median time, share and GFLOP/s.
+// child process on random inputs, and reports each call's median time, share and GFLOP/s,
+// and how it compares with a plain copy of as many bytes (the yardstick of a kernel that
+// moves more than it computes).
 #pragma once
 
 #include <iosfwd>
@@ -18,6 +20,10 @@ struct CallProfile {
   std::string workload_key;  // its tuning records' key
   double seconds = 0;        // median over the timed runs
   double flops = 0;          // floating-point operations of one call
+  double bytes = 0;          // bytes of its parameters: what it reads plus what it writes
+  // Median seconds of a plain copy moving as many bytes (bytes / 2 copied: as much read and
+  // written), with the library's threads, in the same process; 0 when not timed.
+  double copy_seconds = 0;
 };
 
 struct ModelProfile {
@@ -26,9 +32,10 @@ struct ModelProfile {
   std::vector<CallProfile> calls;  // in the run's order
 };
 
-// Times at least 10 runs, and for at least `min_seconds`, after one untimed run.
+// Times at least 10 runs, and for at least `min_seconds`, after one untimed run; then,
+// with `copies`, each call's plain copy.
 ModelProfile profile_model(const CompiledModel& model, const ir::Target& target, CCompiler cc,
-                           double min_seconds = 1.0);
+                           double min_seconds = 1.0, bool copies = true);
 // The calls, slowest first, with their share of the run, then the totals.
 void print_profile(std::ostream& os, const ModelProfile& p);
 

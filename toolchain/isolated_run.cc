@@ -35,10 +35,41 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-void run_child(SharedHeader* h, uint8_t* out_area, double* call_area, const std::string& lib,
-               const std::string& name, const std::vector<std::vector<uint8_t>>& inputs,
+// Per entry of `bytes`, the median over `runs` of NAME_profile_copy moving that many bytes
+// between two buffers of their own, the copies of the entries taking turns.
+void time_copies(SharedHeader* h, void* handle, const std::string& name,
+                 const std::vector<size_t>& bytes, int runs, double* copy_area) {
+  using CopyFn = void (*)(void*, const void*, size_t);
+  auto copy = reinterpret_cast<CopyFn>(dlsym(handle, (name + "_profile_copy").c_str()));
+  if (!copy) child_fail(h, "the library was not built to profile: no " + name + "_profile_copy");
+  const size_t most = (*std::max_element(bytes.begin(), bytes.end()) + 63) / 64 * 64;
+  if (most == 0) return;
+  // Half a page apart: buffers at one offset in their pages stall a copy on false
+  // dependences between its loads and stores (4K aliasing).
+  auto* src = static_cast<uint8_t*>(std::aligned_alloc(64, most));
+  auto* dst_area = static_cast<uint8_t*>(std::aligned_alloc(64, most + 2048));
+  if (!src || !dst_area) child_fail(h, "cannot allocate the copy buffers");
+  uint8_t* dst = dst_area + 2048;
+  std::memset(src, 1, most);
+  std::memset(dst, 0, most);
+  std::vector<std::vector<double>> times(bytes.size());
+  for (int r = 0; r < std::max(1, runs); ++r)
+    for (size_t c = 0; c < bytes.size(); ++c) {
+      const auto t0 = std::chrono::steady_clock::now();
+      copy(dst, src, bytes[c]);
+      times[c].push_back(
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    }
+  for (size_t c = 0; c < bytes.size(); ++c) copy_area[c] = median(times[c]);
+  std::free(src);
+  std::free(dst_area);
+}
+
+void run_child(SharedHeader* h, uint8_t* out_area, double* call_area, double* copy_area,
+               const std::string& lib, const std::string& name,
+               const std::vector<std::vector<uint8_t>>& inputs,
                const std::vector<size_t>& output_bytes, int timing_runs, double min_seconds,
-               int profile_calls) {
+               int profile_calls, const std::vector<size_t>& copy_bytes) {
   void* handle = dlopen(lib.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle) child_fail(h, std::string("cannot load the library: ") + dlerror());
   using RunFn = int (*)(const void* const*, void* const*, void*);
@@ -84,6 +115,9 @@ void run_child(SharedHeader* h, uint8_t* out_area, double* call_area, const std:
   h->timing_runs = static_cast<int>(times.size());
   if (!times.empty()) h->median_seconds = median(times);
   for (size_t c = 0; c < calls.size() && !times.empty(); ++c) call_area[c] = median(call_times[c]);
+  if (!copy_bytes.empty())
+    time_copies(h, handle, name, copy_bytes, std::min<int>(kMaxCopyRuns, h->timing_runs),
+                copy_area);
   h->status = 0;
   _exit(0);
 }
@@ -93,12 +127,14 @@ void run_child(SharedHeader* h, uint8_t* out_area, double* call_area, const std:
 IsolatedRun run_isolated(const std::string& shared_library, const std::string& model_name,
                          const std::vector<std::vector<uint8_t>>& inputs,
                          const std::vector<size_t>& output_bytes, int timeout_seconds,
-                         int timing_runs, double min_timing_seconds, int profile_calls) {
+                         int timing_runs, double min_timing_seconds, int profile_calls,
+                         const std::vector<size_t>& copy_bytes) {
   IsolatedRun result;
   size_t total = 0;
   for (size_t b : output_bytes) total += b;
   const size_t calls = static_cast<size_t>(std::max(profile_calls, 0));
-  const size_t bytes = sizeof(SharedHeader) + 64 + total + 64 + calls * sizeof(double);
+  const size_t copies = copy_bytes.size();
+  const size_t bytes = sizeof(SharedHeader) + 64 + total + 64 + (calls + copies) * sizeof(double);
   void* mem = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (mem == MAP_FAILED) {
     result.message = "cannot map shared memory";
@@ -108,6 +144,7 @@ IsolatedRun run_isolated(const std::string& shared_library, const std::string& m
   header->status = 2;  // not reached the end
   uint8_t* out_area = static_cast<uint8_t*>(mem) + (sizeof(SharedHeader) + 63) / 64 * 64;
   auto* call_area = reinterpret_cast<double*>(out_area + (total + 63) / 64 * 64);
+  double* copy_area = call_area + calls;
   std::fflush(nullptr);
   const pid_t pid = fork();
   if (pid < 0) {
@@ -117,8 +154,8 @@ IsolatedRun run_isolated(const std::string& shared_library, const std::string& m
   }
   if (pid == 0) {
     alarm(static_cast<unsigned>(timeout_seconds));
-    run_child(header, out_area, call_area, shared_library, model_name, inputs, output_bytes,
-              timing_runs, min_timing_seconds, profile_calls);
+    run_child(header, out_area, call_area, copy_area, shared_library, model_name, inputs,
+              output_bytes, timing_runs, min_timing_seconds, profile_calls, copy_bytes);
   }
   int status = 0;
   waitpid(pid, &status, 0);
@@ -135,6 +172,7 @@ IsolatedRun run_isolated(const std::string& shared_library, const std::string& m
     result.timing_runs = header->timing_runs;
     result.median_seconds = header->median_seconds;
     result.call_seconds.assign(call_area, call_area + calls);
+    result.copy_seconds.assign(copy_area, copy_area + copies);
     size_t offset = 0;
     for (size_t b : output_bytes) {
       result.outputs.emplace_back(out_area + offset, out_area + offset + b);

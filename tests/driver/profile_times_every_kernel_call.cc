@@ -34,9 +34,9 @@ TEST(Profile, EveryCallOfTheRunIsTimedOnce) {
   ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_NE(r.out.find(" call kernel  workload"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("one run: "), std::string::npos) << r.out;
-  // call, kernel, workload key, ms, share, GFLOP/s, nodes
+  // call, kernel, workload key, us, share, GFLOP/s, GB/s, x copy, nodes
   const std::regex row(
-      R"(^ *([0-9]+) +([0-9]+)  ([0-9a-f]{16}) +([0-9.]+) +[0-9.]+% +[0-9.]+  (.+)$)");
+      R"(^ *([0-9]+) +([0-9]+)  ([0-9a-f]{16}) +([0-9.]+) +[0-9.]+% +[0-9.]+ +([0-9.]+) +([0-9.]+)  (.+)$)");
   std::set<int> seen;
   std::istringstream in(r.out);
   bool conv = false;
@@ -45,7 +45,10 @@ TEST(Profile, EveryCallOfTheRunIsTimedOnce) {
     if (!std::regex_match(line, m, row)) continue;
     EXPECT_TRUE(seen.insert(std::stoi(m[1])).second) << "call " << m[1] << " twice:\n" << r.out;
     EXPECT_GT(std::stod(m[4]), 0) << line;
-    conv = conv || m[5].str().find("Conv '") != std::string::npos;
+    // Every call moves bytes, and a plain copy of as many was timed beside it.
+    EXPECT_GT(std::stod(m[5]), 0) << line;
+    EXPECT_GT(std::stod(m[6]), 0) << line;
+    conv = conv || m[7].str().find("Conv '") != std::string::npos;
   }
   EXPECT_EQ(static_cast<int>(seen.size()), calls) << r.out;
   EXPECT_TRUE(seen.empty() || *seen.rbegin() == calls - 1) << r.out;
