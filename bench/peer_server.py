@@ -14,6 +14,10 @@ KIND is one of
                 torch.inference_mode, torch.set_num_threads(N);
   torch-compile the same through torch.compile (default mode, the inductor backend); its
                 compilation happens in the warm-up.
+  tlmc          a library tlmc compiled from the ONNX file (--library, --name; the
+                outputs' shapes and types in --outputs: 1x1000:float32,...), loaded with
+                ctypes, NAME_set_num_threads(N); run by Debian's Python (numpy only), so that
+                no other runtime's threads share its process.
 The torch kinds build the model with tests/zoo/export_models.py and load the weights the
 benchmark saved from the exported model (--state-dict), so that every side computes the
 same function.
@@ -98,15 +102,28 @@ def load_torch(args, feeds, compiled):
     return run, label, "f32"
 
 
+def load_tlmc(args, feeds):
+    from e2e_vs_pytorch import NP_DTYPE, TlmcLibrary
+    outputs = []
+    for spec in args.outputs.split(","):
+        shape, dtype = spec.split(":")
+        outputs.append(np.empty([int(d) for d in shape.split("x") if d], dtype=NP_DTYPE[dtype]))
+    lib = TlmcLibrary(args.library, args.name, feeds, outputs, args.threads)
+    return lib, "tlmc", "f32"
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--kind", required=True,
-                    choices=("ort", "ov-f32", "ov", "torch-eager", "torch-compile"))
+                    choices=("ort", "ov-f32", "ov", "torch-eager", "torch-compile", "tlmc"))
     ap.add_argument("--model", required=True)
     ap.add_argument("--onnx", required=True)
     ap.add_argument("--inputs", required=True, help="comma-separated .npy files, in order")
     ap.add_argument("--threads", type=int, required=True)
     ap.add_argument("--state-dict", default="")
+    ap.add_argument("--library", default="", help="tlmc: the shared library")
+    ap.add_argument("--name", default="", help="tlmc: the model's name (NAME_run)")
+    ap.add_argument("--outputs", default="", help="tlmc: the outputs' shapes and types")
     ap.add_argument("--zoo", default=os.path.join(os.path.dirname(os.path.dirname(
         os.path.abspath(__file__))), "tests", "zoo"))
     args = ap.parse_args()
@@ -121,6 +138,8 @@ def main():
     try:
         if args.kind == "ort":
             run, label, precision = load_ort(args, feeds)
+        elif args.kind == "tlmc":
+            run, label, precision = load_tlmc(args, feeds)
         elif args.kind in ("ov", "ov-f32"):
             run, label, precision = load_ov(args, feeds, args.kind == "ov-f32")
         else:
