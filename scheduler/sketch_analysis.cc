@@ -52,6 +52,23 @@ std::set<size_t> axes_indexing(const ir::Stage& stage, int tensor) {
   return used;
 }
 
+std::set<size_t> axes_read_across(const ir::Stage& stage) {
+  std::set<size_t> across;
+  if (stage.axes.size() < 2) return across;
+  const int innermost = stage.axes.back().var_id;
+  ir::visit_expr(stage.body, [&](const ir::ExprNode& n) {
+    if (n.kind != ir::ExprKind::Load || n.args.size() < 2) return;
+    const ir::Expr& last = n.args.back();
+    if (last->kind != ir::ExprKind::Var || last->var_id == innermost) return;
+    if (std::none_of(n.args.begin(), n.args.end() - 1,
+                     [&](const ir::Expr& i) { return ir::uses_var(i, innermost); }))
+      return;
+    for (size_t a = 0; a + 1 < stage.axes.size(); ++a)
+      if (last->var_id == stage.axes[a].var_id) across.insert(a);
+  });
+  return across;
+}
+
 int64_t largest_divisor_at_most(int64_t n, int64_t cap) {
   for (int64_t d = std::min(n, cap); d > 1; --d)
     if (n % d == 0) return d;

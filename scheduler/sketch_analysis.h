@@ -20,6 +20,10 @@ bool is_padding_of_reduction(const ScheduleState& st, int stage);
 std::vector<int> attachable_producers(const ScheduleState& st, int root);
 // Axes of `stage` that index some load of `tensor` in its body.
 std::set<size_t> axes_indexing(const ir::Stage& stage, int tensor);
+// A transpose's axes: those of `stage`, other than its innermost, along which some load in
+// its body reads consecutive elements (the axis is the load's last index) while its
+// innermost axis strides through that load (indexes another of its dimensions).
+std::set<size_t> axes_read_across(const ir::Stage& stage);
 
 // The -O0 policy, which the spaces' default values follow too.
 // The largest divisor of n that is at most cap (1 when none is above 1).

@@ -286,7 +286,7 @@ TLMC_HELPER tlmc_vf4 tlmc_vrsqrt4(tlmc_vf4 x) { return 1.0f / tlmc_vsqrt4(x); }
 
 /* kernel 0: workload 39613dc48abf76a9; schedule:
  *   split 0 [1, 1]
- *   split 0 [3, 1]
+ *   split 0 [3, 6]
  *   split 0 [5, 2]
  *   reorder 0 [0, 1, 3, 5, 2, 4, 6]
  *   fuse 0 [0, 4]
@@ -305,10 +305,9 @@ static void conv_pool_k0_par0(void* ctx_, int64_t begin, int64_t end) {
   for (int64_t v14 = begin; v14 < end; ++v14) {
     {
       const int64_t v9 = 0;
-      {
-        const int64_t v11 = 0;
+      for (int64_t v11 = 0; v11 < 6; ++v11) {
         for (int64_t v13 = 0; v13 < 2; ++v13) {
-          b1[(((((((v14 / 6) % 6) + v9) * 6) + ((v14 % 6) + v11)) * 2) + v13)] = b0[((((v13 * 6) + (((v14 / 6) % 6) + v9)) * 6) + ((v14 % 6) + v11))];
+          b1[((((((v14 % 6) + v9) * 6) + v11) * 2) + v13)] = b0[((((v13 * 6) + ((v14 % 6) + v9)) * 6) + v11)];
         }
       }
     }
@@ -319,7 +318,7 @@ static void conv_pool_k0(const float* restrict b0, float* restrict b1, char* res
   (void)scratch;
   {
     struct conv_pool_k0_par0_ctx ctx = {b0, b1};
-    conv_pool_rt_parallel_for(36, conv_pool_k0_par0, &ctx);
+    conv_pool_rt_parallel_for(6, conv_pool_k0_par0, &ctx);
   }
 }
 
@@ -722,7 +721,7 @@ static void conv_pool_k2(const float* restrict b0, float* restrict b1, char* res
 }
 
 /* kernel 3: workload e043b8a13505094d; schedule:
- *   split 0 [1, 1]
+ *   split 0 [1, 4]
  *   split 0 [3, 1]
  *   split 0 [5, 3]
  *   reorder 0 [0, 1, 3, 5, 2, 4, 6]
@@ -740,12 +739,11 @@ static void conv_pool_k3_par0(void* ctx_, int64_t begin, int64_t end) {
   const float* restrict b0 = ctx->b0;
   float* restrict b1 = ctx->b1;
   for (int64_t v14 = begin; v14 < end; ++v14) {
-    {
-      const int64_t v9 = 0;
+    for (int64_t v9 = 0; v9 < 4; ++v9) {
       {
         const int64_t v11 = 0;
         for (int64_t v13 = 0; v13 < 3; ++v13) {
-          b1[(((((((v14 / 3) % 4) + v9) * 3) + ((v14 % 3) + v11)) * 3) + v13)] = b0[((((((v14 % 3) + v11) * 3) + v13) * 4) + (((v14 / 3) % 4) + v9))];
+          b1[((((v9 * 3) + ((v14 % 3) + v11)) * 3) + v13)] = b0[((((((v14 % 3) + v11) * 3) + v13) * 4) + v9)];
         }
       }
     }
@@ -756,7 +754,7 @@ static void conv_pool_k3(const float* restrict b0, float* restrict b1, char* res
   (void)scratch;
   {
     struct conv_pool_k3_par0_ctx ctx = {b0, b1};
-    conv_pool_rt_parallel_for(12, conv_pool_k3_par0, &ctx);
+    conv_pool_rt_parallel_for(3, conv_pool_k3_par0, &ctx);
   }
 }
 
