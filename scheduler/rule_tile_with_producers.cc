@@ -102,17 +102,25 @@ int lead_axis(const ScheduleState& st, const ir::Stage& root, const std::vector<
   return -1;
 }
 
+// The reductions among a root's producers (the others are stages kept for them).
+std::vector<int> reductions_of(const ScheduleState& st, const std::vector<int>& producers) {
+  std::vector<int> out;
+  for (int p : producers)
+    if (!ir::is_pointwise(st.te.stages[static_cast<size_t>(p)])) out.push_back(p);
+  return out;
+}
+
 bool has_root_with_producers(const SketchBuild& b, int* root) {
   const ScheduleState& st = b.base.state;
   for (int s = static_cast<int>(st.stages.size()) - 1; s >= 0; --s) {
     const ir::Stage& ts = st.te.stages[static_cast<size_t>(s)];
     if (b.claimed[static_cast<size_t>(s)] ||
         st.stages[static_cast<size_t>(s)].attach != Attach::Root || !ir::is_pointwise(ts) ||
-        attachable_producers(st, s).empty())
+        reductions_of(st, attachable_producers(st, s)).empty())
       continue;
     // Some axis must be split or of extent 1, so that there is a loop to compute them in.
     std::set<size_t> indexed;
-    for (int p : attachable_producers(st, s)) {
+    for (int p : reductions_of(st, attachable_producers(st, s))) {
       std::set<size_t> u = axes_indexing(ts, st.te.stages[static_cast<size_t>(p)].output);
       indexed.insert(u.begin(), u.end());
     }
@@ -213,7 +221,7 @@ void tile_producer(SketchBuild& b, int a) {
   });
   add_vectorize_space(b, a, unless_narrow(a, n_spatial, lanes, largest(), smallest()));
   add_unroll_space(b, a, unless_narrow(a, n_spatial, lanes, at_most(kDefaultUnroll), smallest()));
-  add_layout_spaces(b, a, largest());
+  if (!ir::is_pointwise(ta)) add_layout_spaces(b, a, largest());
 }
 
 class TileWithProducersRule : public SketchRule {
@@ -233,27 +241,31 @@ class TileWithProducersRule : public SketchRule {
     const ScheduleState& st = b.base.state;
     const ir::Stage ts = st.te.stages[static_cast<size_t>(root)];
     const std::vector<int> producers = attachable_producers(st, root);
+    // The reductions decide the tiles; a stage kept for them is computed over whatever
+    // region they and the root read of it (a whole row for a row reduction).
+    const std::vector<int> reductions = reductions_of(st, producers);
     b.claimed[static_cast<size_t>(root)] = true;
     for (int p : producers) b.claimed[static_cast<size_t>(p)] = true;
     std::set<size_t> indexed;
     int64_t element_bytes = 1;
     for (int p : producers) {
       const int out = st.te.stages[static_cast<size_t>(p)].output;
-      std::set<size_t> u = axes_indexing(ts, out);
-      indexed.insert(u.begin(), u.end());
       element_bytes = std::max<int64_t>(
           element_bytes, static_cast<int64_t>(ir::dtype_size(st.te.tensor(out).dtype)));
+      if (ir::is_pointwise(st.te.stages[static_cast<size_t>(p)])) continue;
+      std::set<size_t> u = axes_indexing(ts, out);
+      indexed.insert(u.begin(), u.end());
     }
     const std::string role = b.role(root);
     const size_t rank = ts.axes.size();
-    const std::vector<std::string> axis = axis_roles(st, ts, producers);
+    const std::vector<std::string> axis = axis_roles(st, ts, reductions);
     std::vector<AxisUse> use(rank);
     for (size_t a = 0; a < rank; ++a)
       use[a] = ts.axes[a].extent <= 1 ? AxisUse::Unit
                : indexed.count(a)     ? AxisUse::Split
                                       : AxisUse::Whole;
     // The -O0 policy's register tile gives the inner tiles' defaults.
-    const std::vector<int64_t> default_tile = register_tile(st, root, producers, b.target);
+    const std::vector<int64_t> default_tile = register_tile(st, root, reductions, b.target);
     const int64_t lanes = b.target.vector_lanes(ir::dtype_size(st.te.tensor(ts.output).dtype));
     // Inner tiles first: their product bounds the local buffers of the reductions.
     std::map<size_t, size_t> inner_space;  // axis -> index of its inner tile's space
@@ -308,7 +320,7 @@ class TileWithProducersRule : public SketchRule {
     rest.insert(rest.end(), inner.begin(), inner.end());
     std::vector<bool> split(rank);
     for (size_t a = 0; a < rank; ++a) split[a] = use[a] == AxisUse::Split;
-    const int lead = lead_axis(st, ts, producers, split);
+    const int lead = lead_axis(st, ts, reductions, split);
     int64_t preferred = 1;
     if (lead >= 0)
       preferred = 1 +

@@ -22,13 +22,31 @@ bool is_padding_of_reduction(const ScheduleState& st, int stage) {
   return false;
 }
 
+bool is_kept_for_a_reduction(const ScheduleState& st, int stage) {
+  const ir::Stage& ts = st.te.stages[static_cast<size_t>(stage)];
+  if (!ir::is_pointwise(ts) || st.te.is_output(ts.output) || is_padding(ts)) return false;
+  bool transcendental = false;
+  ir::visit_expr(ts.body, [&](const ir::ExprNode& n) {
+    transcendental =
+        transcendental || (n.kind == ir::ExprKind::Unary &&
+                           (n.unary_op == ir::UnaryOp::Exp || n.unary_op == ir::UnaryOp::Log ||
+                            n.unary_op == ir::UnaryOp::Tanh || n.unary_op == ir::UnaryOp::Erf ||
+                            n.unary_op == ir::UnaryOp::Sigmoid));
+  });
+  const std::vector<int> readers = st.consumers(ts.output);
+  const bool by_reduction = std::any_of(readers.begin(), readers.end(), [&](int r) {
+    return !ir::is_pointwise(st.te.stages[static_cast<size_t>(r)]);
+  });
+  return transcendental && by_reduction && readers.size() >= 2;
+}
+
 std::vector<int> attachable_producers(const ScheduleState& st, int root) {
   std::vector<int> out;
   std::set<int> group = {root};
   for (int s = root - 1; s >= 0; --s) {
     const ir::Stage& ts = st.te.stages[static_cast<size_t>(s)];
-    if (st.stages[static_cast<size_t>(s)].attach != Attach::Root || ir::is_pointwise(ts) ||
-        st.te.is_output(ts.output))
+    if (st.stages[static_cast<size_t>(s)].attach != Attach::Root ||
+        (ir::is_pointwise(ts) && !is_kept_for_a_reduction(st, s)) || st.te.is_output(ts.output))
       continue;
     std::vector<int> readers = st.consumers(ts.output);
     bool ok = !readers.empty();

@@ -15,8 +15,13 @@ namespace tlmc::scheduler {
 bool is_padding(const ir::Stage& s);
 // A padding stage read by a reduction: kept out of the reduction's inner loop.
 bool is_padding_of_reduction(const ScheduleState& st, int stage);
-// Reductions that root stage `root` can compute inside its tiles: not outputs, at the root,
-// read only by `root` or by each other; in stage order.
+// A pointwise stage computed once per tile rather than inlined into its readers: it
+// computes a transcendental function and is read by a reduction and by another stage
+// (Softmax's exp(x - max), read by the row's sum and by the output, computed once instead
+// of twice).
+bool is_kept_for_a_reduction(const ScheduleState& st, int stage);
+// Stages that root stage `root` can compute inside its tiles (reductions, and stages kept
+// for them): not outputs, at the root, read only by `root` or by each other; in stage order.
 std::vector<int> attachable_producers(const ScheduleState& st, int root);
 // Axes of `stage` that index some load of `tensor` in its body.
 std::set<size_t> axes_indexing(const ir::Stage& stage, int tensor);

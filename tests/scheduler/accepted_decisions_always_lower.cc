@@ -23,14 +23,16 @@ nodes:
 outputs: [y]
 )";
 
-// Softmax: stage 0 the row max, stage 1 the row sum (reading the max), stage 2 the output.
-// Both reductions are computed per tile of 4 rows; the sum is a reader of the max attached
-// beside it, so fusing the sum's loops would make the max's region non-affine.
+// Softmax: stage 0 the row max, stage 1 exp(x - max) (reading the max), stage 2 the row
+// sum, stage 3 the output. All three are computed per tile of 4 rows; the exponentials are a
+// reader of the max attached beside it, so fusing their loops would make the max's region
+// non-affine.
 TEST(AcceptedDecisions, FusingAReaderBesideAnAttachedProducerIsRefused) {
   ScheduleState st(program_of(kSoftmax));
-  ASSERT_EQ(error_of(st, {DecisionKind::Split, 2, -1, {0, 4}}), "");
-  ASSERT_EQ(error_of(st, {DecisionKind::ComputeAt, 1, 2, {0}}), "");
-  ASSERT_EQ(error_of(st, {DecisionKind::ComputeAt, 0, 2, {0}}), "");
+  ASSERT_EQ(error_of(st, {DecisionKind::Split, 3, -1, {0, 4}}), "");
+  ASSERT_EQ(error_of(st, {DecisionKind::ComputeAt, 2, 3, {0}}), "");
+  ASSERT_EQ(error_of(st, {DecisionKind::ComputeAt, 1, 3, {0}}), "");
+  ASSERT_EQ(error_of(st, {DecisionKind::ComputeAt, 0, 3, {0}}), "");
   ASSERT_EQ(error_of(st, {DecisionKind::Split, 1, -1, {0, 2}}), "");
   EXPECT_EQ(error_of(st, {DecisionKind::Fuse, 1, -1, {0, 2}}),
             "fuse 1 [0, 2]: stage 0 is computed beside this stage, whose loops would no longer "
@@ -41,10 +43,10 @@ TEST(AcceptedDecisions, FusingAReaderBesideAnAttachedProducerIsRefused) {
 
 TEST(AcceptedDecisions, AVectorizedLoopStaysInnermost) {
   ScheduleState st(program_of(kSoftmax));
-  ASSERT_EQ(error_of(st, {DecisionKind::Vectorize, 2, -1, {1}}), "");
-  EXPECT_EQ(error_of(st, {DecisionKind::Reorder, 2, -1, {1, 0}}),
-            "reorder 2 [1, 0]: a vectorized loop must stay innermost");
-  EXPECT_EQ(st.leaf(2, 1).kind, ir::LoopKind::Vectorized);
+  ASSERT_EQ(error_of(st, {DecisionKind::Vectorize, 3, -1, {1}}), "");
+  EXPECT_EQ(error_of(st, {DecisionKind::Reorder, 3, -1, {1, 0}}),
+            "reorder 3 [1, 0]: a vectorized loop must stay innermost");
+  EXPECT_EQ(st.leaf(3, 1).kind, ir::LoopKind::Vectorized);
   EXPECT_NO_THROW(lower_schedule(st, "k"));
 }
 

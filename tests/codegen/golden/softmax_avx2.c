@@ -284,19 +284,25 @@ TLMC_HELPER tlmc_vf4 tlmc_verf4(tlmc_vf4 x) {
 TLMC_HELPER tlmc_vf4 tlmc_vsigmoid4(tlmc_vf4 x) { return 1.0f / (1.0f + tlmc_vexp4(-x)); }
 TLMC_HELPER tlmc_vf4 tlmc_vrsqrt4(tlmc_vf4 x) { return 1.0f / tlmc_vsqrt4(x); }
 
-/* kernel 0: workload dbd67418a5829254; schedule:
- *   split 2 [0, 1, 2]
- *   reorder 2 [0, 1, 2, 3]
- *   parallel 2 [0]
- *   compute_at 1 2 [0]
- *   compute_at 0 2 [0]
+/* kernel 0: workload 7966516c6e4bfb8b; schedule:
+ *   split 3 [0, 1, 2]
+ *   reorder 3 [0, 1, 2, 3]
+ *   parallel 3 [0]
+ *   compute_at 2 3 [0]
+ *   compute_at 1 3 [0]
+ *   compute_at 0 3 [0]
  *   split 0 [0, 1]
  *   split 0 [3, 20]
  *   reorder 0 [2, 3, 0, 4, 1]
- *   split 1 [0, 1]
- *   split 1 [3, 20]
- *   reorder 1 [2, 3, 0, 4, 1]
- *   vectorize 2 [3]
+ *   split 1 [0, 2]
+ *   split 1 [2, 20]
+ *   reorder 1 [0, 2, 1, 3]
+ *   vectorize 1 [3]
+ *   unroll 1 [2]
+ *   split 2 [0, 1]
+ *   split 2 [3, 20]
+ *   reorder 2 [2, 3, 0, 4, 1]
+ *   vectorize 3 [3]
  */
 struct softmax_k0_par0_ctx {
   const float* b0;
@@ -307,91 +313,130 @@ static void softmax_k0_par0(void* ctx_, int64_t begin, int64_t end) {
   const struct softmax_k0_par0_ctx* ctx = (const struct softmax_k0_par0_ctx*)ctx_;
   const float* restrict b0 = ctx->b0;
   float* restrict b1 = ctx->b1;
-  for (int64_t v16 = begin; v16 < end; ++v16) {
+  for (int64_t v20 = begin; v20 < end; ++v20) {
     {
       float b2[2] __attribute__((aligned(64)));
       {
-        float b3[2] __attribute__((aligned(64)));
+        float b3[40] __attribute__((aligned(64)));
         {
-          const int64_t v9 = 0;
-          for (int64_t v19 = 0; v19 < 2; ++v19) {
-            {
-              const int64_t v20 = 0;
-              b2[((v19 + v20) + v9)] = (-INFINITY);
-            }
-          }
-        }
-        {
-          const int64_t v9 = 0;
+          float b4[2] __attribute__((aligned(64)));
           {
-            const int64_t v21 = 0;
-            for (int64_t v19 = 0; v19 < 2; ++v19) {
-              {
-                tlmc_vf8 accv22 = tlmc_vsplat8((-INFINITY));
-                for (int64_t v22 = 0; v22 < 16; v22 += 8) accv22 = tlmc_vmax8(accv22, tlmc_vload8(&b0[((((v16 * 2) + v19) * 20) + ((v21 * 20) + v22))]));
-                float hv22 = accv22[0];
-                for (int k = 1; k < 8; ++k) hv22 = tlmc_fmaxf(hv22, accv22[k]);
-                b2[(v19 + v9)] = tlmc_fmaxf(b2[(v19 + v9)], hv22);
-                for (int64_t v22 = 16; v22 < 20; ++v22) b2[(v19 + v9)] = tlmc_fmaxf(b2[(v19 + v9)], b0[((((v16 * 2) + v19) * 20) + ((v21 * 20) + v22))]);
-              }
-            }
-          }
-        }
-        {
-          const int64_t v12 = 0;
-          for (int64_t v23 = 0; v23 < 2; ++v23) {
-            {
-              const int64_t v24 = 0;
-              b3[((v23 + v24) + v12)] = 0.0f;
-            }
-          }
-        }
-        {
-          const int64_t v12 = 0;
-          {
-            const int64_t v25 = 0;
+            const int64_t v11 = 0;
             for (int64_t v23 = 0; v23 < 2; ++v23) {
               {
-                tlmc_vf8 accv26 = tlmc_vsplat8(0.0f);
-                for (int64_t v26 = 0; v26 < 16; v26 += 8) accv26 = (accv26 + tlmc_vexp8((tlmc_vload8(&b0[((((v16 * 2) + v23) * 20) + ((v25 * 20) + v26))]) - tlmc_vsplat8(b2[(v23 + v12)]))));
-                float hv26 = accv26[0];
-                for (int k = 1; k < 8; ++k) hv26 = (hv26 + accv26[k]);
-                b3[(v23 + v12)] = (b3[(v23 + v12)] + hv26);
-                for (int64_t v26 = 16; v26 < 20; ++v26) b3[(v23 + v12)] = (b3[(v23 + v12)] + tlmc_expf((b0[((((v16 * 2) + v23) * 20) + ((v25 * 20) + v26))] - b2[(v23 + v12)])));
+                const int64_t v24 = 0;
+                b2[((v23 + v24) + v11)] = (-INFINITY);
               }
             }
           }
-        }
-        {
-          const int64_t v17 = 0;
           {
-            const int64_t v18 = 0;
+            const int64_t v11 = 0;
             {
-              const int64_t v15 = 0;
-              tlmc_vstore8(&b1[(((((v16 + v17) * 2) + v18) * 20) + v15)], (tlmc_vexp8((tlmc_vload8(&b0[(((((v16 + v17) * 2) + v18) * 20) + v15)]) - tlmc_vsplat8(b2[((((v16 + v17) * 2) + v18) - (v16 * 2))]))) * tlmc_vsplat8((1.0f / b3[((((v16 + v17) * 2) + v18) - (v16 * 2))]))));
-            }
-            {
-              const int64_t v15 = 8;
-              tlmc_vstore8(&b1[(((((v16 + v17) * 2) + v18) * 20) + v15)], (tlmc_vexp8((tlmc_vload8(&b0[(((((v16 + v17) * 2) + v18) * 20) + v15)]) - tlmc_vsplat8(b2[((((v16 + v17) * 2) + v18) - (v16 * 2))]))) * tlmc_vsplat8((1.0f / b3[((((v16 + v17) * 2) + v18) - (v16 * 2))]))));
-            }
-            {
-              const int64_t v15 = 16;
-              tlmc_vstore4(&b1[(((((v16 + v17) * 2) + v18) * 20) + v15)], (tlmc_vexp4((tlmc_vload4(&b0[(((((v16 + v17) * 2) + v18) * 20) + v15)]) - tlmc_vsplat4(b2[((((v16 + v17) * 2) + v18) - (v16 * 2))]))) * tlmc_vsplat4((1.0f / b3[((((v16 + v17) * 2) + v18) - (v16 * 2))]))));
+              const int64_t v25 = 0;
+              for (int64_t v23 = 0; v23 < 2; ++v23) {
+                {
+                  tlmc_vf8 accv26 = tlmc_vsplat8((-INFINITY));
+                  for (int64_t v26 = 0; v26 < 16; v26 += 8) accv26 = tlmc_vmax8(accv26, tlmc_vload8(&b0[((((v20 * 2) + v23) * 20) + ((v25 * 20) + v26))]));
+                  float hv26 = accv26[0];
+                  for (int k = 1; k < 8; ++k) hv26 = tlmc_fmaxf(hv26, accv26[k]);
+                  b2[(v23 + v11)] = tlmc_fmaxf(b2[(v23 + v11)], hv26);
+                  for (int64_t v26 = 16; v26 < 20; ++v26) b2[(v23 + v11)] = tlmc_fmaxf(b2[(v23 + v11)], b0[((((v20 * 2) + v23) * 20) + ((v25 * 20) + v26))]);
+                }
+              }
             }
           }
           {
-            const int64_t v18 = 1;
+            const int64_t v27 = 0;
             {
-              const int64_t v15 = 0;
-              tlmc_vstore8(&b1[(((((v16 + v17) * 2) + v18) * 20) + v15)], (tlmc_vexp8((tlmc_vload8(&b0[(((((v16 + v17) * 2) + v18) * 20) + v15)]) - tlmc_vsplat8(b2[((((v16 + v17) * 2) + v18) - (v16 * 2))]))) * tlmc_vsplat8((1.0f / b3[((((v16 + v17) * 2) + v18) - (v16 * 2))]))));
+              const int64_t v29 = 0;
+              {
+                const int64_t v28 = 0;
+                {
+                  const int64_t v30 = 0;
+                  tlmc_vstore8(&b3[((((v27 * 2) + v28) * 20) + ((v29 * 20) + v30))], tlmc_vexp8((tlmc_vload8(&b0[((((v20 * 2) + ((v27 * 2) + v28)) * 20) + ((v29 * 20) + v30))]) - tlmc_vsplat8(b2[((v27 * 2) + v28)]))));
+                }
+                {
+                  const int64_t v30 = 8;
+                  tlmc_vstore8(&b3[((((v27 * 2) + v28) * 20) + ((v29 * 20) + v30))], tlmc_vexp8((tlmc_vload8(&b0[((((v20 * 2) + ((v27 * 2) + v28)) * 20) + ((v29 * 20) + v30))]) - tlmc_vsplat8(b2[((v27 * 2) + v28)]))));
+                }
+                {
+                  const int64_t v30 = 16;
+                  tlmc_vstore4(&b3[((((v27 * 2) + v28) * 20) + ((v29 * 20) + v30))], tlmc_vexp4((tlmc_vload4(&b0[((((v20 * 2) + ((v27 * 2) + v28)) * 20) + ((v29 * 20) + v30))]) - tlmc_vsplat4(b2[((v27 * 2) + v28)]))));
+                }
+              }
+              {
+                const int64_t v28 = 1;
+                {
+                  const int64_t v30 = 0;
+                  tlmc_vstore8(&b3[((((v27 * 2) + v28) * 20) + ((v29 * 20) + v30))], tlmc_vexp8((tlmc_vload8(&b0[((((v20 * 2) + ((v27 * 2) + v28)) * 20) + ((v29 * 20) + v30))]) - tlmc_vsplat8(b2[((v27 * 2) + v28)]))));
+                }
+                {
+                  const int64_t v30 = 8;
+                  tlmc_vstore8(&b3[((((v27 * 2) + v28) * 20) + ((v29 * 20) + v30))], tlmc_vexp8((tlmc_vload8(&b0[((((v20 * 2) + ((v27 * 2) + v28)) * 20) + ((v29 * 20) + v30))]) - tlmc_vsplat8(b2[((v27 * 2) + v28)]))));
+                }
+                {
+                  const int64_t v30 = 16;
+                  tlmc_vstore4(&b3[((((v27 * 2) + v28) * 20) + ((v29 * 20) + v30))], tlmc_vexp4((tlmc_vload4(&b0[((((v20 * 2) + ((v27 * 2) + v28)) * 20) + ((v29 * 20) + v30))]) - tlmc_vsplat4(b2[((v27 * 2) + v28)]))));
+                }
+              }
+            }
+          }
+          {
+            const int64_t v16 = 0;
+            for (int64_t v31 = 0; v31 < 2; ++v31) {
+              {
+                const int64_t v32 = 0;
+                b4[((v31 + v32) + v16)] = 0.0f;
+              }
+            }
+          }
+          {
+            const int64_t v16 = 0;
+            {
+              const int64_t v33 = 0;
+              for (int64_t v31 = 0; v31 < 2; ++v31) {
+                {
+                  tlmc_vf8 accv34 = tlmc_vsplat8(0.0f);
+                  for (int64_t v34 = 0; v34 < 16; v34 += 8) accv34 = (accv34 + tlmc_vload8(&b3[((v31 * 20) + ((v33 * 20) + v34))]));
+                  float hv34 = accv34[0];
+                  for (int k = 1; k < 8; ++k) hv34 = (hv34 + accv34[k]);
+                  b4[(v31 + v16)] = (b4[(v31 + v16)] + hv34);
+                  for (int64_t v34 = 16; v34 < 20; ++v34) b4[(v31 + v16)] = (b4[(v31 + v16)] + b3[((v31 * 20) + ((v33 * 20) + v34))]);
+                }
+              }
+            }
+          }
+          {
+            const int64_t v21 = 0;
+            {
+              const int64_t v22 = 0;
+              {
+                const int64_t v19 = 0;
+                tlmc_vstore8(&b1[(((((v20 + v21) * 2) + v22) * 20) + v19)], (tlmc_vload8(&b3[((((((v20 + v21) * 2) + v22) - (v20 * 2)) * 20) + v19)]) * tlmc_vsplat8((1.0f / b4[((((v20 + v21) * 2) + v22) - (v20 * 2))]))));
+              }
+              {
+                const int64_t v19 = 8;
+                tlmc_vstore8(&b1[(((((v20 + v21) * 2) + v22) * 20) + v19)], (tlmc_vload8(&b3[((((((v20 + v21) * 2) + v22) - (v20 * 2)) * 20) + v19)]) * tlmc_vsplat8((1.0f / b4[((((v20 + v21) * 2) + v22) - (v20 * 2))]))));
+              }
+              {
+                const int64_t v19 = 16;
+                tlmc_vstore4(&b1[(((((v20 + v21) * 2) + v22) * 20) + v19)], (tlmc_vload4(&b3[((((((v20 + v21) * 2) + v22) - (v20 * 2)) * 20) + v19)]) * tlmc_vsplat4((1.0f / b4[((((v20 + v21) * 2) + v22) - (v20 * 2))]))));
+              }
             }
             {
-              const int64_t v15 = 8;
-              tlmc_vstore8(&b1[(((((v16 + v17) * 2) + v18) * 20) + v15)], (tlmc_vexp8((tlmc_vload8(&b0[(((((v16 + v17) * 2) + v18) * 20) + v15)]) - tlmc_vsplat8(b2[((((v16 + v17) * 2) + v18) - (v16 * 2))]))) * tlmc_vsplat8((1.0f / b3[((((v16 + v17) * 2) + v18) - (v16 * 2))]))));
-            }
-            {
-              const int64_t v15 = 16;
-              tlmc_vstore4(&b1[(((((v16 + v17) * 2) + v18) * 20) + v15)], (tlmc_vexp4((tlmc_vload4(&b0[(((((v16 + v17) * 2) + v18) * 20) + v15)]) - tlmc_vsplat4(b2[((((v16 + v17) * 2) + v18) - (v16 * 2))]))) * tlmc_vsplat4((1.0f / b3[((((v16 + v17) * 2) + v18) - (v16 * 2))]))));
+              const int64_t v22 = 1;
+              {
+                const int64_t v19 = 0;
+                tlmc_vstore8(&b1[(((((v20 + v21) * 2) + v22) * 20) + v19)], (tlmc_vload8(&b3[((((((v20 + v21) * 2) + v22) - (v20 * 2)) * 20) + v19)]) * tlmc_vsplat8((1.0f / b4[((((v20 + v21) * 2) + v22) - (v20 * 2))]))));
+              }
+              {
+                const int64_t v19 = 8;
+                tlmc_vstore8(&b1[(((((v20 + v21) * 2) + v22) * 20) + v19)], (tlmc_vload8(&b3[((((((v20 + v21) * 2) + v22) - (v20 * 2)) * 20) + v19)]) * tlmc_vsplat8((1.0f / b4[((((v20 + v21) * 2) + v22) - (v20 * 2))]))));
+              }
+              {
+                const int64_t v19 = 16;
+                tlmc_vstore4(&b1[(((((v20 + v21) * 2) + v22) * 20) + v19)], (tlmc_vload4(&b3[((((((v20 + v21) * 2) + v22) - (v20 * 2)) * 20) + v19)]) * tlmc_vsplat4((1.0f / b4[((((v20 + v21) * 2) + v22) - (v20 * 2))]))));
+              }
             }
           }
         }

@@ -1,0 +1,78 @@
+// A pointwise stage that computes a transcendental function and is read by a reduction and
+// by another stage (Softmax's exp(x - max): the row's sum and the output read it) is not
+// inlined into both: it is computed once per tile, into a local buffer both read. One that
+// no reduction reads (a GELU epilogue's erf) is inlined as before.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "ir/loop.h"
+#include "ir/target.h"
+#include "scheduler/decision.h"
+#include "scheduler/lower_schedule.h"
+#include "scheduler/schedule_support.h"
+#include "scheduler/sketch.h"
+
+namespace tlmc::scheduler {
+namespace {
+
+using test::program_of;
+
+ir::Target avx512() {
+  ir::Target t = *ir::parse_target("x86-64-avx512");
+  t.cores = 2;
+  return t;
+}
+
+// The loops of a one-subgraph model's -O0 schedule, as --dump=loops prints them.
+std::string default_loops(const std::string& yaml) {
+  const ir::TeProgram program = program_of(yaml);
+  ScheduleState st(program);
+  for (const Decision& d : default_schedule(program, avx512())) apply_decision(st, d);
+  return ir::loop_str(lower_schedule(st, "k"));
+}
+
+size_t count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+std::string model(const std::string& nodes) {
+  return "tlmc: 1\nname: m\ninputs:\n  x: {shape: [12, 128, 128]}\nnodes:\n" + nodes +
+         "outputs: [y]\n";
+}
+
+TEST(KeptStages, SoftmaxComputesItsExponentialsOncePerTile) {
+  const std::string loops =
+      default_loops(model("  - {op: Softmax, inputs: [x], outputs: [y], attrs: {axis: -1}}\n"));
+  EXPECT_EQ(count(loops, "exp("), 1u) << loops;
+  EXPECT_NE(loops.find("local y.exp"), std::string::npos) << loops;
+}
+
+TEST(KeptStages, AStageNoReductionReadsIsInlined) {
+  // A product's erf-form GELU epilogue: erf(z / sqrt 2) is read by the output alone.
+  const std::string loops = default_loops(R"(tlmc: 1
+name: m
+inputs:
+  x: {shape: [128, 64]}
+weights:
+  w: {shape: [64, 256], init: {uniform: [-1, 1]}, seed: 1}
+  s: {shape: [], init: {uniform: [1.4, 1.5]}}
+  one: {shape: [], init: ones}
+  half: {shape: [], init: {uniform: [0.5, 0.6]}}
+nodes:
+  - {op: MatMul, inputs: [x, w], outputs: [z]}
+  - {op: Div, inputs: [z, s], outputs: [d]}
+  - {op: Erf, inputs: [d], outputs: [e]}
+  - {op: Add, inputs: [e, one], outputs: [a]}
+  - {op: Mul, inputs: [z, a], outputs: [m]}
+  - {op: Mul, inputs: [m, half], outputs: [y]}
+outputs: [y]
+)");
+  EXPECT_EQ(count(loops, "erf("), 1u) << loops;
+  EXPECT_EQ(count(loops, "local "), 1u) << "the product's tile alone:\n" << loops;
+}
+
+}  // namespace
+}  // namespace tlmc::scheduler
