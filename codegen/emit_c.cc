@@ -200,7 +200,6 @@ std::vector<GeneratedFile> emit_c(const ModelPlan& plan, const CodegenOptions& o
       << "  if (parts < 1) parts = 1;\n"
       << "  struct " << n << "_profile_copy_ctx x = {(char*)dst, (const char*)src, "
       << "(bytes / (size_t)parts + 63) / 64 * 64, bytes};\n"
-      << "  if (x.part == 0) x.part = 64;\n"
       << "  " << rt << "parallel_for(parts, " << n << "_profile_copy_part, &x);\n}\n\n";
   }
   c << "int " << n << "_run(const void* const* inputs, void* const* outputs, void* workspace) {\n";

@@ -34,8 +34,7 @@ void tile(SketchBuild& b, int stage) {
   // few cache sets: 128 of them thrash a 32 KiB 8-way cache where 16 fit (BERT-base's
   // [128,12,64] -> [12,64,128]: 78 -> 17 us; MobileNetV2's input [3,224,224] -> [224,224,3]:
   // 69 -> 22 us; 2-core Zen 4).
-  const std::set<size_t> read_along =
-      ir::is_pointwise(ts) ? axes_read_across(ts) : std::set<size_t>{};
+  const std::set<size_t> across = ir::is_pointwise(ts) ? axes_read_across(ts) : std::set<size_t>{};
   const int64_t line = std::max<int64_t>(
       1, 64 / static_cast<int64_t>(ir::dtype_size(st.te.tensor(ts.output).dtype)));
   for (size_t a = 0; a < ts.axes.size(); ++a) {
@@ -60,7 +59,7 @@ void tile(SketchBuild& b, int stage) {
           r.emit(Decision{DecisionKind::Split, stage, -1, {r.position(stage, name), t}});
         },
         // -O0: the innermost axis in tiles of up to 256, the others outside
-        read_along.count(a) || (a + 1 == ts.axes.size() && !read_along.empty())
+        across.count(a) || (a + 1 == ts.axes.size() && !across.empty())
             ? at_most(tile_at_most(extent, line))
         : a + 1 == ts.axes.size()
             ? at_most(pointwise ? tile_at_most(extent, kDefaultInnerTile) : kDefaultInnerTile)

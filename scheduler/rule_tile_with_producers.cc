@@ -115,15 +115,12 @@ bool has_root_with_producers(const SketchBuild& b, int* root) {
   for (int s = static_cast<int>(st.stages.size()) - 1; s >= 0; --s) {
     const ir::Stage& ts = st.te.stages[static_cast<size_t>(s)];
     if (b.claimed[static_cast<size_t>(s)] ||
-        st.stages[static_cast<size_t>(s)].attach != Attach::Root || !ir::is_pointwise(ts) ||
-        reductions_of(st, attachable_producers(st, s)).empty())
+        st.stages[static_cast<size_t>(s)].attach != Attach::Root || !ir::is_pointwise(ts))
       continue;
+    const std::vector<int> reductions = reductions_of(st, attachable_producers(st, s));
+    if (reductions.empty()) continue;
     // Some axis must be split or of extent 1, so that there is a loop to compute them in.
-    std::set<size_t> indexed;
-    for (int p : reductions_of(st, attachable_producers(st, s))) {
-      std::set<size_t> u = axes_indexing(ts, st.te.stages[static_cast<size_t>(p)].output);
-      indexed.insert(u.begin(), u.end());
-    }
+    const std::set<size_t> indexed = axes_indexing_any(st, ts, reductions);
     for (size_t a = 0; a < ts.axes.size(); ++a)
       if (ts.axes[a].extent <= 1 || indexed.count(a)) {
         *root = s;
@@ -246,15 +243,12 @@ class TileWithProducersRule : public SketchRule {
     const std::vector<int> reductions = reductions_of(st, producers);
     b.claimed[static_cast<size_t>(root)] = true;
     for (int p : producers) b.claimed[static_cast<size_t>(p)] = true;
-    std::set<size_t> indexed;
+    const std::set<size_t> indexed = axes_indexing_any(st, ts, reductions);
     int64_t element_bytes = 1;
     for (int p : producers) {
       const int out = st.te.stages[static_cast<size_t>(p)].output;
       element_bytes = std::max<int64_t>(
           element_bytes, static_cast<int64_t>(ir::dtype_size(st.te.tensor(out).dtype)));
-      if (ir::is_pointwise(st.te.stages[static_cast<size_t>(p)])) continue;
-      std::set<size_t> u = axes_indexing(ts, out);
-      indexed.insert(u.begin(), u.end());
     }
     const std::string role = b.role(root);
     const size_t rank = ts.axes.size();

@@ -70,6 +70,16 @@ std::set<size_t> axes_indexing(const ir::Stage& stage, int tensor) {
   return used;
 }
 
+std::set<size_t> axes_indexing_any(const ScheduleState& st, const ir::Stage& stage,
+                                   const std::vector<int>& producers) {
+  std::set<size_t> used;
+  for (int p : producers) {
+    std::set<size_t> u = axes_indexing(stage, st.te.stages[static_cast<size_t>(p)].output);
+    used.insert(u.begin(), u.end());
+  }
+  return used;
+}
+
 std::set<size_t> axes_read_across(const ir::Stage& stage) {
   std::set<size_t> across;
   if (stage.axes.size() < 2) return across;
@@ -184,11 +194,7 @@ std::vector<int64_t> register_tile(const ScheduleState& st, int root_stage,
   if (rank == 0) return tile;
   // Axes no producer reads along stay whole inside the tile, else the producer would be
   // recomputed for every tile along them (a softmax row, say).
-  std::set<size_t> indexed;
-  for (int p : producers) {
-    std::set<size_t> u = axes_indexing(ts, st.te.stages[static_cast<size_t>(p)].output);
-    indexed.insert(u.begin(), u.end());
-  }
+  const std::set<size_t> indexed = axes_indexing_any(st, ts, producers);
   // Up to kTileVectors vectors along the vector axis times the reuse axis's tile, choosing
   // the split that fills the most registers (then the one needing the fewest loads per tap).
   const int64_t lanes = target.vector_lanes(ir::dtype_size(st.te.tensor(ts.output).dtype));

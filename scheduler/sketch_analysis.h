@@ -25,6 +25,9 @@ bool is_kept_for_a_reduction(const ScheduleState& st, int stage);
 std::vector<int> attachable_producers(const ScheduleState& st, int root);
 // Axes of `stage` that index some load of `tensor` in its body.
 std::set<size_t> axes_indexing(const ir::Stage& stage, int tensor);
+// Axes of `stage` that index some load of the output of one of `producers` (stages of st).
+std::set<size_t> axes_indexing_any(const ScheduleState& st, const ir::Stage& stage,
+                                   const std::vector<int>& producers);
 // A transpose's axes: those of `stage`, other than its innermost, along which some load in
 // its body reads consecutive elements (the axis is the load's last index) while its
 // innermost axis strides through that load (indexes another of its dimensions).

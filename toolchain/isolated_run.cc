@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 
 namespace tlmc::toolchain {
 namespace {
@@ -36,7 +37,8 @@ double median(std::vector<double> v) {
 }
 
 // Per entry of `bytes`, the median over `runs` of NAME_profile_copy moving that many bytes
-// between two buffers of their own, the copies of the entries taking turns.
+// between two buffers of their own, the copies of the distinct sizes taking turns (a
+// model's repeated layers ask for one size many times: it is timed once).
 void time_copies(SharedHeader* h, void* handle, const std::string& name,
                  const std::vector<size_t>& bytes, int runs, double* copy_area) {
   using CopyFn = void (*)(void*, const void*, size_t);
@@ -52,15 +54,15 @@ void time_copies(SharedHeader* h, void* handle, const std::string& name,
   uint8_t* dst = dst_area + 2048;
   std::memset(src, 1, most);
   std::memset(dst, 0, most);
-  std::vector<std::vector<double>> times(bytes.size());
+  std::map<size_t, std::vector<double>> times;
+  for (size_t b : bytes) times[b];
   for (int r = 0; r < std::max(1, runs); ++r)
-    for (size_t c = 0; c < bytes.size(); ++c) {
+    for (auto& [size, t] : times) {
       const auto t0 = std::chrono::steady_clock::now();
-      copy(dst, src, bytes[c]);
-      times[c].push_back(
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+      copy(dst, src, size);
+      t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     }
-  for (size_t c = 0; c < bytes.size(); ++c) copy_area[c] = median(times[c]);
+  for (size_t c = 0; c < bytes.size(); ++c) copy_area[c] = median(times.at(bytes[c]));
   std::free(src);
   std::free(dst_area);
 }

@@ -288,7 +288,6 @@ void confirm_fastest(TaskState& s, const ir::Target& target, scheduler::TuningDb
   const bool due = s.measured_now || f.confirmed < std::min(kConfirmed, f.readable);
   s.measurer->set_slow_cut(0);
   for (int pass = 0; due && pass < kConfirmPasses; ++pass) {
-    if (pass > 0) f = fastest_records(s, target, db);
     if (std::all_of(f.records.begin(), f.records.end(),
                     [](const TuningRecord& r) { return r.spread > 0; }))
       break;
@@ -307,10 +306,10 @@ void confirm_fastest(TaskState& s, const ir::Target& target, scheduler::TuningDb
       confirmed = true;
     }
     if (!confirmed) break;  // nothing ran: another pass would find the same records
+    f = fastest_records(s, target, db);
   }
   // The task's best is its fastest confirmed record, as a build chooses.
-  const double best = fastest_records(s, target, db).best_confirmed;
-  if (best > 0) s.best = best;
+  if (f.best_confirmed > 0) s.best = f.best_confirmed;
 }
 
 }  // namespace
