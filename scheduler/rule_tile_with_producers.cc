@@ -322,7 +322,11 @@ class TileWithProducersRule : public SketchRule {
                             iter_name(st, root, static_cast<size_t>(lead)) + ".0") -
                   outer.begin();
     add_outer_parallel_steps(b, root, outer, rest, preferred);
-    // Readers first: a reduction attaches once every stage reading it is in place.
+    // Readers first: a reduction attaches once every stage reading it is in place. 1 leaves
+    // a producer at the root, computed whole before the root: a stage kept for the
+    // reductions may fit no tile (its rows span whole axes: a Softmax row of 40,000), and a
+    // producer may not be computed inside a loop its reader runs outside of, so without it a
+    // point could reach a producer with no valid place.
     const int64_t levels = static_cast<int64_t>(middle.empty() ? 1 : 2);
     const std::string last_middle = middle.empty() ? "" : middle.back();
     for (auto p = producers.rbegin(); p != producers.rend(); ++p) {
@@ -330,16 +334,22 @@ class TileWithProducersRule : public SketchRule {
       b.add_space(
           Space{SpaceKind::ComputeAt, b.role(producer), "-"},
           [has_outer, levels](const SketchRun&) {
-            std::vector<int64_t> at;
+            std::vector<int64_t> at = {1};
             if (has_outer) at.push_back(2);
             if (levels == 2) at.push_back(3);
             return at;
           },
           [producer, root, last_middle](SketchRun& r, int64_t v) {
+            if (v == 1) return;
             const int64_t pos = v == 2 ? 0 : r.position(root, last_middle);
             r.emit(Decision{DecisionKind::ComputeAt, producer, root, {pos}});
           },
-          smallest());  // -O0: per outer tile
+          // -O0: per outer tile, else per middle tile, else at the root
+          [](const SketchRun&, const std::vector<int64_t>& valid) {
+            for (int64_t v : valid)
+              if (v >= 2) return v;
+            return valid.front();
+          });
     }
     for (int p : producers) tile_producer(b, p);
     add_vectorize_space(b, root, largest());

@@ -74,6 +74,22 @@ outputs: [last, middle, first]
 )");
 }
 
+// Rows longer than a tile's local buffer holds (40,000 floats: the exponentials are computed
+// whole), and attention's shape, whose tiles once led a random point to a dead end.
+TEST(Normalisation, SoftmaxOfLongRowsAndOfAttentionScores) {
+  expect_matches_reference(R"(
+tlmc: 1
+name: softmax_rows
+inputs:
+  x: {shape: [2, 40000]}
+  s: {shape: [1, 8, 128, 128]}
+nodes:
+  - {op: Softmax, inputs: [x], outputs: [long]}
+  - {op: Softmax, inputs: [s], outputs: [scores]}
+outputs: [long, scores]
+)");
+}
+
 TEST(Reductions, ReduceMeanAndSumAxesAndKeepdims) {
   expect_matches_reference(R"(
 tlmc: 1

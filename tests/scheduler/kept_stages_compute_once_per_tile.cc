@@ -4,7 +4,9 @@
 // no reduction reads (a GELU epilogue's erf) is inlined as before.
 #include <gtest/gtest.h>
 
+#include <random>
 #include <string>
+#include <vector>
 
 #include "ir/loop.h"
 #include "ir/target.h"
@@ -12,6 +14,7 @@
 #include "scheduler/lower_schedule.h"
 #include "scheduler/schedule_support.h"
 #include "scheduler/sketch.h"
+#include "scheduler/sketch_rules.h"
 
 namespace tlmc::scheduler {
 namespace {
@@ -72,6 +75,28 @@ outputs: [y]
 )");
   EXPECT_EQ(count(loops, "erf("), 1u) << loops;
   EXPECT_EQ(count(loops, "local "), 1u) << "the product's tile alone:\n" << loops;
+}
+
+// Every value a space lists leads to a complete point: no later space is left with no valid
+// value. A reduction computed per outer tile once left the exponentials it reads no place
+// (too large for that tile, and not allowed inside a loop their reader runs outside of).
+TEST(KeptStages, EveryRandomPointOfASoftmaxCompletes) {
+  for (const char* shape : {"[1, 8, 128, 128]", "[2, 40000]", "[3, 5, 7]", "[4, 1, 300]"}) {
+    const ir::TeProgram program = program_of(
+        "tlmc: 1\nname: m\ninputs:\n  x: {shape: " + std::string(shape) +
+        "}\nnodes:\n  - {op: Softmax, inputs: [x], outputs: [y], attrs: {axis: -1}}\n"
+        "outputs: [y]\n");
+    std::mt19937_64 rng(7);
+    for (const Sketch& sketch : generate_sketches(program, avx512())) {
+      for (int draw = 0; draw < 200; ++draw) {
+        const std::vector<int64_t> values = random_values(sketch, rng);
+        ScheduleState st = apply_schedule(program, sketch.decisions(values));
+        EXPECT_FALSE(ir::loop_str(lower_schedule(st, "k")).empty());
+      }
+      ScheduleState st = apply_schedule(program, sketch.decisions(default_values(sketch)));
+      EXPECT_FALSE(ir::loop_str(lower_schedule(st, "k")).empty()) << shape;
+    }
+  }
 }
 
 }  // namespace
