@@ -520,7 +520,8 @@ CompiledModel compile_model(const CompileOptions& options) {
   const scheduler::TuningDb db = scheduler::TuningDb::open(o.tuning_db, false);
   const std::vector<std::optional<KernelRecords>> records = all_kernel_records(o, db, distinct);
   const LayoutPlan& plan = plans[choose_plan(o, plans, distinct, records, rule)];
-  if (dump && wants(o, "graph") && plan.channels_last) *dump << ir::graph_str(plan.graph);
+  if (dump && wants(o, "graph") && (plan.channels_last || plan.blocked))
+    *dump << ir::graph_str(plan.graph);
   const PlanKernels kernels = plan_kernels(plan);
   // -O3, once the plan is chosen (its kernels run together): their candidates are timed in
   // the model, and those times choose the schedules below.

@@ -21,6 +21,7 @@ enum class ActivationLayout {
                  // convolution of group 1 (the plan -O2 tunes)
   Model,         // the model's layout throughout (only its subgraphs are tuned)
   ChannelsLast,  // convolutions and pools channels-last between conversions
+  Blocked,       // convolutions and pools with channels in blocks of the vector width
 };
 
 struct CompileOptions {

@@ -20,13 +20,26 @@ SplitModel split_model(const ir::Graph& graph, const ir::Target& target, Activat
   if (layout == ActivationLayout::ChannelsLast ||
       (layout == ActivationLayout::Auto && target.isa != ir::Isa::Generic)) {
     if (std::optional<ir::Graph> cl = scheduler::channels_last_activations(graph))
-      plans.push_back(LayoutPlan{"channels-last", true, std::move(*cl), {}, {}});
+      plans.push_back(LayoutPlan{"channels-last", true, false, std::move(*cl), {}, {}});
     else if (layout == ActivationLayout::ChannelsLast && log)
       *log << "tlmc: note: no convolution or pool to compute channels-last; "
               "the model's layout it is\n";
   }
-  if (layout != ActivationLayout::ChannelsLast || plans.empty())
-    plans.insert(plans.begin(), LayoutPlan{"model layout", false, graph, {}, {}});
+  if (layout == ActivationLayout::Blocked) {
+    // Blocks of one vector of float32 (the channels of a position: the vector a convolution's
+    // register tile accumulates).
+    const int64_t block = target.vector_lanes(4);
+    std::optional<ir::Graph> blocked;
+    if (block > 1) blocked = scheduler::blocked_activations(graph, block);
+    if (blocked)
+      plans.push_back(LayoutPlan{"blocked", false, true, std::move(*blocked), {}, {}});
+    else if (log)
+      *log << "tlmc: note: no convolution or pool whose channels are whole blocks of " << block
+           << (block > 1 ? "" : " (the target has no vectors)") << "; the model's layout it is\n";
+  }
+  if ((layout != ActivationLayout::ChannelsLast && layout != ActivationLayout::Blocked) ||
+      plans.empty())
+    plans.insert(plans.begin(), LayoutPlan{"model layout", false, false, graph, {}, {}});
 
   // Each distinct subgraph (by workload key) is lowered, scheduled and compiled once.
   std::map<std::string, int> kernel_of_key;

@@ -35,7 +35,8 @@ struct Occurrence {
 // One activation layout of the whole model: its graph, split into subgraphs.
 struct LayoutPlan {
   std::string name;            // for messages
-  bool channels_last = false;  // else the model's own layout
+  bool channels_last = false;  // else the model's own layout, or blocked channels
+  bool blocked = false;
   ir::Graph graph;
   scheduler::Partition partition;
   std::vector<Occurrence> occurrences;

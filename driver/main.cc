@@ -123,7 +123,8 @@ int run(int argc, char** argv) {
          "the layout of activations between subgraphs: auto (-O3 tunes both and builds the "
          "faster; otherwise the records decide, else channels-last where the model has a "
          "convolution of group 1) | model | channels-last (convolutions and pools in [N, "
-         "spatial..., C], converted at the graph's boundary)");
+         "spatial..., C], converted at the graph's boundary) | blocked (in [N, C/B, "
+         "spatial..., B], B the vector width, where the channels are whole blocks)");
   option("input-shape", po::value<std::vector<std::string>>()->composing(),
          "NAME=1x3x224x224: the shape of an ONNX input with symbolic dimensions (repeatable)");
   option("threads", po::value<int>()->default_value(0),
@@ -217,11 +218,12 @@ int run(int argc, char** argv) {
     if (options.tune_only.empty()) throw UsageError("--tune-only takes workload keys");
   }
   const std::string layout = vm["activation-layout"].as<std::string>();
-  if (layout != "auto" && layout != "model" && layout != "channels-last")
-    throw UsageError("--activation-layout takes auto, model or channels-last, not '" + layout +
-                     "'");
+  if (layout != "auto" && layout != "model" && layout != "channels-last" && layout != "blocked")
+    throw UsageError("--activation-layout takes auto, model, channels-last or blocked, not '" +
+                     layout + "'");
   options.activation_layout = layout == "model"           ? driver::ActivationLayout::Model
                               : layout == "channels-last" ? driver::ActivationLayout::ChannelsLast
+                              : layout == "blocked"       ? driver::ActivationLayout::Blocked
                                                           : driver::ActivationLayout::Auto;
   options.progress_stream = &std::cerr;
   options.progress_live = isatty(STDERR_FILENO) != 0;

@@ -35,12 +35,12 @@ std::vector<Window> windows(const Graph& g, const Node& n) {
   return w;
 }
 
-// x[N, C, spatial...] (or [N, spatial..., C] when channels-last) extended to the extents
-// the windows read, `fill` outside the input; x itself when no padding is read.
+// x[N, C, spatial...] (in any channel layout: `first` is its first spatial dimension)
+// extended to the extents the windows read, `fill` outside the input; x itself when no
+// padding is read.
 int pad_input(TeBuilder& b, int x, const std::vector<Window>& w, double fill,
-              const std::string& name, bool channels_last) {
+              const std::string& name, size_t first) {
   const Shape s = b.te(x).shape;
-  const size_t first = channels_last ? 1 : 2;  // the first spatial dimension
   bool needs = false;
   Shape padded = s;
   for (size_t i = 0; i < w.size(); ++i) {
@@ -72,14 +72,35 @@ std::vector<std::string> window_names(const std::string& prefix, size_t rank) {
 }
 
 // Axes of a windowed operator's [N, C, positions...] output: n, `channel`, oh, ow...; or
-// n, oh, ow..., `channel` for its [N, positions..., C] output when channels-last.
+// n, oh, ow..., `channel` for its [N, positions..., C] output when channels-last; or
+// n, `channel`b, oh, ow..., `channel`i (the block, then the channel within it) when blocked.
 std::vector<std::string> windowed_output_names(const std::string& channel, size_t rank,
-                                               bool channels_last = false) {
+                                               ChannelLayout layout = {}) {
   std::vector<std::string> names = {"n"};
-  if (!channels_last) names.push_back(channel);
+  if (layout.block) names.push_back(channel + "b");
+  if (layout.channels_first()) names.push_back(channel);
   for (const std::string& p : window_names("o", rank)) names.push_back(p);
-  if (channels_last) names.push_back(channel);
+  if (layout.last) names.push_back(channel);
+  if (layout.block) names.push_back(channel + "i");
   return names;
+}
+
+// The channel that the indices `o` of a tensor in `layout` address.
+Expr channel_of(const std::vector<Expr>& o, ChannelLayout layout) {
+  if (layout.block) return o[1] * layout.block + o.back();
+  return layout.last ? o.back() : o[1];
+}
+
+// The indices, in `layout`, of channel c at batch n and spatial indices `at`.
+std::vector<Expr> layout_index(const Expr& n, const Expr& c, const std::vector<Expr>& at,
+                               ChannelLayout layout) {
+  std::vector<Expr> idx = {n};
+  if (layout.block) idx.push_back(make_binary(BinaryOp::FloorDiv, c, make_int(layout.block)));
+  if (layout.channels_first()) idx.push_back(c);
+  idx.insert(idx.end(), at.begin(), at.end());
+  if (layout.last) idx.push_back(c);
+  if (layout.block) idx.push_back(make_binary(BinaryOp::FloorMod, c, make_int(layout.block)));
+  return idx;
 }
 
 void convolution_with_bias(const Node& n, TeBuilder& b, const std::vector<Axis>& axes,
@@ -93,11 +114,11 @@ void convolution_with_bias(const Node& n, TeBuilder& b, const std::vector<Axis>&
     b.bind(out0(n), conv);
     return;
   }
-  const bool last = is_channels_last(n);
-  std::vector<Axis> oa =
-      b.named_axes(ot.shape, windowed_output_names("oc", ot.shape.size() - 2, last));
+  const ChannelLayout layout = channel_layout(n);
+  std::vector<Axis> oa = b.named_axes(
+      ot.shape, windowed_output_names("oc", spatial_rank(ot.shape.size(), layout), layout));
   std::vector<Expr> oi = TeBuilder::vars(oa);
-  const Expr channel = oi[channel_axis(n, oi.size())];
+  const Expr channel = channel_of(oi, layout);
   b.bind(out0(n),
          b.stage(name, ot.dtype, oa, b.load(conv, oi) + b.load(b.tensor(n.inputs[2]), {channel})));
 }
@@ -149,32 +170,55 @@ void lower_conv(const Node& n, TeBuilder& b) {
   const Shape ws = b.te(wt).shape;  // [M, C/group, k...]
   const std::vector<int64_t> kernel(ws.begin() + 2, ws.end());
   const std::vector<Window> w = windows(b.graph(), n);
-  const bool last = is_channels_last(n);
-  const int padded = pad_input(b, x, w, 0.0, out_name(n, b), last);
+  const ChannelLayout layout = channel_layout(n);
+  const size_t first = first_spatial_axis(layout);
+  const int padded = pad_input(b, x, w, 0.0, out_name(n, b), first);
   const int64_t group = n.attr_int("group"), m_per_group = ws[0] / group, c_per_group = ws[1];
-  if (b.channels_last() && group == 1 && !last) {
+  if (b.channels_last() && group == 1 && layout.channels_first()) {
     lower_conv_channels_last(n, b, padded, w);
     return;
   }
 
-  std::vector<Axis> axes = b.named_axes(ot.shape, windowed_output_names("oc", kernel.size(), last));
+  std::vector<Axis> axes =
+      b.named_axes(ot.shape, windowed_output_names("oc", kernel.size(), layout));
   std::vector<Expr> o = TeBuilder::vars(axes);
-  const Expr oc = o[channel_axis(n, o.size())];
-  const size_t first = last ? 1 : 2;  // the first spatial dimension
-  std::vector<Axis> red = {b.reduce_axis("ic", c_per_group)};
+  const Expr oc = channel_of(o, layout);
   const std::vector<std::string> taps = window_names("k", kernel.size());
+  std::vector<Expr> at;  // the input position each output position's window tap reads
+  std::vector<Axis> red;
+  // Blocked input of a dense convolution: the input channels as two reduction axes, the
+  // block outside the taps and the channel within it inside, so that indices stay affine
+  // and the innermost reduction reads a block's contiguous channels.
+  const bool blocked_dense = layout.block && group == 1;
+  const bool blocked_depthwise = layout.block && c_per_group == 1 && m_per_group == 1;
+  if (blocked_dense) red.push_back(b.reduce_axis("icb", c_per_group / layout.block));
+  if (!layout.block || (!blocked_dense && !blocked_depthwise))
+    red.push_back(b.reduce_axis("ic", c_per_group));
+  const size_t first_tap = red.size();
   for (size_t i = 0; i < kernel.size(); ++i) red.push_back(b.reduce_axis(taps[i], kernel[i]));
+  if (blocked_dense) red.push_back(b.reduce_axis("ici", layout.block));
   std::vector<Expr> r = TeBuilder::vars(red);
-  Expr channel =
-      group == 1 ? r[0]
-                 : make_binary(BinaryOp::FloorDiv, oc, make_int(m_per_group)) * c_per_group + r[0];
-  std::vector<Expr> xi = {o[0]}, wi = {oc, r[0]};
-  if (!last) xi.push_back(channel);
-  for (size_t i = 0; i < kernel.size(); ++i) {
-    xi.push_back(o[first + i] * w[i].stride + r[1 + i] * w[i].dilation);
-    wi.push_back(r[1 + i]);
+  for (size_t i = 0; i < kernel.size(); ++i)
+    at.push_back(o[first + i] * w[i].stride + r[first_tap + i] * w[i].dilation);
+  std::vector<Expr> xi, wi;
+  if (blocked_dense) {
+    xi = {o[0], r[0]};
+    xi.insert(xi.end(), at.begin(), at.end());
+    xi.push_back(r.back());
+    wi = {oc, r[0] * layout.block + r.back()};
+  } else if (blocked_depthwise) {
+    xi = o;
+    for (size_t i = 0; i < kernel.size(); ++i) xi[first + i] = at[i];
+    wi = {oc, make_int(0)};
+  } else {
+    const Expr channel =
+        group == 1
+            ? r[0]
+            : make_binary(BinaryOp::FloorDiv, oc, make_int(m_per_group)) * c_per_group + r[0];
+    xi = layout_index(o[0], channel, at, layout);
+    wi = {oc, r[0]};
   }
-  if (last) xi.push_back(channel);
+  for (size_t i = 0; i < kernel.size(); ++i) wi.push_back(r[first_tap + i]);
   convolution_with_bias(n, b, axes, red, b.load(padded, xi) * b.load(wt, wi));
 }
 
@@ -220,14 +264,16 @@ void lower_conv_transpose(const Node& n, TeBuilder& b) {
 void lower_pool(const Node& n, TeBuilder& b) {
   const TensorType& ot = b.graph().type(out0(n));
   const int x = b.tensor(n.inputs[0]);
-  const bool is_max = n.op == "MaxPool", last = is_channels_last(n);
-  const size_t first = last ? 1 : 2;  // the first spatial dimension
+  const bool is_max = n.op == "MaxPool";
+  const ChannelLayout layout = channel_layout(n);
+  const size_t first = first_spatial_axis(layout);
   const std::vector<Window> w = windows(b.graph(), n);
   std::vector<int64_t> kernel;
   for (const Window& win : w) kernel.push_back(win.kernel);
   const double inf = std::numeric_limits<double>::infinity();
-  const int padded = pad_input(b, x, w, is_max ? -inf : 0.0, out_name(n, b), last);
-  std::vector<Axis> axes = b.named_axes(ot.shape, windowed_output_names("c", kernel.size(), last));
+  const int padded = pad_input(b, x, w, is_max ? -inf : 0.0, out_name(n, b), first);
+  std::vector<Axis> axes =
+      b.named_axes(ot.shape, windowed_output_names("c", kernel.size(), layout));
   std::vector<Expr> o = TeBuilder::vars(axes);
   std::vector<Axis> red;
   const std::vector<std::string> taps = window_names("k", kernel.size());
@@ -265,14 +311,14 @@ void lower_global_average_pool(const Node& n, TeBuilder& b) {
   const TensorType& ot = b.graph().type(out0(n));
   const int x = b.tensor(n.inputs[0]);
   const Shape xs = b.te(x).shape;
-  const size_t channel = channel_axis(n, xs.size());
+  const ChannelLayout layout = channel_layout(n);
+  const size_t first = first_spatial_axis(layout), spatial = spatial_rank(xs.size(), layout);
   std::vector<Axis> axes = b.axes(ot.shape);
   std::vector<Expr> o = TeBuilder::vars(axes);
   std::vector<Axis> red;
   std::vector<Expr> xi = o;
   int64_t count = 1;
-  for (size_t i = 1; i < xs.size(); ++i) {
-    if (i == channel) continue;
+  for (size_t i = first; i < first + spatial; ++i) {
     red.push_back(b.reduce_axis("r" + std::to_string(i), xs[i]));
     xi[i] = make_var(red.back().var_id, red.back().name);
     count *= xs[i];

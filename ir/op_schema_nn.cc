@@ -69,31 +69,48 @@ void check_bias(const Graph& g, const Node& n, int64_t channels) {
                      shape_str({channels}) + " (one per output channel)");
 }
 
-// tlmc's attribute channels_last (not ONNX's): 0, or 1 for [N, spatial..., C] tensors.
-void check_channels_last(const Node& n) {
-  const int64_t v = n.attr_int("channels_last");
+// tlmc's attributes (not ONNX's) channels_last: 0, or 1 for [N, spatial..., C] tensors; and
+// channel_block: 0, or B >= 2 for [N, C/B, spatial..., B] tensors, whose last dimension
+// must then be B. Checked before the geometry, which reads them.
+void check_channel_layout(const Graph& g, const Node& n) {
+  const int64_t v = n.attr_int("channels_last"), block = n.attr_int("channel_block");
   if (v != 0 && v != 1)
     fail_node(n, "has channels_last " + std::to_string(v) + " (expected 0 or 1)");
+  if (block == 0) return;
+  if (block < 2 || block > 4096)
+    fail_node(n, "has channel_block " + std::to_string(block) + " (expected 0, or 2 to 4096)");
+  if (v != 0) fail_node(n, "has both channels_last and channel_block; it may have one of them");
+  const Shape& x = input_type(g, n, 0).shape;
+  if (x.empty() || x.back() != block)
+    fail_node(n, "has channel_block " + std::to_string(block) + ", so input X must be [N, C/" +
+                     std::to_string(block) + ", spatial..., " + std::to_string(block) + "], got " +
+                     shape_str(x));
 }
 
-// [N, C, spatial...], or [N, spatial..., C] for a channels-last node.
+// [N, C, spatial...] in the node's layout.
 Shape windowed_output(const Node& n, int64_t batch, int64_t channels, const SpatialGeometry& geo) {
-  Shape out{batch};
-  if (!is_channels_last(n)) out.push_back(channels);
+  Shape out{batch, channels};
   out.insert(out.end(), geo.output.begin(), geo.output.end());
-  if (is_channels_last(n)) out.push_back(channels);
-  return out;
+  return layout_shape(out, channel_layout(n));
+}
+
+// A blocked node's channel counts must be whole blocks.
+void check_whole_blocks(const Node& n, int64_t channels, const char* what) {
+  const int64_t block = channel_layout(n).block;
+  if (block && channels % block != 0)
+    fail_node(n, std::string("has ") + std::to_string(channels) + " " + what +
+                     ", not a multiple of its channel_block " + std::to_string(block));
 }
 
 std::vector<TensorType> infer_conv(const Graph& g, const Node& n) {
   require_float32_inputs(g, n);
   const Shape& x = input_type(g, n, 0).shape;
   const Shape& w = input_type(g, n, 1).shape;
-  check_channels_last(n);
+  check_channel_layout(g, n);
   const SpatialGeometry geo = spatial_geometry(g, n);
   const int64_t group = n.attr_int("group");
   check_group(n, group);
-  const int64_t channels = x[channel_axis(n, x.size())];
+  const int64_t channels = channel_count(x, channel_layout(n));
   if (w[1] * group != channels)
     fail_node(n, "weight W of shape " + shape_str(w) + " does not fit input X of shape " +
                      shape_str(x) + " with group " + std::to_string(group) +
@@ -103,6 +120,7 @@ std::vector<TensorType> infer_conv(const Graph& g, const Node& n) {
     fail_node(n, "weight W of shape " + shape_str(w) + " has " + std::to_string(w[0]) +
                      " output channels, not a multiple of group " + std::to_string(group));
   check_bias(g, n, w[0]);
+  check_whole_blocks(n, w[0], "output channels");
   return {{DType::Float32, windowed_output(n, x[0], w[0], geo)}};
 }
 
@@ -128,26 +146,32 @@ std::vector<TensorType> infer_conv_transpose(const Graph& g, const Node& n) {
 std::vector<TensorType> infer_pool(const Graph& g, const Node& n) {
   require_float32_inputs(g, n);
   const Shape& x = input_type(g, n, 0).shape;
-  check_channels_last(n);
+  check_channel_layout(g, n);
   const SpatialGeometry geo = spatial_geometry(g, n);
+  if (!channel_layout(n).channels_first() && n.outputs.size() > 1 && n.outputs[1] >= 0)
+    fail_node(n,
+              "has a second output (Indices) and tlmc's channels_last or channel_block; "
+              "Indices are computed in ONNX's layout only: drop the attribute or the output");
   if (n.op == "MaxPool" && n.attr_int("storage_order") != 0 && n.attr_int("storage_order") != 1)
     fail_node(n, "has storage_order " + std::to_string(n.attr_int("storage_order")) +
                      " (expected 0 or 1)");
   return only_first_output(
-      g, n, {DType::Float32, windowed_output(n, x[0], x[channel_axis(n, x.size())], geo)});
+      g, n, {DType::Float32, windowed_output(n, x[0], channel_count(x, channel_layout(n)), geo)});
 }
 
 std::vector<TensorType> infer_global_average_pool(const Graph& g, const Node& n) {
   require_float32_inputs(g, n);
   const Shape& x = input_type(g, n, 0).shape;
-  if (x.size() < 3)
-    fail_node(n, "input X must have rank 3 or more (N, C and spatial axes), got " + shape_str(x));
-  check_channels_last(n);
-  Shape out(x.size(), 1);
+  check_channel_layout(g, n);
+  const ChannelLayout layout = channel_layout(n);
+  if (x.size() < (layout.block ? 4u : 3u))
+    fail_node(n, "input X must have rank " + std::string(layout.block ? "4" : "3") +
+                     " or more (N, C" + (layout.block ? ", its block" : "") +
+                     " and spatial axes), got " + shape_str(x));
+  Shape out(x.size() - (layout.block ? 1 : 0), 1);
   out[0] = x[0];
-  const size_t c = channel_axis(n, x.size());
-  out[c] = x[c];
-  return {{DType::Float32, out}};
+  out[1] = channel_count(x, layout);
+  return {{DType::Float32, layout_shape(out, layout)}};
 }
 
 std::vector<TensorType> infer_batch_normalization(const Graph& g, const Node& n) {
@@ -202,11 +226,10 @@ std::vector<AttrSpec> conv_attrs() {
           ints_attr("kernel_shape"),         ints_attr("pads"),      ints_attr("strides")};
 }
 
-// tlmc's own attribute of Conv and the pools, beside ONNX's (see check_channels_last).
-AttrSpec channels_last_attr() { return int_attr("channels_last", 0); }
-
-std::vector<AttrSpec> with_channels_last(std::vector<AttrSpec> attrs) {
-  attrs.push_back(channels_last_attr());
+// tlmc's own attributes of Conv and the pools, beside ONNX's (see check_channel_layout).
+std::vector<AttrSpec> with_channel_layout(std::vector<AttrSpec> attrs) {
+  attrs.push_back(int_attr("channels_last", 0));
+  attrs.push_back(int_attr("channel_block", 0));
   return attrs;
 }
 
@@ -222,21 +245,23 @@ std::vector<OpSchema> nn_op_schemas() {
                   {float_attr("alpha", 1.0), float_attr("beta", 1.0), int_attr("transA", 0),
                    int_attr("transB", 0)},
                   infer_gemm),
-      make_schema("Conv", {2, 3}, {1, 1}, OpClass::Anchor, 11, with_channels_last(conv_attrs()),
+      make_schema("Conv", {2, 3}, {1, 1}, OpClass::Anchor, 11, with_channel_layout(conv_attrs()),
                   infer_conv),
       make_schema("ConvTranspose", {2, 3}, {1, 1}, OpClass::Anchor, 11, conv_transpose_attrs,
                   infer_conv_transpose),
       make_schema("MaxPool", {1, 1}, {1, 2}, OpClass::Anchor, 12,
-                  {string_attr("auto_pad", "NOTSET"), int_attr("ceil_mode", 0),
-                   channels_last_attr(), ints_attr("dilations"), required_ints("kernel_shape"),
-                   ints_attr("pads"), int_attr("storage_order", 0), ints_attr("strides")},
+                  with_channel_layout({string_attr("auto_pad", "NOTSET"), int_attr("ceil_mode", 0),
+                                       ints_attr("dilations"), required_ints("kernel_shape"),
+                                       ints_attr("pads"), int_attr("storage_order", 0),
+                                       ints_attr("strides")}),
                   infer_pool),
-      make_schema("AveragePool", {1, 1}, {1, 1}, OpClass::Anchor, 11,
-                  {string_attr("auto_pad", "NOTSET"), int_attr("ceil_mode", 0),
-                   channels_last_attr(), int_attr("count_include_pad", 0),
-                   required_ints("kernel_shape"), ints_attr("pads"), ints_attr("strides")},
-                  infer_pool),
-      make_schema("GlobalAveragePool", {1, 1}, {1, 1}, OpClass::Anchor, 1, {channels_last_attr()},
+      make_schema(
+          "AveragePool", {1, 1}, {1, 1}, OpClass::Anchor, 11,
+          with_channel_layout({string_attr("auto_pad", "NOTSET"), int_attr("ceil_mode", 0),
+                               int_attr("count_include_pad", 0), required_ints("kernel_shape"),
+                               ints_attr("pads"), ints_attr("strides")}),
+          infer_pool),
+      make_schema("GlobalAveragePool", {1, 1}, {1, 1}, OpClass::Anchor, 1, with_channel_layout({}),
                   infer_global_average_pool),
       make_schema(
           "BatchNormalization", {5, 5}, {1, 5}, OpClass::Elementwise, 9,

@@ -45,8 +45,11 @@ std::vector<int64_t> kernel_of(const Graph& g, const Node& n, int rank, const Sh
     return k;
   }
   const Shape& w = g.type(n.inputs.at(1)).shape;
-  if (w.size() != x.size())
-    fail(n, "weight W of shape " + shape_str(w) + " must have the rank of input X " + shape_str(x));
+  if (static_cast<int>(w.size()) != rank + 2)
+    fail(n, "weight W of shape " + shape_str(w) + " must have rank " + std::to_string(rank + 2) +
+                " (output channels, input channels per group and one per spatial axis of "
+                "input X " +
+                shape_str(x) + ")");
   std::vector<int64_t> k(w.begin() + 2, w.end());
   const std::vector<int64_t>& attr = n.attr_ints("kernel_shape");
   if (!attr.empty() && attr != k)
@@ -174,13 +177,74 @@ std::vector<uint8_t> move_channels(const std::vector<uint8_t>& bytes, const Shap
   return out;
 }
 
+ChannelLayout channel_layout(const Node& n) {
+  ChannelLayout l;
+  l.last = is_channels_last(n);
+  auto it = n.attrs.find("channel_block");
+  if (it != n.attrs.end()) l.block = std::get<int64_t>(it->second.value);
+  return l;
+}
+
+size_t first_spatial_axis(ChannelLayout l) { return l.last ? 1 : 2; }
+
+size_t spatial_rank(size_t rank, ChannelLayout l) {
+  const size_t other = l.block ? 3 : 2;
+  return rank >= other ? rank - other : 0;
+}
+
+int64_t channel_count(const Shape& s, ChannelLayout l) {
+  if (l.block) return s.at(1) * s.back();
+  return l.last ? s.back() : s.at(1);
+}
+
+Shape layout_shape(const Shape& channels_first, ChannelLayout l) {
+  if (l.last) return channels_last_shape(channels_first);
+  if (!l.block) return channels_first;
+  Shape s = {channels_first.at(0), channels_first.at(1) / l.block};
+  s.insert(s.end(), channels_first.begin() + 2, channels_first.end());
+  s.push_back(l.block);
+  return s;
+}
+
+Shape channels_first_shape(const Shape& s, ChannelLayout l) {
+  if (l.last) return channels_first_shape(s);
+  if (!l.block) return s;
+  Shape cf = {s.at(0), s.at(1) * s.back()};
+  cf.insert(cf.end(), s.begin() + 2, s.end() - 1);
+  return cf;
+}
+
+std::vector<uint8_t> move_channels(const std::vector<uint8_t>& bytes, const Shape& channels_first,
+                                   size_t elem_size, ChannelLayout l, bool to_layout) {
+  if (l.last) return move_channels(bytes, channels_first, elem_size, to_layout);
+  if (!l.block) return bytes;
+  std::vector<uint8_t> out(bytes.size());
+  const int64_t batch = channels_first.at(0), channels = channels_first.at(1), b = l.block;
+  const int64_t plane = batch * channels == 0 ? 0 : shape_numel(channels_first) / batch / channels;
+  for (int64_t n = 0; n < batch; ++n)
+    for (int64_t c = 0; c < channels; ++c)
+      for (int64_t p = 0; p < plane; ++p) {
+        const int64_t first = (n * channels + c) * plane + p,
+                      blocked = ((n * (channels / b) + c / b) * plane + p) * b + c % b;
+        const int64_t src = to_layout ? first : blocked, dst = to_layout ? blocked : first;
+        std::memcpy(out.data() + static_cast<size_t>(dst) * elem_size,
+                    bytes.data() + static_cast<size_t>(src) * elem_size, elem_size);
+      }
+  return out;
+}
+
 SpatialGeometry spatial_geometry(const Graph& g, const Node& n) {
   const Shape& x = g.type(n.inputs.at(0)).shape;
-  if (x.size() < 3 || x.size() > 5)
-    fail(n, "input X must have rank 3, 4 or 5 (N, C and 1 to 3 spatial axes), got " + shape_str(x));
-  const int rank = static_cast<int>(x.size()) - 2;
+  const ChannelLayout layout = channel_layout(n);
+  const size_t others = layout.block ? 3 : 2;  // N, C (and the block)
+  if (x.size() < others + 1 || x.size() > others + 3)
+    fail(n, "input X must have rank " + std::to_string(others + 1) + ", " +
+                std::to_string(others + 2) + " or " + std::to_string(others + 3) + " (N, C" +
+                (layout.block ? ", its block" : "") + " and 1 to 3 spatial axes), got " +
+                shape_str(x));
+  const int rank = static_cast<int>(x.size() - others);
   SpatialGeometry s;
-  const auto first_spatial = x.begin() + (is_channels_last(n) ? 1 : 2);
+  const auto first_spatial = x.begin() + static_cast<std::ptrdiff_t>(first_spatial_axis(layout));
   s.input.assign(first_spatial, first_spatial + rank);
   s.kernel = kernel_of(g, n, rank, x);
   s.strides = per_axis(n, "strides", rank, 1, 1, x);

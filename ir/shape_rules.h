@@ -53,6 +53,31 @@ Shape channels_first_shape(const Shape& channels_last);
 std::vector<uint8_t> move_channels(const std::vector<uint8_t>& bytes, const Shape& channels_first,
                                    size_t elem_size, bool to_last);
 
+// How a Conv or pooling node lays out its input and output activations, by tlmc's attributes
+// channels_last and channel_block (never ONNX's): [N, C, s...] (ONNX's); [N, s..., C]
+// (channels_last = 1); or [N, C/B, s..., B] (channel_block = B >= 2: blocks of B
+// consecutive channels, each block of one position contiguous).
+struct ChannelLayout {
+  bool last = false;
+  int64_t block = 0;  // B, or 0 when the channels are not blocked
+  bool channels_first() const { return !last && block == 0; }
+};
+ChannelLayout channel_layout(const Node& n);
+// The dimension of the first spatial axis: 1 channels-last, else 2.
+size_t first_spatial_axis(ChannelLayout l);
+// The spatial axes of a tensor of rank `rank` in layout l.
+size_t spatial_rank(size_t rank, ChannelLayout l);
+// The number of channels of a tensor of shape `s` in layout l.
+int64_t channel_count(const Shape& s, ChannelLayout l);
+// The shape in layout l of a tensor whose ONNX shape is `channels_first` ([N, C, s...]; C a
+// multiple of the block), and the inverse.
+Shape layout_shape(const Shape& channels_first, ChannelLayout l);
+Shape channels_first_shape(const Shape& s, ChannelLayout l);
+// The dense elements of a tensor of ONNX shape `channels_first` moved to layout l
+// (to_layout), or from it back to channels-first order.
+std::vector<uint8_t> move_channels(const std::vector<uint8_t>& bytes, const Shape& channels_first,
+                                   size_t elem_size, ChannelLayout l, bool to_layout);
+
 // The values of input i, a constant 1-D int64 tensor that messages call `what` ("axes",
 // "pads", ...). Throws a Diagnostic at the node otherwise: "... does not support axes dtype
 // int32 (supported: int64)", "... needs its axes 'a' to be a constant weight", "... needs

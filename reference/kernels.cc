@@ -26,11 +26,11 @@ bool has_kernel(const std::string& op) { return table().count(op) != 0; }
 
 namespace {
 
-// t, [N, C, s...], as [N, s..., C] (to_last), or back.
-HostTensor move_channels(const HostTensor& t, bool to_last) {
-  const ir::Shape cf = to_last ? t.type.shape : ir::channels_first_shape(t.type.shape);
-  HostTensor out{{t.type.dtype, to_last ? ir::channels_last_shape(cf) : cf}, {}};
-  out.bytes = ir::move_channels(t.bytes, cf, ir::dtype_size(t.type.dtype), to_last);
+// t, of ONNX shape [N, C, s...], moved to layout l (to_layout), or back.
+HostTensor move_channels(const HostTensor& t, ir::ChannelLayout l, bool to_layout) {
+  const ir::Shape cf = to_layout ? t.type.shape : ir::channels_first_shape(t.type.shape, l);
+  HostTensor out{{t.type.dtype, to_layout ? ir::layout_shape(cf, l) : cf}, {}};
+  out.bytes = ir::move_channels(t.bytes, cf, ir::dtype_size(t.type.dtype), l, to_layout);
   return out;
 }
 
@@ -39,18 +39,19 @@ HostTensor move_channels(const HostTensor& t, bool to_last) {
 std::vector<HostTensor> run_kernel(const ir::Graph& g, const ir::Node& n, const KernelInputs& in) {
   auto it = table().find(n.op);
   TLMC_ASSERT(it != table().end(), "the reference interpreter has no kernel for " << n.op);
-  // A channels-last node (tlmc's attribute) runs the ONNX kernel on its input moved to
-  // channels-first, and moves the result back: the geometry reads the attribute itself.
-  if (ir::is_channels_last(n)) {
+  // A channels-last or blocked node (tlmc's attributes) runs the ONNX kernel on its input
+  // moved to channels-first, and moves the result back: the geometry reads the attributes
+  // itself.
+  if (const ir::ChannelLayout layout = ir::channel_layout(n); !layout.channels_first()) {
     TLMC_ASSERT(it->second.one_output && n.outputs.size() == 1,
-                n.describe() << " is channels-last with several outputs");
-    const HostTensor x = move_channels(*in.at(0), false);
+                n.describe() << " is channels-last or blocked with several outputs");
+    const HostTensor x = move_channels(*in.at(0), layout, false);
     KernelInputs moved = in;
     moved[0] = &x;
     const ir::TensorType& y = g.type(n.outputs[0]);
-    HostTensor out = HostTensor::zeros({y.dtype, ir::channels_first_shape(y.shape)});
+    HostTensor out = HostTensor::zeros({y.dtype, ir::channels_first_shape(y.shape, layout)});
     it->second.one_output(g, n, moved, out);
-    return {move_channels(out, true)};
+    return {move_channels(out, layout, true)};
   }
   std::vector<HostTensor> out;
   for (int id : n.outputs) out.push_back(id < 0 ? HostTensor{} : HostTensor::zeros(g.type(id)));

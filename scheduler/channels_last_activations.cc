@@ -20,13 +20,16 @@ using ir::Graph;
 using ir::Node;
 using ir::Shape;
 
-// Conv and the pools: they read and write channels-last themselves (rank 3 to 5).
-bool is_windowed(const Graph& g, const Node& n) {
+// Conv and the pools: they read and write the layout themselves (rank 3 to 5), when their
+// channels are whole blocks of it.
+bool is_windowed(const Graph& g, const Node& n, ir::ChannelLayout layout) {
   const bool op = n.op == "Conv" || n.op == "AveragePool" || n.op == "GlobalAveragePool" ||
                   (n.op == "MaxPool" && (n.outputs.size() == 1 || n.outputs[1] < 0));
-  if (!op || ir::is_channels_last(n)) return false;
-  const size_t rank = g.type(n.inputs[0]).shape.size();
-  return rank >= 3 && rank <= 5;
+  if (!op || !ir::channel_layout(n).channels_first()) return false;
+  const Shape& in = g.type(n.inputs[0]).shape;
+  const Shape& out = g.type(n.outputs[0]).shape;
+  if (in.size() < 3 || in.size() > 5) return false;
+  return !layout.block || (in[1] % layout.block == 0 && out[1] % layout.block == 0);
 }
 
 bool is_scalar(const Graph& g, int t) { return g.type(t).numel() == 1; }
@@ -55,11 +58,22 @@ bool follows(const Graph& g, const Node& n, const std::set<int>& moved) {
   return reads_moved;
 }
 
+// The shape in `layout` of a tensor of shape `model` ([N, C, s...], or any operand
+// broadcast to such a result): one of a single channel keeps one in the block too.
+Shape moved_shape(const Shape& model, ir::ChannelLayout layout) {
+  if (layout.block && model[1] == 1) {
+    Shape s = model;
+    s.push_back(1);
+    return s;
+  }
+  return ir::layout_shape(model, layout);
+}
+
 // Builds the rewritten graph: tensors keep their ids (their types are inferred again), and
-// a tensor moved to channels-last that is also needed in the model's layout gets a new id.
+// a tensor moved to the layout that is also needed in the model's layout gets a new id.
 class Rewriter {
  public:
-  explicit Rewriter(const Graph& g) : g_(g), out_(g) {
+  Rewriter(const Graph& g, ir::ChannelLayout layout) : g_(g), out_(g), layout_(layout) {
     out_.nodes.clear();
     consumers_ = g.consumers();
   }
@@ -83,11 +97,12 @@ class Rewriter {
   void rewrite_node(Node n) {
     const size_t rank = g_.type(n.outputs[0]).shape.size();
     if (ir::find_op(n.op)->op_class != ir::OpClass::Elementwise) {
-      n.attrs["channels_last"] = ir::Attr{int64_t{1}, n.loc};
-      n.inputs[0] = channels_last_operand(n.inputs[0], rank);
+      if (layout_.last) n.attrs["channels_last"] = ir::Attr{int64_t{1}, n.loc};
+      if (layout_.block) n.attrs["channel_block"] = ir::Attr{layout_.block, n.loc};
+      n.inputs[0] = layout_operand(n.inputs[0], rank);
     } else {
       for (int& in : n.inputs)
-        if (in >= 0) in = channels_last_operand(in, rank);
+        if (in >= 0) in = layout_operand(in, rank);
     }
     // A result also read in the model's layout (by an operator that stays, or as a graph
     // output) is computed channels-last into a new tensor and converted back to its id.
@@ -116,7 +131,7 @@ class Rewriter {
   }
 
   // The channels-last tensor holding operand t of a node whose result has rank `rank`.
-  int channels_last_operand(int t, size_t rank) {
+  int layout_operand(int t, size_t rank) {
     if (auto it = channels_last_of_.find(t); it != channels_last_of_.end()) return it->second;
     if (moved_.count(t)) return t;  // produced channels-last in place
     const ir::Tensor& src = g_.tensor(t);
@@ -128,9 +143,11 @@ class Rewriter {
       first.insert(first.end(), src.type.shape.begin(), src.type.shape.end());
       ir::Tensor w = src;
       w.name = unique_name(src.name + ".cl");
-      w.type.shape = ir::channels_last_shape(first);
+      w.type.shape = moved_shape(first, layout_);
       w.data = std::make_shared<const std::vector<uint8_t>>(
-          ir::move_channels(*src.data, first, ir::dtype_size(src.type.dtype), true));
+          first[1] == 1
+              ? *src.data
+              : ir::move_channels(*src.data, first, ir::dtype_size(src.type.dtype), layout_, true));
       out_.tensors.push_back(std::move(w));
       cl = static_cast<int>(out_.tensors.size()) - 1;
     } else {
@@ -141,41 +158,73 @@ class Rewriter {
     return cl;
   }
 
-  // A node writing `to` as `from` moved to channels-last (to_last) or back: a Reshape when
-  // no element moves (one channel, or one position), else a Transpose.
-  void convert(int from, int to, size_t rank, bool to_last, const SourceLoc& loc) {
-    const Shape& model = g_.type(to_last ? from : to).shape;  // channels-first
+  // Nodes writing `to` as `from` moved to the layout (to_layout) or back: a Reshape when no
+  // element moves (one channel, or one position), else a Transpose, which blocked channels
+  // precede (to the layout) or follow (back) with a Reshape between [N, C, s...] and
+  // [N, C/B, B, s...].
+  void convert(int from, int to, size_t rank, bool to_layout, const SourceLoc& loc) {
+    const Shape& model = g_.type(to_layout ? from : to).shape;  // channels-first
     const int64_t positions = ir::shape_numel(model) / std::max<int64_t>(1, model[0] * model[1]);
-    Node c;
-    c.name = out_tensor_name(to);
-    c.loc = loc;
-    c.inputs = {from};
-    c.outputs = {to};
+    const std::string name = out_tensor_name(to);
     if (model[1] == 1 || positions == 1) {
-      const Shape shape = to_last ? ir::channels_last_shape(model) : model;
-      ir::Tensor s;
-      s.name = unique_name(c.name + ".shape");
-      s.kind = ir::TensorKind::Weight;
-      s.type = {ir::DType::Int64, {static_cast<int64_t>(shape.size())}};
-      auto bytes = std::make_shared<std::vector<uint8_t>>(shape.size() * sizeof(int64_t));
-      std::memcpy(bytes->data(), shape.data(), bytes->size());
-      s.data = std::move(bytes);
-      s.loc = loc;
-      out_.tensors.push_back(std::move(s));
-      c.op = "Reshape";
-      c.inputs.push_back(static_cast<int>(out_.tensors.size()) - 1);
-    } else {
-      std::vector<int64_t> perm = {0};
-      if (to_last) {
-        for (size_t i = 2; i < rank; ++i) perm.push_back(static_cast<int64_t>(i));
-        perm.push_back(1);
-      } else {
-        perm.push_back(static_cast<int64_t>(rank) - 1);
-        for (size_t i = 1; i + 1 < rank; ++i) perm.push_back(static_cast<int64_t>(i));
-      }
-      c.op = "Transpose";
-      c.attrs["perm"] = ir::Attr{perm, loc};
+      reshape(from, to, to_layout ? moved_shape(model, layout_) : model, name, loc);
+      return;
     }
+    std::vector<int64_t> perm = {0};
+    if (layout_.last && to_layout) {
+      for (size_t i = 2; i < rank; ++i) perm.push_back(static_cast<int64_t>(i));
+      perm.push_back(1);
+    } else if (layout_.last) {
+      perm.push_back(static_cast<int64_t>(rank) - 1);
+      for (size_t i = 1; i + 1 < rank; ++i) perm.push_back(static_cast<int64_t>(i));
+    } else {
+      // [N, C/B, B, s...] <-> [N, C/B, s..., B]
+      perm.push_back(1);
+      if (to_layout) {
+        for (size_t i = 3; i <= rank; ++i) perm.push_back(static_cast<int64_t>(i));
+        perm.push_back(2);
+      } else {
+        perm.push_back(static_cast<int64_t>(rank));
+        for (size_t i = 2; i < rank; ++i) perm.push_back(static_cast<int64_t>(i));
+      }
+    }
+    Shape split = {model[0], layout_.block ? model[1] / layout_.block : 0, layout_.block};
+    split.insert(split.end(), model.begin() + 2, model.end());
+    int in = from;
+    if (layout_.block && to_layout) {
+      in = add_tensor(name + ".blocks", loc);
+      reshape(from, in, split, name + ".blocks", loc);
+    }
+    const int out = layout_.block && !to_layout ? add_tensor(name + ".blocks", loc) : to;
+    Node c;
+    c.name = name;
+    c.loc = loc;
+    c.op = "Transpose";
+    c.inputs = {in};
+    c.outputs = {out};
+    c.attrs["perm"] = ir::Attr{perm, loc};
+    out_.nodes.push_back(std::move(c));
+    if (out != to) reshape(out, to, model, name + ".merge", loc);
+  }
+
+  // A Reshape node writing `to` as `from` in shape `shape`.
+  void reshape(int from, int to, const Shape& shape, const std::string& name,
+               const SourceLoc& loc) {
+    ir::Tensor s;
+    s.name = unique_name(name + ".shape");
+    s.kind = ir::TensorKind::Weight;
+    s.type = {ir::DType::Int64, {static_cast<int64_t>(shape.size())}};
+    auto bytes = std::make_shared<std::vector<uint8_t>>(shape.size() * sizeof(int64_t));
+    std::memcpy(bytes->data(), shape.data(), bytes->size());
+    s.data = std::move(bytes);
+    s.loc = loc;
+    out_.tensors.push_back(std::move(s));
+    Node c;
+    c.name = name;
+    c.loc = loc;
+    c.op = "Reshape";
+    c.inputs = {from, static_cast<int>(out_.tensors.size()) - 1};
+    c.outputs = {to};
     out_.nodes.push_back(std::move(c));
   }
 
@@ -198,6 +247,7 @@ class Rewriter {
 
   const Graph& g_;
   Graph out_;
+  ir::ChannelLayout layout_;
   std::vector<std::vector<int>> consumers_;
   std::set<int> moved_;                  // results of rewritten nodes: channels-last
   std::map<int, int> channels_last_of_;  // a tensor -> its channels-last copy
@@ -205,17 +255,33 @@ class Rewriter {
 
 }  // namespace
 
-std::optional<ir::Graph> channels_last_activations(const ir::Graph& g) {
+namespace {
+
+std::optional<ir::Graph> activations_in(const ir::Graph& g, ir::ChannelLayout layout) {
   std::set<int> nodes, moved;
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const Node& n = g.nodes[i];
-    if (!is_windowed(g, n) && !follows(g, n, moved)) continue;
+    if (!is_windowed(g, n, layout) && !follows(g, n, moved)) continue;
     nodes.insert(static_cast<int>(i));
     for (int t : n.outputs)
       if (t >= 0) moved.insert(t);
   }
   if (nodes.empty()) return std::nullopt;
-  return Rewriter(g).rewrite(nodes);
+  return Rewriter(g, layout).rewrite(nodes);
+}
+
+}  // namespace
+
+std::optional<ir::Graph> channels_last_activations(const ir::Graph& g) {
+  ir::ChannelLayout layout;
+  layout.last = true;
+  return activations_in(g, layout);
+}
+
+std::optional<ir::Graph> blocked_activations(const ir::Graph& g, int64_t block) {
+  ir::ChannelLayout layout;
+  layout.block = block;
+  return activations_in(g, layout);
 }
 
 }  // namespace tlmc::scheduler

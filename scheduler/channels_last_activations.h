@@ -17,4 +17,10 @@ namespace tlmc::scheduler {
 // layout. std::nullopt when the graph has no such operator. The result is verified.
 std::optional<ir::Graph> channels_last_activations(const ir::Graph& g);
 
+// The same with the channels in blocks of `block` instead ([N, C/B, spatial..., B]: tlmc's
+// attribute channel_block = B). A Conv or pool whose input or output channels are not whole
+// blocks keeps the model's layout. A conversion is a Transpose between two Reshapes, or a
+// Reshape alone where no element moves.
+std::optional<ir::Graph> blocked_activations(const ir::Graph& g, int64_t block);
+
 }  // namespace tlmc::scheduler

@@ -8,9 +8,10 @@
 namespace tlmc::scheduler {
 namespace {
 
-bool in_channels_last(const ir::Graph& g, const std::vector<int>& nodes) {
+// Whether a node of the subgraph computes in tlmc's channels-last or blocked layout.
+bool in_own_layout(const ir::Graph& g, const std::vector<int>& nodes) {
   return std::any_of(nodes.begin(), nodes.end(), [&](int i) {
-    return ir::is_channels_last(g.nodes.at(static_cast<size_t>(i)));
+    return !ir::channel_layout(g.nodes.at(static_cast<size_t>(i))).channels_first();
   });
 }
 
@@ -20,7 +21,7 @@ ir::LoweringChoices lowering_choices(const ir::Graph& g, const std::vector<int>&
                                      const ir::Target& target) {
   ir::LoweringChoices rule;
   const std::optional<ir::Graph> flat =
-      in_channels_last(g, nodes) ? std::nullopt : ir::flatten_spatial(g, nodes);
+      in_own_layout(g, nodes) ? std::nullopt : ir::flatten_spatial(g, nodes);
   rule.flat_spatial = flat.has_value();
   if (target.isa == ir::Isa::Generic) return rule;
   // The rows as they will be lowered: merged ones are long.
@@ -28,8 +29,9 @@ ir::LoweringChoices lowering_choices(const ir::Graph& g, const std::vector<int>&
   const int64_t lanes = target.vector_lanes(4);
   for (int i : nodes) {
     const ir::Node& n = lowered.nodes.at(static_cast<size_t>(i));
-    // A channels-last Conv (the graph's activation layout) is computed channels-last anyway.
-    if (n.op != "Conv" || n.attr_int("group") != 1 || ir::is_channels_last(n)) continue;
+    // A channels-last or blocked Conv (the graph's activation layout) keeps its layout.
+    if (n.op != "Conv" || n.attr_int("group") != 1 || !ir::channel_layout(n).channels_first())
+      continue;
     const ir::Tensor& w = lowered.tensor(n.inputs[1]);
     const ir::TensorType out = lowered.type(n.outputs[0]);
     if (w.kind != ir::TensorKind::Weight || w.type.dtype != ir::DType::Float32 ||

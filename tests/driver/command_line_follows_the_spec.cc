@@ -106,7 +106,8 @@ TEST_F(CommandLine, BadUsageExitsTwo) {
   CommandResult l = run_command(tlmc("-O0 " + dir.file("tiny.yaml") + " --activation-layout nhwc"));
   EXPECT_EQ(l.exit_code, 2);
   EXPECT_EQ(l.out,
-            "tlmc: error: --activation-layout takes auto, model or channels-last, not 'nhwc'\n"
+            "tlmc: error: --activation-layout takes auto, model, channels-last or blocked, not "
+            "'nhwc'\n"
             "Run 'tlmc --help' for the options.\n");
 }
 

@@ -228,6 +228,37 @@ TEST_F(BadInput, ChannelsLastIsZeroOrOne) {
       at(7, 5) + "Conv 'c1' has channels_last 2 (expected 0 or 1)");
 }
 
+// tlmc's channel_block: 0, or B >= 2 with the input's last dimension B; not beside
+// channels_last; whole blocks of output channels; no Indices output from a pool in a layout
+// of tlmc's own.
+TEST_F(BadInput, ChannelBlocksMustFitTheTensors) {
+  auto conv = [](const std::string& x, const std::string& w, const std::string& attrs) {
+    return "tlmc: 1\ninputs:\n  x: {shape: " + x + "}\nweights:\n  w: {shape: " + w +
+           ", init: ones}\nnodes:\n  - {name: c1, op: Conv, inputs: [x, w], outputs: [y], "
+           "attrs: {" +
+           attrs + "}}\noutputs: [y]\n";
+  };
+  EXPECT_EQ(error_of(conv("[1, 2, 4, 4, 8]", "[16, 16, 1, 1]", "channel_block: 1")),
+            at(7, 5) + "Conv 'c1' has channel_block 1 (expected 0, or 2 to 4096)");
+  EXPECT_EQ(error_of(conv("[1, 2, 4, 4, 8]", "[16, 16, 1, 1]", "channel_block: 4")),
+            at(7, 5) +
+                "Conv 'c1' has channel_block 4, so input X must be [N, C/4, spatial..., 4], "
+                "got [1, 2, 4, 4, 8]");
+  EXPECT_EQ(
+      error_of(conv("[1, 2, 4, 4, 8]", "[16, 16, 1, 1]", "channel_block: 8, channels_last: 1")),
+      at(7, 5) + "Conv 'c1' has both channels_last and channel_block; it may have one of them");
+  EXPECT_EQ(error_of(conv("[1, 2, 4, 4, 8]", "[12, 16, 1, 1]", "channel_block: 8")),
+            at(7, 5) + "Conv 'c1' has 12 output channels, not a multiple of its channel_block 8");
+  EXPECT_EQ(error_of("tlmc: 1\ninputs:\n  x: {shape: [1, 2, 4, 4, 8]}\nnodes:\n"
+                     "  - {name: p, op: MaxPool, inputs: [x], outputs: [y, i],\n"
+                     "     attrs: {kernel_shape: [2, 2], channel_block: 8}}\n"
+                     "outputs: [y, i]\n"),
+            at(5, 5) +
+                "MaxPool 'p' has a second output (Indices) and tlmc's channels_last or "
+                "channel_block; Indices are computed in ONNX's layout only: drop the attribute "
+                "or the output");
+}
+
 TEST_F(BadInput, AttributeOfTheWrongKind) {
   const std::string weights = "weights:\n  w: {shape: [4, 3, 1, 1], init: ones}\n";
   EXPECT_EQ(error_of(model(weights,

@@ -76,16 +76,20 @@ void expect_matches_reference(const std::string& yaml) {
   TempDir dir;
   const std::string path = dir.file("model.yaml");
   write_file(path, yaml);
-  // A model with convolutions or pools is checked in both activation layouts: each lowers
-  // them differently (channels-last graphs, merged spatial rows in the model's layout).
+  // A model with convolutions or pools is checked in every activation layout: each lowers
+  // them differently (channels-last and blocked graphs, merged spatial rows in the model's
+  // layout).
   std::vector<driver::ActivationLayout> layouts = {driver::ActivationLayout::Model};
-  if (yaml.find("Conv") != std::string::npos || yaml.find("Pool") != std::string::npos)
+  if (yaml.find("Conv") != std::string::npos || yaml.find("Pool") != std::string::npos) {
     layouts.push_back(driver::ActivationLayout::ChannelsLast);
+    layouts.push_back(driver::ActivationLayout::Blocked);
+  }
   for (const ir::Target& t : targets()) {
     for (driver::ActivationLayout layout : layouts) {
-      SCOPED_TRACE(
-          "target " + t.name +
-          (layout == driver::ActivationLayout::Model ? ", the model's layout" : ", channels-last"));
+      SCOPED_TRACE("target " + t.name +
+                   (layout == driver::ActivationLayout::Model          ? ", the model's layout"
+                    : layout == driver::ActivationLayout::ChannelsLast ? ", channels-last"
+                                                                       : ", blocked"));
       driver::CompileOptions o;
       o.model_path = path;
       o.target = t;

@@ -64,7 +64,8 @@ TEST(ShapeErrors, ConvShapes) {
   EXPECT_EQ(one_node_error({{"x", {3, 8}}, {"w", {4, 3}}}, "Conv"),
             "Conv 'n' input X must have rank 3, 4 or 5 (N, C and 1 to 3 spatial axes), got [3, 8]");
   EXPECT_EQ(one_node_error({{"x", {1, 3, 8, 8}}, {"w", {4, 3, 3}}}, "Conv"),
-            "Conv 'n' weight W of shape [4, 3, 3] must have the rank of input X [1, 3, 8, 8]");
+            "Conv 'n' weight W of shape [4, 3, 3] must have rank 4 (output channels, input "
+            "channels per group and one per spatial axis of input X [1, 3, 8, 8])");
   EXPECT_EQ(one_node_error({{"x", {1, 3, 2, 2}}, {"w", {4, 3, 3, 3}}}, "Conv"),
             "Conv 'n' window of extent 3 (kernel [3, 3], dilations [1, 1]) does not fit spatial "
             "axis 0 of extent 2 with pads 0 and 0");

@@ -1,6 +1,7 @@
-// The channels-last rewrite of a graph: convolutions, pools and the element-wise operators
-// after them pass channels-last tensors; conversions stand only where the chain meets an
-// operator that stays, a graph input or a graph output; the result is the model's.
+// The channels-last and blocked rewrites of a graph: convolutions, pools and the
+// element-wise operators after them pass channels-last (or blocked) tensors; conversions stand only
+// where the chain meets an operator that stays, a graph input or a graph output; the result is the
+// model's.
 #include <gtest/gtest.h>
 
 #include <map>
@@ -126,6 +127,37 @@ outputs: [y, z]
   // skip, a graph input of the result's rank, is converted to be added channels-last.
   EXPECT_EQ(cl->type(producer(*cl, "y.cl").inputs[1]).shape, (ir::Shape{2, 8, 6}));
   expect_same_outputs(g, *cl);
+}
+
+TEST(BlockedActivations, ChainsPassBlockedTensors) {
+  const ir::Graph g = graph(kChain);
+  const std::optional<ir::Graph> b = scheduler::blocked_activations(g, 8);
+  ASSERT_TRUE(b);
+  ASSERT_EQ(b->inputs.size(), 1u);
+  EXPECT_EQ(b->type(b->inputs[0]), g.type(g.inputs[0]));
+  for (size_t i = 0; i < g.outputs.size(); ++i)
+    EXPECT_EQ(b->type(b->outputs[i]), g.type(g.outputs[i]));
+  for (const char* name : {"c1", "c2", "p1", "c3.cl", "ap"})
+    EXPECT_EQ(ir::channel_layout(producer(*b, name)).block, 8) << name;
+  EXPECT_EQ(b->type(b->find_tensor("r1")).shape, (ir::Shape{1, 2, 12, 12, 8}));
+  EXPECT_EQ(b->type(producer(*b, "m2").inputs[1]).shape, (ir::Shape{1, 2, 1, 1, 8}));
+  // The same four conversions, each a Transpose beside a Reshape to or from [N, C/B, B,
+  // H, W]; g's is a Reshape alone.
+  EXPECT_EQ(ops(*b)["Transpose"], 4);
+  EXPECT_EQ(ops(*b)["Reshape"], 5);
+  expect_same_outputs(g, *b);
+}
+
+// Blocks of 16: x's 8 channels are not a whole block, so the first convolution keeps the
+// model's layout and its result is converted for the depthwise one.
+TEST(BlockedActivations, NodesWithPartialBlocksKeepTheModelLayout) {
+  const ir::Graph g = graph(kChain);
+  const std::optional<ir::Graph> b = scheduler::blocked_activations(g, 16);
+  ASSERT_TRUE(b);
+  EXPECT_TRUE(ir::channel_layout(producer(*b, "c1")).channels_first());
+  EXPECT_EQ(b->type(b->find_tensor("r1")).shape, (ir::Shape{1, 16, 12, 12}));
+  EXPECT_EQ(ir::channel_layout(producer(*b, "c2")).block, 16);
+  expect_same_outputs(g, *b);
 }
 
 TEST(ChannelsLastActivations, GraphsWithoutWindowsStayAsTheyAre) {

@@ -82,10 +82,10 @@ outputs: [y]
 // (too large for that tile, and not allowed inside a loop their reader runs outside of).
 TEST(KeptStages, EveryRandomPointOfASoftmaxCompletes) {
   for (const char* shape : {"[1, 8, 128, 128]", "[2, 40000]", "[3, 5, 7]", "[4, 1, 300]"}) {
-    const ir::TeProgram program = program_of(
-        "tlmc: 1\nname: m\ninputs:\n  x: {shape: " + std::string(shape) +
-        "}\nnodes:\n  - {op: Softmax, inputs: [x], outputs: [y], attrs: {axis: -1}}\n"
-        "outputs: [y]\n");
+    const ir::TeProgram program =
+        program_of("tlmc: 1\nname: m\ninputs:\n  x: {shape: " + std::string(shape) +
+                   "}\nnodes:\n  - {op: Softmax, inputs: [x], outputs: [y], attrs: {axis: -1}}\n"
+                   "outputs: [y]\n");
     std::mt19937_64 rng(7);
     for (const Sketch& sketch : generate_sketches(program, avx512())) {
       for (int draw = 0; draw < 200; ++draw) {
