@@ -27,6 +27,7 @@
 #include "lm/default_model.h"
 #include "lm/generate.h"
 #include "lm/tensor_sentence.h"
+#include "scheduler/channels_last_activations.h"
 #include "scheduler/decision.h"
 #include "scheduler/lower_schedule.h"
 #include "scheduler/sketch.h"
@@ -229,6 +230,67 @@ size_t choose_plan(const CompileOptions& o, const std::vector<LayoutPlan>& plans
                   << (chosen_latency < 0 ? " (no complete tuning records)" : " (tuning records)")
                   << "\n";
   return chosen;
+}
+
+// The layout of a plan's chains: that of every chain of a plan split_model built.
+ir::ChannelLayout plan_layout(const LayoutPlan& plan, const ir::Target& target) {
+  ir::ChannelLayout l;
+  l.last = plan.channels_last;
+  if (plan.blocked) l.block = channel_block_of(target);
+  return l;
+}
+
+// A plan with each chain in the layout whose subgraphs serving it (those whose first node
+// in a chain is of it, conversions included) take least time by the records, among the
+// plans of one layout throughout whose subgraphs serving the chain all have a record: the
+// depthwise chains of a network may run fastest channels-last and its dense ones blocked.
+// Added to `split` (with its records) when the chains' choices differ; its subgraphs are
+// those of the plans it takes its chains from.
+void add_mixed_plan(const CompileOptions& o, const ir::Graph& graph, const scheduler::TuningDb& db,
+                    SplitModel& split, std::vector<std::optional<KernelRecords>>& records) {
+  const std::vector<int> chains = scheduler::activation_chains(graph);
+  const int n_chains = chains.empty() ? 0 : *std::max_element(chains.begin(), chains.end()) + 1;
+  if (n_chains < 2 || split.plans.size() < 2) return;
+  std::vector<int> best_plan(static_cast<size_t>(n_chains), -1);
+  std::vector<double> best_cost(static_cast<size_t>(n_chains), 0);
+  for (size_t p = 0; p < split.plans.size(); ++p) {
+    const LayoutPlan& plan = split.plans[p];
+    if (plan.name == "mixed") continue;
+    std::vector<double> cost(static_cast<size_t>(n_chains), 0);
+    std::vector<bool> complete(static_cast<size_t>(n_chains), true);
+    for (const Occurrence& c : plan.occurrences) {
+      int chain = -1;
+      for (int node : c.nodes)
+        if (chain < 0) chain = plan.chain_of_node.at(static_cast<size_t>(node));
+      if (chain < 0) continue;
+      const std::optional<KernelRecords>& r = records[static_cast<size_t>(c.distinct)];
+      if (r)
+        cost[static_cast<size_t>(chain)] += r->best_seconds;
+      else
+        complete[static_cast<size_t>(chain)] = false;
+    }
+    for (size_t c = 0; c < cost.size(); ++c)
+      if (complete[c] && (best_plan[c] < 0 || cost[c] < best_cost[c])) {
+        best_plan[c] = static_cast<int>(p);
+        best_cost[c] = cost[c];
+      }
+  }
+  if (std::any_of(best_plan.begin(), best_plan.end(), [](int p) { return p < 0; }) ||
+      std::all_of(best_plan.begin(), best_plan.end(), [&](int p) { return p == best_plan[0]; }))
+    return;
+  std::vector<ir::ChannelLayout> layouts;
+  for (int p : best_plan)
+    layouts.push_back(plan_layout(split.plans[static_cast<size_t>(p)], o.target));
+  std::optional<scheduler::LayoutRewrite> mixed = scheduler::activations_in(graph, chains, layouts);
+  if (!mixed) return;
+  const size_t known = split.distinct.size();
+  add_plan(
+      split,
+      LayoutPlan{
+          "mixed", false, false, std::move(mixed->graph), std::move(mixed->chain_of_node), {}, {}},
+      o.target);
+  for (size_t k = known; k < split.distinct.size(); ++k)
+    records.push_back(kernel_records(o, db, split.distinct[k].lowered.program));
 }
 
 // -O2, -O3: the distinct subgraphs (of layout plan `only_plan`, or all of them when it is
@@ -490,14 +552,13 @@ CompiledModel compile_model(const CompileOptions& options) {
   if (dump && wants(o, "graph")) *dump << ir::graph_str(graph);
   o.target.cold_weights = weights_leave_the_caches(graph, o);
 
-  std::vector<LayoutPlan> plans;
-  std::vector<Distinct> distinct;
+  SplitModel split;
   {
     PassTimer t(o, "layout plans, partition and lower");
-    SplitModel split = split_model(graph, o.target, o.activation_layout, o.log_stream);
-    plans = std::move(split.plans);
-    distinct = std::move(split.distinct);
+    split = split_model(graph, o.target, o.activation_layout, o.log_stream);
   }
+  std::vector<LayoutPlan>& plans = split.plans;
+  std::vector<Distinct>& distinct = split.distinct;
   // Without complete records, -O0's rule: channels-last when there is a dense convolution.
   const auto last =
       std::find_if(plans.begin(), plans.end(), [](const LayoutPlan& p) { return p.channels_last; });
@@ -518,10 +579,10 @@ CompiledModel compile_model(const CompileOptions& options) {
     tune(o, plans, distinct, o.opt_level == 2 ? static_cast<int>(rule) : -1);
   }
   const scheduler::TuningDb db = scheduler::TuningDb::open(o.tuning_db, false);
-  const std::vector<std::optional<KernelRecords>> records = all_kernel_records(o, db, distinct);
+  std::vector<std::optional<KernelRecords>> records = all_kernel_records(o, db, distinct);
+  if (o.random_schedule_seed < 0) add_mixed_plan(o, graph, db, split, records);
   const LayoutPlan& plan = plans[choose_plan(o, plans, distinct, records, rule)];
-  if (dump && wants(o, "graph") && (plan.channels_last || plan.blocked))
-    *dump << ir::graph_str(plan.graph);
+  if (dump && wants(o, "graph") && plan.name != kModelLayout) *dump << ir::graph_str(plan.graph);
   const PlanKernels kernels = plan_kernels(plan);
   // -O3, once the plan is chosen (its kernels run together): their candidates are timed in
   // the model, and those times choose the schedules below.

@@ -16,9 +16,9 @@ namespace tlmc::driver {
 
 // The activation layout between subgraphs (--activation-layout).
 enum class ActivationLayout {
-  Auto,          // -O3 tunes both and builds the faster; other levels follow the records,
-                 // else channels-last on a vector target when the model has a
-                 // convolution of group 1 (the plan -O2 tunes)
+  Auto,          // -O3 tunes all three and builds the fastest, or a mix of them chain by
+                 // chain; other levels follow the records, else channels-last on a vector
+                 // target when the model has a convolution of group 1 (the plan -O2 tunes)
   Model,         // the model's layout throughout (only its subgraphs are tuned)
   ChannelsLast,  // convolutions and pools channels-last between conversions
   Blocked,       // convolutions and pools with channels in blocks of the vector width

@@ -1,7 +1,9 @@
 #include "driver/layout_plans.h"
 
+#include <algorithm>
 #include <map>
 #include <ostream>
+#include <string>
 
 #include "ir/te.h"
 #include "scheduler/channels_last_activations.h"
@@ -9,60 +11,90 @@
 
 namespace tlmc::driver {
 
+int64_t channel_block_of(const ir::Target& target) {
+  const int64_t lanes = target.vector_lanes(4);
+  return lanes > 1 ? lanes : 0;
+}
+
+void add_plan(SplitModel& m, LayoutPlan plan, const ir::Target& target) {
+  const size_t p = m.plans.size();
+  for (Distinct& d : m.distinct) d.occurrences.resize(p + 1, 0);
+  // Fused subgraphs; views share storage (after verification: shapes are known).
+  plan.partition = scheduler::partition_graph(plan.graph);
+  for (const std::vector<int>& nodes : plan.partition.subgraphs) {
+    ir::LoweredSubgraph lowered = ir::lower_subgraph(
+        plan.graph, nodes, scheduler::lowering_choices(plan.graph, nodes, target));
+    Occurrence occurrence{nodes, 0, lowered.input_tensors};
+    occurrence.params.insert(occurrence.params.end(), lowered.output_tensors.begin(),
+                             lowered.output_tensors.end());
+    const std::string key = ir::workload_key(lowered.program);
+    auto found = std::find_if(m.distinct.begin(), m.distinct.end(),
+                              [&](const Distinct& d) { return d.key == key; });
+    if (found == m.distinct.end()) {
+      m.distinct.push_back(Distinct{key, static_cast<int>(p), nodes, std::move(lowered),
+                                    std::vector<int>(p + 1, 0)});
+      found = m.distinct.end() - 1;
+    }
+    ++found->occurrences[p];
+    occurrence.distinct = static_cast<int>(found - m.distinct.begin());
+    plan.occurrences.push_back(std::move(occurrence));
+  }
+  m.plans.push_back(std::move(plan));
+}
+
 SplitModel split_model(const ir::Graph& graph, const ir::Target& target, ActivationLayout layout,
                        std::ostream* log) {
-  // The model's own layout, and, when it has convolutions or pools, channels-last between
-  // them (on a vector target, unless the user asked for one). -O3 tunes the subgraphs of
-  // all; the records decide, else -O0's rule: channels-last when there is a dense
+  // The model's own layout, and, when it has convolutions or pools, channels-last and
+  // blocked channels between them (on a vector target, unless the user asked for one
+  // layout). -O3 tunes the subgraphs of all; the records decide (compile.cc may add a plan
+  // mixing them chain by chain), else -O0's rule: channels-last when there is a dense
   // convolution.
-  SplitModel m;
-  std::vector<LayoutPlan>& plans = m.plans;
+  const std::vector<int> chains = scheduler::activation_chains(graph);
+  const size_t n_chains =
+      chains.empty() ? 0 : static_cast<size_t>(*std::max_element(chains.begin(), chains.end()) + 1);
+  auto in = [&](ir::ChannelLayout l) {
+    return scheduler::activations_in(graph, chains, std::vector<ir::ChannelLayout>(n_chains, l));
+  };
+  std::vector<LayoutPlan> plans;
   if (layout == ActivationLayout::ChannelsLast ||
       (layout == ActivationLayout::Auto && target.isa != ir::Isa::Generic)) {
-    if (std::optional<ir::Graph> cl = scheduler::channels_last_activations(graph))
-      plans.push_back(LayoutPlan{"channels-last", true, false, std::move(*cl), {}, {}});
+    ir::ChannelLayout last;
+    last.last = true;
+    if (std::optional<scheduler::LayoutRewrite> cl = in(last))
+      plans.push_back(LayoutPlan{"channels-last",
+                                 true,
+                                 false,
+                                 std::move(cl->graph),
+                                 std::move(cl->chain_of_node),
+                                 {},
+                                 {}});
     else if (layout == ActivationLayout::ChannelsLast && log)
       *log << "tlmc: note: no convolution or pool to compute channels-last; "
               "the model's layout it is\n";
   }
-  if (layout == ActivationLayout::Blocked) {
+  if (layout == ActivationLayout::Blocked ||
+      (layout == ActivationLayout::Auto && target.isa != ir::Isa::Generic)) {
     // Blocks of one vector of float32 (the channels of a position: the vector a convolution's
     // register tile accumulates).
-    const int64_t block = target.vector_lanes(4);
-    std::optional<ir::Graph> blocked;
-    if (block > 1) blocked = scheduler::blocked_activations(graph, block);
-    if (blocked)
-      plans.push_back(LayoutPlan{"blocked", false, true, std::move(*blocked), {}, {}});
-    else if (log)
-      *log << "tlmc: note: no convolution or pool whose channels are whole blocks of " << block
-           << (block > 1 ? "" : " (the target has no vectors)") << "; the model's layout it is\n";
+    ir::ChannelLayout blocked;
+    blocked.block = channel_block_of(target);
+    std::optional<scheduler::LayoutRewrite> b;
+    if (blocked.block) b = in(blocked);
+    if (b)
+      plans.push_back(LayoutPlan{
+          "blocked", false, true, std::move(b->graph), std::move(b->chain_of_node), {}, {}});
+    else if (layout == ActivationLayout::Blocked && log)
+      *log << "tlmc: note: no convolution or pool whose channels are whole blocks"
+           << (blocked.block ? " of " + std::to_string(blocked.block) : " (no vectors)")
+           << "; the model's layout it is\n";
   }
   if ((layout != ActivationLayout::ChannelsLast && layout != ActivationLayout::Blocked) ||
       plans.empty())
-    plans.insert(plans.begin(), LayoutPlan{"model layout", false, false, graph, {}, {}});
+    plans.insert(plans.begin(), LayoutPlan{kModelLayout, false, false, graph, chains, {}, {}});
 
   // Each distinct subgraph (by workload key) is lowered, scheduled and compiled once.
-  std::map<std::string, int> kernel_of_key;
-  for (size_t p = 0; p < plans.size(); ++p) {
-    LayoutPlan& plan = plans[p];
-    // Fused subgraphs; views share storage (after verification: shapes are known).
-    plan.partition = scheduler::partition_graph(plan.graph);
-    for (const std::vector<int>& nodes : plan.partition.subgraphs) {
-      ir::LoweredSubgraph lowered = ir::lower_subgraph(
-          plan.graph, nodes, scheduler::lowering_choices(plan.graph, nodes, target));
-      Occurrence occurrence{nodes, 0, lowered.input_tensors};
-      occurrence.params.insert(occurrence.params.end(), lowered.output_tensors.begin(),
-                               lowered.output_tensors.end());
-      const std::string key = ir::workload_key(lowered.program);
-      auto [found, added] = kernel_of_key.emplace(key, static_cast<int>(m.distinct.size()));
-      if (added)
-        m.distinct.push_back(Distinct{key, static_cast<int>(p), nodes, std::move(lowered),
-                                      std::vector<int>(plans.size(), 0)});
-      ++m.distinct[static_cast<size_t>(found->second)].occurrences[p];
-      occurrence.distinct = found->second;
-      plan.occurrences.push_back(std::move(occurrence));
-    }
-  }
+  SplitModel m;
+  for (LayoutPlan& plan : plans) add_plan(m, std::move(plan), target);
   return m;
 }
 

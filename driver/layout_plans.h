@@ -32,12 +32,18 @@ struct Occurrence {
   std::vector<int> params;  // inputs, then outputs
 };
 
-// One activation layout of the whole model: its graph, split into subgraphs.
+// The name of the plan in the model's own layout throughout.
+inline constexpr const char* kModelLayout = "model layout";
+
+// One activation layout of the model: its graph, split into subgraphs. Each chain of
+// convolutions and pools (scheduler::activation_chains of the model's graph) is in one
+// layout; a plan built from the tuning records may mix them.
 struct LayoutPlan {
   std::string name;            // for messages
-  bool channels_last = false;  // else the model's own layout, or blocked channels
-  bool blocked = false;
+  bool channels_last = false;  // every chain channels-last
+  bool blocked = false;        // every chain blocked
   ir::Graph graph;
+  std::vector<int> chain_of_node;  // of graph's nodes (-1 outside every chain)
   scheduler::Partition partition;
   std::vector<Occurrence> occurrences;
 };
@@ -50,5 +56,12 @@ struct SplitModel {
 // `graph` folded (frontend/fold_constants.h); notes go to `log` when not null.
 SplitModel split_model(const ir::Graph& graph, const ir::Target& target, ActivationLayout layout,
                        std::ostream* log);
+
+// Partitions and lowers `plan` into m: its subgraphs join m.distinct (by workload key) and
+// every distinct subgraph counts its occurrences in the new plan, the last of m.plans.
+void add_plan(SplitModel& m, LayoutPlan plan, const ir::Target& target);
+
+// The channel layout of the blocked plans: blocks of one float32 vector (0: no vectors).
+int64_t channel_block_of(const ir::Target& target);
 
 }  // namespace tlmc::driver

@@ -370,26 +370,37 @@ std::vector<lm::Sentence> demonstrations(const std::string& db_path, int top, do
     const scheduler::Sketches sketches = scheduler::generate_sketches(program, *target);
     const std::string rule = scheduler::space_schedule_text(
         sketches, scheduler::SpacePoint{0, scheduler::default_values(sketches[0])});
-    const auto rule_record =
-        std::find_if(records.begin(), records.end(),
-                     [&](const scheduler::TuningRecord& r) { return r.schedule == rule; });
-    std::vector<const scheduler::TuningRecord*> chosen;
-    for (const scheduler::TuningRecord& r : records)
-      if (static_cast<int>(chosen.size()) < top && (min_gain <= 1 || rule_record == records.end() ||
-                                                    r.seconds * min_gain <= rule_record->seconds))
-        chosen.push_back(&r);
-    if (chosen.empty()) {
-      chosen.push_back(&*rule_record);
+    // The records that are points of the spaces, fastest first. A decision list
+    // (tlmc-schedule 1), spaces of another tlmc, or a value a space no longer lists is left
+    // out, counted.
+    std::vector<std::pair<const scheduler::TuningRecord*, scheduler::SpacePoint>> points;
+    for (const scheduler::TuningRecord& r : records) {
+      std::optional<scheduler::SpacePoint> point =
+          scheduler::parse_space_schedule(sketches, r.schedule);
+      try {
+        if (point) sketches[point->sketch].decisions(point->values);
+      } catch (const scheduler::InvalidDecision&) {
+        point.reset();
+      }
+      if (point)
+        points.emplace_back(&r, std::move(*point));
+      else
+        ++other_form;
+    }
+    const auto rule_record = std::find_if(points.begin(), points.end(),
+                                          [&](const auto& p) { return p.first->schedule == rule; });
+    std::vector<const scheduler::SpacePoint*> chosen;
+    for (const auto& [r, point] : points)
+      if (static_cast<int>(chosen.size()) < top &&
+          (min_gain <= 1 || rule_record == points.end() ||
+           r->seconds * min_gain <= rule_record->first->seconds))
+        chosen.push_back(&point);
+    if (chosen.empty() && rule_record != points.end()) {
+      chosen.push_back(&rule_record->second);
       ++as_rule;
     }
     const std::vector<lm::Token> prompt = lm::prompt_tokens(program, *target);
-    for (const scheduler::TuningRecord* r : chosen) {
-      const std::optional<scheduler::SpacePoint> point =
-          scheduler::parse_space_schedule(sketches, r->schedule);
-      if (!point) {
-        ++other_form;  // a decision list (tlmc-schedule 1), or a space of another tlmc
-        continue;
-      }
+    for (const scheduler::SpacePoint* point : chosen) {
       lm::Sentence s = lm::tensor_sentence(prompt, sketches, *point);
       if (s.tokens.size() > static_cast<size_t>(context)) {
         ++too_long;

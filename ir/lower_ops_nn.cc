@@ -73,15 +73,16 @@ std::vector<std::string> window_names(const std::string& prefix, size_t rank) {
 
 // Axes of a windowed operator's [N, C, positions...] output: n, `channel`, oh, ow...; or
 // n, oh, ow..., `channel` for its [N, positions..., C] output when channels-last; or
-// n, `channel`b, oh, ow..., `channel`i (the block, then the channel within it) when blocked.
+// n, `channel`0, oh, ow..., `channel`1 (the block, then the channel within it) when blocked
+// (words the language model's vocabulary has: "oc" "0").
 std::vector<std::string> windowed_output_names(const std::string& channel, size_t rank,
                                                ChannelLayout layout = {}) {
   std::vector<std::string> names = {"n"};
-  if (layout.block) names.push_back(channel + "b");
+  if (layout.block) names.push_back(channel + "0");
   if (layout.channels_first()) names.push_back(channel);
   for (const std::string& p : window_names("o", rank)) names.push_back(p);
   if (layout.last) names.push_back(channel);
-  if (layout.block) names.push_back(channel + "i");
+  if (layout.block) names.push_back(channel + "1");
   return names;
 }
 
@@ -191,12 +192,12 @@ void lower_conv(const Node& n, TeBuilder& b) {
   // and the innermost reduction reads a block's contiguous channels.
   const bool blocked_dense = layout.block && group == 1;
   const bool blocked_depthwise = layout.block && c_per_group == 1 && m_per_group == 1;
-  if (blocked_dense) red.push_back(b.reduce_axis("icb", c_per_group / layout.block));
+  if (blocked_dense) red.push_back(b.reduce_axis("ic0", c_per_group / layout.block));
   if (!layout.block || (!blocked_dense && !blocked_depthwise))
     red.push_back(b.reduce_axis("ic", c_per_group));
   const size_t first_tap = red.size();
   for (size_t i = 0; i < kernel.size(); ++i) red.push_back(b.reduce_axis(taps[i], kernel[i]));
-  if (blocked_dense) red.push_back(b.reduce_axis("ici", layout.block));
+  if (blocked_dense) red.push_back(b.reduce_axis("ic1", layout.block));
   std::vector<Expr> r = TeBuilder::vars(red);
   for (size_t i = 0; i < kernel.size(); ++i)
     at.push_back(o[first + i] * w[i].stride + r[first_tap + i] * w[i].dilation);

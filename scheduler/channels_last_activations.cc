@@ -73,24 +73,27 @@ Shape moved_shape(const Shape& model, ir::ChannelLayout layout) {
 // a tensor moved to the layout that is also needed in the model's layout gets a new id.
 class Rewriter {
  public:
-  Rewriter(const Graph& g, ir::ChannelLayout layout) : g_(g), out_(g), layout_(layout) {
+  explicit Rewriter(const Graph& g) : g_(g), out_(g) {
     out_.nodes.clear();
     consumers_ = g.consumers();
   }
 
-  Graph rewrite(const std::set<int>& nodes) {
-    for (int i : nodes)
-      for (int t : g_.nodes[static_cast<size_t>(i)].outputs)
-        if (t >= 0) moved_.insert(t);
+  // Node i moved to layouts[i] (channels-first: left as it is), in chain chains[i].
+  LayoutRewrite rewrite(const std::vector<ir::ChannelLayout>& layouts,
+                        const std::vector<int>& chains) {
+    for (size_t i = 0; i < g_.nodes.size(); ++i)
+      if (!layouts[i].channels_first())
+        for (int t : g_.nodes[i].outputs)
+          if (t >= 0) moved_.insert(t);
     for (size_t i = 0; i < g_.nodes.size(); ++i) {
-      Node n = g_.nodes[i];
-      if (!nodes.count(static_cast<int>(i))) {
-        out_.nodes.push_back(std::move(n));
-        continue;
-      }
-      rewrite_node(n);
+      chain_ = chains[i];
+      layout_ = layouts[i];
+      if (layout_.channels_first())
+        emit(g_.nodes[i]);
+      else
+        rewrite_node(g_.nodes[i]);
     }
-    return ir::verify_graph(std::move(out_));
+    return LayoutRewrite{ir::verify_graph(std::move(out_)), std::move(chain_of_node_)};
   }
 
  private:
@@ -110,12 +113,13 @@ class Rewriter {
     for (int& t : n.outputs) {
       if (!needed_as_is(t)) continue;
       const int cl = add_tensor(g_.tensor(t).name + ".cl", g_.tensor(t).loc);
-      channels_last_of_[t] = cl;
+      moved_of_[{t, key(layout_)}] = cl;
       back.emplace_back(cl, t);
       t = cl;
     }
-    out_.nodes.push_back(n);
-    for (const auto& [cl, t] : back) convert(cl, t, rank, false, n.loc);
+    const SourceLoc loc = n.loc;
+    emit(std::move(n));
+    for (const auto& [cl, t] : back) convert(cl, t, rank, false, loc);
   }
 
   bool needed_as_is(int t) const {
@@ -130,10 +134,12 @@ class Rewriter {
     return false;
   }
 
-  // The channels-last tensor holding operand t of a node whose result has rank `rank`.
+  // The tensor holding operand t, in the current layout, of a node whose result has rank
+  // `rank`.
   int layout_operand(int t, size_t rank) {
-    if (auto it = channels_last_of_.find(t); it != channels_last_of_.end()) return it->second;
-    if (moved_.count(t)) return t;  // produced channels-last in place
+    if (auto it = moved_of_.find({t, key(layout_)}); it != moved_of_.end()) return it->second;
+    // Produced in place: by a node of the same chain, so in the same layout.
+    if (moved_.count(t)) return t;
     const ir::Tensor& src = g_.tensor(t);
     if (is_scalar(g_, t)) return t;  // one element: every layout is the same
     int cl = -1;
@@ -154,7 +160,7 @@ class Rewriter {
       cl = add_tensor(src.name + ".cl", src.loc);
       convert(t, cl, rank, true, src.loc);
     }
-    channels_last_of_[t] = cl;
+    moved_of_[{t, key(layout_)}] = cl;
     return cl;
   }
 
@@ -203,7 +209,7 @@ class Rewriter {
     c.inputs = {in};
     c.outputs = {out};
     c.attrs["perm"] = ir::Attr{perm, loc};
-    out_.nodes.push_back(std::move(c));
+    emit(std::move(c));
     if (out != to) reshape(out, to, model, name + ".merge", loc);
   }
 
@@ -225,8 +231,17 @@ class Rewriter {
     c.op = "Reshape";
     c.inputs = {from, static_cast<int>(out_.tensors.size()) - 1};
     c.outputs = {to};
-    out_.nodes.push_back(std::move(c));
+    emit(std::move(c));
   }
+
+  // Appends a node of the current chain (a conversion belongs to the node it serves).
+  void emit(Node n) {
+    out_.nodes.push_back(std::move(n));
+    chain_of_node_.push_back(chain_);
+  }
+
+  // A layout as a map key: -1 channels-last, else the block.
+  static int64_t key(ir::ChannelLayout l) { return l.last ? -1 : l.block; }
 
   std::string out_tensor_name(int t) const { return out_.tensors[static_cast<size_t>(t)].name; }
 
@@ -247,27 +262,76 @@ class Rewriter {
 
   const Graph& g_;
   Graph out_;
-  ir::ChannelLayout layout_;
+  std::vector<int> chain_of_node_;  // of out_'s nodes
+  ir::ChannelLayout layout_;        // of the node being rewritten
+  int chain_ = -1;                  // its chain
   std::vector<std::vector<int>> consumers_;
-  std::set<int> moved_;                  // results of rewritten nodes: channels-last
-  std::map<int, int> channels_last_of_;  // a tensor -> its channels-last copy
+  std::set<int> moved_;  // results of rewritten nodes, in their node's layout
+  std::map<std::pair<int, int64_t>, int> moved_of_;  // (tensor, layout key) -> its copy
 };
 
 }  // namespace
 
-namespace {
-
-std::optional<ir::Graph> activations_in(const ir::Graph& g, ir::ChannelLayout layout) {
-  std::set<int> nodes, moved;
+std::vector<int> activation_chains(const ir::Graph& g) {
+  ir::ChannelLayout last;
+  last.last = true;
+  std::vector<int> root(g.nodes.size(), -1);  // union-find over the moved nodes
+  auto find = [&](int i) {
+    while (root[static_cast<size_t>(i)] != i) i = root[static_cast<size_t>(i)];
+    return i;
+  };
+  std::map<int, int> producer;  // moved tensor -> its node
+  std::set<int> moved;
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const Node& n = g.nodes[i];
-    if (!is_windowed(g, n, layout) && !follows(g, n, moved)) continue;
-    nodes.insert(static_cast<int>(i));
+    if (!is_windowed(g, n, last) && !follows(g, n, moved)) continue;
+    root[i] = static_cast<int>(i);
+    for (int in : n.inputs)
+      if (auto it = producer.find(in); in >= 0 && it != producer.end())
+        root[static_cast<size_t>(find(it->second))] = static_cast<int>(i);
+    for (int t : n.outputs)
+      if (t >= 0) {
+        producer[t] = static_cast<int>(i);
+        moved.insert(t);
+      }
+  }
+  std::vector<int> chain(g.nodes.size(), -1);
+  std::map<int, int> number;  // root -> chain, in order of first node
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    if (root[i] >= 0)
+      chain[i] =
+          number.emplace(find(static_cast<int>(i)), static_cast<int>(number.size())).first->second;
+  return chain;
+}
+
+std::optional<LayoutRewrite> activations_in(const ir::Graph& g, const std::vector<int>& chains,
+                                            const std::vector<ir::ChannelLayout>& layouts) {
+  std::vector<ir::ChannelLayout> of_node(g.nodes.size());
+  std::set<int> moved;
+  bool any = false;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const Node& n = g.nodes[i];
+    if (chains[i] < 0) continue;
+    const ir::ChannelLayout layout = layouts.at(static_cast<size_t>(chains[i]));
+    if (layout.channels_first() || (!is_windowed(g, n, layout) && !follows(g, n, moved))) continue;
+    of_node[i] = layout;
+    any = true;
     for (int t : n.outputs)
       if (t >= 0) moved.insert(t);
   }
-  if (nodes.empty()) return std::nullopt;
-  return Rewriter(g, layout).rewrite(nodes);
+  if (!any) return std::nullopt;
+  return Rewriter(g).rewrite(of_node, chains);
+}
+
+namespace {
+
+std::optional<ir::Graph> whole_graph_in(const ir::Graph& g, ir::ChannelLayout layout) {
+  const std::vector<int> chains = activation_chains(g);
+  const int n = chains.empty() ? 0 : *std::max_element(chains.begin(), chains.end()) + 1;
+  std::optional<LayoutRewrite> r =
+      activations_in(g, chains, std::vector<ir::ChannelLayout>(static_cast<size_t>(n), layout));
+  if (!r) return std::nullopt;
+  return std::move(r->graph);
 }
 
 }  // namespace
@@ -275,13 +339,13 @@ std::optional<ir::Graph> activations_in(const ir::Graph& g, ir::ChannelLayout la
 std::optional<ir::Graph> channels_last_activations(const ir::Graph& g) {
   ir::ChannelLayout layout;
   layout.last = true;
-  return activations_in(g, layout);
+  return whole_graph_in(g, layout);
 }
 
 std::optional<ir::Graph> blocked_activations(const ir::Graph& g, int64_t block) {
   ir::ChannelLayout layout;
   layout.block = block;
-  return activations_in(g, layout);
+  return whole_graph_in(g, layout);
 }
 
 }  // namespace tlmc::scheduler

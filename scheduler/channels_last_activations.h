@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "ir/graph.h"
+#include "ir/shape_rules.h"
 
 namespace tlmc::scheduler {
 
@@ -22,5 +23,23 @@ std::optional<ir::Graph> channels_last_activations(const ir::Graph& g);
 // blocks keeps the model's layout. A conversion is a Transpose between two Reshapes, or a
 // Reshape alone where no element moves.
 std::optional<ir::Graph> blocked_activations(const ir::Graph& g, int64_t block);
+
+// The chains of a graph: the nodes the channels-last rewrite moves (those its blocked form
+// may move included), grouped by the tensors they pass each other: chains[i] numbers node
+// i's chain from 0 in order of first node, -1 for a node no rewrite moves. Chains meet only
+// through nodes that stay, so each may take its own layout.
+std::vector<int> activation_chains(const ir::Graph& g);
+
+// A rewritten graph, and the chain of each of its nodes (a conversion's is that of the node
+// it converts for; -1 outside every chain).
+struct LayoutRewrite {
+  ir::Graph graph;
+  std::vector<int> chain_of_node;
+};
+
+// The graph with chain c (of `chains`, activation_chains' numbering) in layouts[c]; a
+// channels-first layout leaves a chain as it is. std::nullopt when no node moves.
+std::optional<LayoutRewrite> activations_in(const ir::Graph& g, const std::vector<int>& chains,
+                                            const std::vector<ir::ChannelLayout>& layouts);
 
 }  // namespace tlmc::scheduler

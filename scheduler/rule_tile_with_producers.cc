@@ -165,16 +165,32 @@ void tile_producer(SketchBuild& b, int a) {
     const bool innermost = j + 1 == n_spatial;
     const size_t index = b.add_space(
         Space{SpaceKind::Tile, role, ta.axes[j].name + ".1"},
-        [a, j, innermost, lanes, registers, earlier](const SketchRun& r) {
+        [a, j, n_spatial, innermost, lanes, registers, earlier](const SketchRun& r) {
           int64_t rows = 1;
           for (size_t e : earlier) rows *= r.values[e];
-          std::vector<int64_t> out;
-          for (int64_t d : divisors(r.state.stages[static_cast<size_t>(a)].iters[j].extent,
-                                    innermost ? kMaxTileVectors * lanes : registers)) {
-            const int64_t vectors = innermost ? (d + lanes - 1) / lanes : d;
-            if (d == 1 || rows * vectors <= registers) out.push_back(d);
+          const std::vector<Iter>& iters = r.state.stages[static_cast<size_t>(a)].iters;
+          const int64_t extent = iters[j].extent;
+          // Rows leave room for the vectors the innermost axis will need (below).
+          int64_t reserved = 1;
+          if (!innermost) {
+            const int64_t last = iters[n_spatial - 1].extent;
+            for (int64_t d : divisors(last, kMaxTileVectors * lanes))
+              if (d >= std::min<int64_t>(lanes, last)) {
+                reserved = (d + lanes - 1) / lanes;
+                break;
+              }
           }
-          return out;
+          std::vector<int64_t> out, whole;
+          for (int64_t d : divisors(extent, innermost ? kMaxTileVectors * lanes : registers)) {
+            const int64_t vectors = innermost ? (d + lanes - 1) / lanes : d * reserved;
+            if (d == 1 || rows * vectors <= registers) out.push_back(d);
+            if (d >= std::min<int64_t>(lanes, extent) && rows * vectors <= registers)
+              whole.push_back(d);
+          }
+          // The vectorised axis takes at least a vector where it can: a narrower register
+          // tile leaves lanes idle in every instruction of the product (a tile of 4 of 16
+          // lanes ran a product with a GELU epilogue at 16 GFLOP/s against 200).
+          return innermost && !whole.empty() ? whole : out;
         },
         [a, j](SketchRun& r, int64_t inner) {
           const Iter it = r.state.stages[static_cast<size_t>(a)].iters[j];
@@ -261,18 +277,31 @@ class TileWithProducersRule : public SketchRule {
     // The -O0 policy's register tile gives the inner tiles' defaults.
     const std::vector<int64_t> default_tile = register_tile(st, root, reductions, b.target);
     const int64_t lanes = b.target.vector_lanes(ir::dtype_size(st.te.tensor(ts.output).dtype));
-    // Inner tiles first: their product bounds the local buffers of the reductions.
+    // Inner tiles first: their product bounds the local buffers of the reductions. The
+    // innermost loop is vectorised: the last whole axis, else the last split one, whose
+    // inner tile is then at least a vector where the extent and the buffer allow (as a
+    // reduction's register tile, tile_producer).
     std::map<size_t, size_t> inner_space;  // axis -> index of its inner tile's space
+    size_t vector_axis = rank;             // none among the split axes
+    if (std::find(use.begin(), use.end(), AxisUse::Whole) == use.end())
+      for (size_t a = 0; a < rank; ++a)
+        if (use[a] == AxisUse::Split) vector_axis = a;
     for (size_t a = 0; a < rank; ++a) {
       if (use[a] != AxisUse::Split) continue;
       const int64_t extent = ts.axes[a].extent;
       const std::map<size_t, size_t> before = inner_space;
+      const bool vectorised = a == vector_axis;
       inner_space[a] = b.add_space(
           Space{SpaceKind::Tile, role, axis[a] + ".2"},
-          [extent, before, element_bytes, lanes](const SketchRun& r) {
+          [extent, before, element_bytes, lanes, vectorised](const SketchRun& r) {
             int64_t tile = 1;
             for (const auto& [axis, space] : before) tile *= r.values[space];
-            return tile_sizes(extent, kMaxLocalBytes / element_bytes / tile, lanes);
+            std::vector<int64_t> sizes =
+                tile_sizes(extent, kMaxLocalBytes / element_bytes / tile, lanes);
+            std::vector<int64_t> whole;
+            for (int64_t t : sizes)
+              if (t >= std::min(lanes, extent)) whole.push_back(t);
+            return vectorised && !whole.empty() ? whole : sizes;
           },
           [](SketchRun&, int64_t) {}, at_most(default_tile[a]));
     }
@@ -322,19 +351,23 @@ class TileWithProducersRule : public SketchRule {
                             iter_name(st, root, static_cast<size_t>(lead)) + ".0") -
                   outer.begin();
     add_outer_parallel_steps(b, root, outer, rest, preferred);
-    // Readers first: a reduction attaches once every stage reading it is in place. 1 leaves
-    // a producer at the root, computed whole before the root: a stage kept for the
-    // reductions may fit no tile (its rows span whole axes: a Softmax row of 40,000), and a
-    // producer may not be computed inside a loop its reader runs outside of, so without it a
-    // point could reach a producer with no valid place.
+    // Readers first: a reduction attaches once every stage reading it is in place. Where a
+    // stage is kept for the reductions, 1 leaves a producer at the root, computed whole
+    // before the root: the kept stage may fit no tile (its rows span whole axes: a Softmax
+    // row of 40,000), and a producer may not be computed inside a loop its reader runs
+    // outside of, so without it a point could reach a producer with no valid place. Other
+    // groups (a product or convolution and its epilogue) never need it and do not list it:
+    // a value the language model never saw there is one it may pick blindly.
     const int64_t levels = static_cast<int64_t>(middle.empty() ? 1 : 2);
     const std::string last_middle = middle.empty() ? "" : middle.back();
+    const bool keeps = reductions.size() != producers.size();
     for (auto p = producers.rbegin(); p != producers.rend(); ++p) {
       const int producer = *p;
       b.add_space(
           Space{SpaceKind::ComputeAt, b.role(producer), "-"},
-          [has_outer, levels](const SketchRun&) {
-            std::vector<int64_t> at = {1};
+          [has_outer, levels, keeps](const SketchRun&) {
+            std::vector<int64_t> at;
+            if (keeps) at.push_back(1);
             if (has_outer) at.push_back(2);
             if (levels == 2) at.push_back(3);
             return at;

@@ -1,16 +1,24 @@
-// A model with convolutions may run its activations in the model's layout or channels-last
-// (with conversions where the chain meets the graph's boundary). -O3 tunes the subgraphs of
-// both; the library is built in the layout whose records add up to less latency, and
-// follows the records when they change their minds. The user may fix the layout instead.
+// A model with convolutions may run its activations in the model's layout, channels-last or
+// with blocked channels (with conversions where a chain meets the rest of the graph). -O3
+// tunes the subgraphs of all; the library is built in the layout whose records add up to
+// less latency, or with each chain in the layout its records favour, and follows the
+// records when they change their minds. The user may fix the layout instead.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <set>
+#include <sstream>
+#include <vector>
 
 #include "driver/compile.h"
 #include "driver/confirm_in_model.h"
+#include "driver/layout_plans.h"
+#include "frontend/fold_constants.h"
 #include "ir/target.h"
+#include "ir/te_text.h"
+#include "scheduler/sketch_rules.h"
 #include "scheduler/tuning_db.h"
 #include "support/test_support.h"
 
@@ -20,9 +28,9 @@ namespace {
 const char* const kConv = R"(tlmc: 1
 name: conv
 inputs:
-  x: {shape: [1, 8, 12, 12]}
+  x: {shape: [1, 12, 12, 12]}
 weights:
-  w: {shape: [16, 8, 3, 3], init: {uniform: [-0.3, 0.3]}, seed: 3}
+  w: {shape: [16, 12, 3, 3], init: {uniform: [-0.3, 0.3]}, seed: 3}
 nodes:
   - {op: Conv, inputs: [x, w], outputs: [c], attrs: {pads: [1, 1, 1, 1]}}
   - {op: Relu, inputs: [c], outputs: [y]}
@@ -52,6 +60,7 @@ TEST(ActivationLayouts, TheFasterLayoutIsCompiled) {
                                     " -O3 --trials 32 --tuning-db " + db + " -o " + dir.file("a"));
   ASSERT_EQ(tuned.exit_code, 0) << tuned.out;
   // The model's layout: Conv + Relu. Channels-last: x converted, Conv + Relu, y converted.
+  // (12 input channels are no whole block of any vector width: no blocked plan.)
   EXPECT_NE(tuned.out.find("tuned 4 subgraphs"), std::string::npos) << tuned.out;
   EXPECT_NE(tuned.out.find("layout plans (estimated latency): 0: "), std::string::npos)
       << tuned.out;
@@ -93,6 +102,69 @@ TEST(ActivationLayouts, TheFasterLayoutIsCompiled) {
   CommandResult check = run_command(std::string(TLMC_EXE) + " -O0 " + dir.file("conv.yaml") +
                                     " --check --tuning-db " + db);
   EXPECT_EQ(check.exit_code, 0) << check.out;
+}
+
+// Two chains, a dense convolution and a depthwise one, apart (a Softmax over the channels
+// between them stays in the model's layout): with records that favour blocked channels for the
+// first and channels-last for the second, the library mixes them, and computes the model.
+TEST(ActivationLayouts, EachChainTakesTheLayoutItsRecordsFavour) {
+  if (ir::host_target().isa == ir::Isa::Generic) GTEST_SKIP() << "no vector ISA: one layout";
+  TempDir dir;
+  write_file(dir.file("two.yaml"), R"(tlmc: 1
+name: two
+inputs:
+  x: {shape: [1, 16, 10, 10]}
+weights:
+  w1: {shape: [32, 16, 3, 3], init: {uniform: [-0.3, 0.3]}, seed: 1}
+  w2: {shape: [32, 1, 3, 3], init: {uniform: [-0.3, 0.3]}, seed: 2}
+nodes:
+  - {op: Conv, inputs: [x, w1], outputs: [c1], attrs: {pads: [1, 1, 1, 1]}}
+  - {op: Relu, inputs: [c1], outputs: [r1]}
+  - {op: Softmax, inputs: [r1], outputs: [n1], attrs: {axis: 1}}
+  - {op: Conv, inputs: [n1, w2], outputs: [y], attrs: {pads: [1, 1, 1, 1], group: 32}}
+outputs: [y]
+)");
+  driver::CompileOptions o;
+  o.model_path = dir.file("two.yaml");
+  o.target = ir::host_target();
+  o.tuning_db = dir.file("t.db");
+  const ir::Graph graph = frontend::fold_constants(driver::read_model(o));
+  const driver::SplitModel split =
+      driver::split_model(graph, o.target, driver::ActivationLayout::Auto, nullptr);
+  ASSERT_EQ(split.plans.size(), 3u) << "the model's layout, channels-last, blocked";
+  // Each subgraph's -O0 schedule, recorded with a time that favours the blocked plan for
+  // the first chain (0) and channels-last for the second (1).
+  std::map<std::string, double> seconds;
+  for (const driver::LayoutPlan& plan : split.plans)
+    for (const driver::Occurrence& c : plan.occurrences) {
+      const int chain = plan.chain_of_node.at(static_cast<size_t>(c.nodes[0]));
+      const bool favoured =
+          chain < 0 || (chain == 0 && plan.blocked) || (chain == 1 && plan.channels_last);
+      const std::string& key = split.distinct[static_cast<size_t>(c.distinct)].key;
+      // A kernel two chains share (the same conversion back) takes the faster time.
+      const double t = favoured ? 1e-6 : 1e-4;
+      seconds[key] = seconds.count(key) ? std::min(seconds[key], t) : t;
+    }
+  std::vector<scheduler::TuningRecord> records;
+  for (const driver::Distinct& d : split.distinct) {
+    const scheduler::Sketches sketches = scheduler::generate_sketches(d.lowered.program, o.target);
+    records.push_back(scheduler::TuningRecord{
+        d.key, o.target.descriptor(),
+        scheduler::space_schedule_text(
+            sketches, scheduler::SpacePoint{0, scheduler::default_values(sketches[0])}),
+        scheduler::MeasureStatus::Ok, seconds.at(d.key), "", "2026-11-26T10:00:00Z",
+        ir::te_to_text(d.lowered.program), 0});
+  }
+  scheduler::TuningDb::open(o.tuning_db, true).add(records);
+  std::ostringstream log;
+  o.log_stream = &log;
+  driver::compile_model(o);
+  EXPECT_NE(log.str().find("tlmc: activation layout: mixed (tuning records)"), std::string::npos)
+      << log.str();
+  CommandResult check = run_command(std::string(TLMC_EXE) + " -O0 " + o.model_path +
+                                    " --check -v --tuning-db " + o.tuning_db);
+  EXPECT_EQ(check.exit_code, 0) << check.out;
+  EXPECT_NE(check.out.find("activation layout: mixed"), std::string::npos) << check.out;
 }
 
 // --activation-layout fixes the layout: -O3 tunes that layout's subgraphs only, and every

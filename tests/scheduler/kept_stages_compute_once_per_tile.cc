@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -97,6 +98,42 @@ TEST(KeptStages, EveryRandomPointOfASoftmaxCompletes) {
       EXPECT_FALSE(ir::loop_str(lower_schedule(st, "k")).empty()) << shape;
     }
   }
+}
+
+// Leaving a producer at the root is listed only where a stage is kept for the reductions
+// (where it may be needed); a product's fused tile lists per outer and per middle tile, as
+// the language model was trained on.
+TEST(KeptStages, OnlyGroupsWithAKeptStageListTheRoot) {
+  auto compute_at_values = [](const std::string& yaml) {
+    std::set<int64_t> values;
+    const ir::TeProgram program = program_of(yaml);
+    for (const Sketch& sketch : generate_sketches(program, avx512())) {
+      SketchCursor c(sketch);
+      const std::vector<int64_t> point = default_values(sketch);
+      for (size_t i = 0; !c.done(); ++i) {
+        if (c.space().kind == SpaceKind::ComputeAt)
+          values.insert(c.valid_values().begin(), c.valid_values().end());
+        c.choose(point[i]);
+      }
+    }
+    return values;
+  };
+  EXPECT_TRUE(
+      compute_at_values(model("  - {op: Softmax, inputs: [x], outputs: [y], attrs: {axis: -1}}\n"))
+          .count(1));
+  EXPECT_FALSE(compute_at_values(R"(tlmc: 1
+name: m
+inputs:
+  x: {shape: [64, 96]}
+weights:
+  w: {shape: [96, 128], init: {uniform: [-1, 1]}, seed: 1}
+  b: {shape: [128], init: {uniform: [-1, 1]}, seed: 2}
+nodes:
+  - {op: MatMul, inputs: [x, w], outputs: [z]}
+  - {op: Add, inputs: [z, b], outputs: [y]}
+outputs: [y]
+)")
+                   .count(1));
 }
 
 }  // namespace
