@@ -8,6 +8,7 @@ packages=(
   libyaml-cpp-dev libboost-program-options-dev           # frontend, driver
   libonnx-dev libprotobuf-dev protobuf-compiler          # ONNX import
   python3-onnx python3-torch python3-torchvision        # model-zoo and ONNX conformance tests
+  python3-yaml                                           # bench/activation_layouts.py
   libsqlite3-dev                                         # the tuning database
   libxgboost-dev                                         # the search's cost model
   llvm-14-dev libclang-cpp14-dev libclang-14-dev         # in-process compilation of candidates
