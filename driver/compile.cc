@@ -232,14 +232,6 @@ size_t choose_plan(const CompileOptions& o, const std::vector<LayoutPlan>& plans
   return chosen;
 }
 
-// The layout of a plan's chains: that of every chain of a plan split_model built.
-ir::ChannelLayout plan_layout(const LayoutPlan& plan, const ir::Target& target) {
-  ir::ChannelLayout l;
-  l.last = plan.channels_last;
-  if (plan.blocked) l.block = channel_block_of(target);
-  return l;
-}
-
 // A plan with each chain in the layout whose subgraphs serving it (those whose first node
 // in a chain is of it, conversions included) take least time by the records, among the
 // plans of one layout throughout whose subgraphs serving the chain all have a record: the
@@ -249,15 +241,14 @@ ir::ChannelLayout plan_layout(const LayoutPlan& plan, const ir::Target& target) 
 void add_mixed_plan(const CompileOptions& o, const ir::Graph& graph, const scheduler::TuningDb& db,
                     SplitModel& split, std::vector<std::optional<KernelRecords>>& records) {
   const std::vector<int> chains = scheduler::activation_chains(graph);
-  const int n_chains = chains.empty() ? 0 : *std::max_element(chains.begin(), chains.end()) + 1;
+  const size_t n_chains = scheduler::chain_count(chains);
   if (n_chains < 2 || split.plans.size() < 2) return;
-  std::vector<int> best_plan(static_cast<size_t>(n_chains), -1);
-  std::vector<double> best_cost(static_cast<size_t>(n_chains), 0);
+  std::vector<int> best_plan(n_chains, -1);
+  std::vector<double> best_cost(n_chains, 0);
   for (size_t p = 0; p < split.plans.size(); ++p) {
     const LayoutPlan& plan = split.plans[p];
-    if (plan.name == "mixed") continue;
-    std::vector<double> cost(static_cast<size_t>(n_chains), 0);
-    std::vector<bool> complete(static_cast<size_t>(n_chains), true);
+    std::vector<double> cost(n_chains, 0);
+    std::vector<bool> complete(n_chains, true);
     for (const Occurrence& c : plan.occurrences) {
       int chain = -1;
       for (int node : c.nodes)
@@ -279,15 +270,13 @@ void add_mixed_plan(const CompileOptions& o, const ir::Graph& graph, const sched
       std::all_of(best_plan.begin(), best_plan.end(), [&](int p) { return p == best_plan[0]; }))
     return;
   std::vector<ir::ChannelLayout> layouts;
-  for (int p : best_plan)
-    layouts.push_back(plan_layout(split.plans[static_cast<size_t>(p)], o.target));
+  for (int p : best_plan) layouts.push_back(split.plans[static_cast<size_t>(p)].layout);
   std::optional<scheduler::LayoutRewrite> mixed = scheduler::activations_in(graph, chains, layouts);
   if (!mixed) return;
   const size_t known = split.distinct.size();
   add_plan(
       split,
-      LayoutPlan{
-          "mixed", false, false, std::move(mixed->graph), std::move(mixed->chain_of_node), {}, {}},
+      LayoutPlan{"mixed", {}, std::move(mixed->graph), std::move(mixed->chain_of_node), {}, {}},
       o.target);
   for (size_t k = known; k < split.distinct.size(); ++k)
     records.push_back(kernel_records(o, db, split.distinct[k].lowered.program));
@@ -561,7 +550,7 @@ CompiledModel compile_model(const CompileOptions& options) {
   std::vector<Distinct>& distinct = split.distinct;
   // Without complete records, -O0's rule: channels-last when there is a dense convolution.
   const auto last =
-      std::find_if(plans.begin(), plans.end(), [](const LayoutPlan& p) { return p.channels_last; });
+      std::find_if(plans.begin(), plans.end(), [](const LayoutPlan& p) { return p.layout.last; });
   const size_t rule = last != plans.end() && has_dense_convolution(graph)
                           ? static_cast<size_t>(last - plans.begin())
                           : 0;

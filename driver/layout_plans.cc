@@ -11,11 +11,6 @@
 
 namespace tlmc::driver {
 
-int64_t channel_block_of(const ir::Target& target) {
-  const int64_t lanes = target.vector_lanes(4);
-  return lanes > 1 ? lanes : 0;
-}
-
 void add_plan(SplitModel& m, LayoutPlan plan, const ir::Target& target) {
   const size_t p = m.plans.size();
   for (Distinct& d : m.distinct) d.occurrences.resize(p + 1, 0);
@@ -50,47 +45,39 @@ SplitModel split_model(const ir::Graph& graph, const ir::Target& target, Activat
   // mixing them chain by chain), else -O0's rule: channels-last when there is a dense
   // convolution.
   const std::vector<int> chains = scheduler::activation_chains(graph);
-  const size_t n_chains =
-      chains.empty() ? 0 : static_cast<size_t>(*std::max_element(chains.begin(), chains.end()) + 1);
-  auto in = [&](ir::ChannelLayout l) {
-    return scheduler::activations_in(graph, chains, std::vector<ir::ChannelLayout>(n_chains, l));
-  };
   std::vector<LayoutPlan> plans;
-  if (layout == ActivationLayout::ChannelsLast ||
-      (layout == ActivationLayout::Auto && target.isa != ir::Isa::Generic)) {
+  // A plan of every chain in layout l, named `name`, when it moves any node.
+  auto add_in = [&](ir::ChannelLayout l, const char* name) {
+    std::optional<scheduler::LayoutRewrite> r = scheduler::activations_in(
+        graph, chains, std::vector<ir::ChannelLayout>(scheduler::chain_count(chains), l));
+    if (r)
+      plans.push_back(
+          LayoutPlan{name, l, std::move(r->graph), std::move(r->chain_of_node), {}, {}});
+    return r.has_value();
+  };
+  const bool vectors = target.isa != ir::Isa::Generic;
+  if (layout == ActivationLayout::ChannelsLast || (layout == ActivationLayout::Auto && vectors)) {
     ir::ChannelLayout last;
     last.last = true;
-    if (std::optional<scheduler::LayoutRewrite> cl = in(last))
-      plans.push_back(LayoutPlan{"channels-last",
-                                 true,
-                                 false,
-                                 std::move(cl->graph),
-                                 std::move(cl->chain_of_node),
-                                 {},
-                                 {}});
-    else if (layout == ActivationLayout::ChannelsLast && log)
+    if (!add_in(last, "channels-last") && layout == ActivationLayout::ChannelsLast && log)
       *log << "tlmc: note: no convolution or pool to compute channels-last; "
               "the model's layout it is\n";
   }
-  if (layout == ActivationLayout::Blocked ||
-      (layout == ActivationLayout::Auto && target.isa != ir::Isa::Generic)) {
+  if (layout == ActivationLayout::Blocked || (layout == ActivationLayout::Auto && vectors)) {
     // Blocks of one vector of float32 (the channels of a position: the vector a convolution's
     // register tile accumulates).
+    const int64_t lanes = target.vector_lanes(4);
     ir::ChannelLayout blocked;
-    blocked.block = channel_block_of(target);
-    std::optional<scheduler::LayoutRewrite> b;
-    if (blocked.block) b = in(blocked);
-    if (b)
-      plans.push_back(LayoutPlan{
-          "blocked", false, true, std::move(b->graph), std::move(b->chain_of_node), {}, {}});
-    else if (layout == ActivationLayout::Blocked && log)
+    blocked.block = lanes > 1 ? lanes : 0;
+    if (!(blocked.block && add_in(blocked, "blocked")) && layout == ActivationLayout::Blocked &&
+        log)
       *log << "tlmc: note: no convolution or pool whose channels are whole blocks"
            << (blocked.block ? " of " + std::to_string(blocked.block) : " (no vectors)")
            << "; the model's layout it is\n";
   }
   if ((layout != ActivationLayout::ChannelsLast && layout != ActivationLayout::Blocked) ||
       plans.empty())
-    plans.insert(plans.begin(), LayoutPlan{kModelLayout, false, false, graph, chains, {}, {}});
+    plans.insert(plans.begin(), LayoutPlan{kModelLayout, {}, graph, chains, {}, {}});
 
   // Each distinct subgraph (by workload key) is lowered, scheduled and compiled once.
   SplitModel m;

@@ -10,6 +10,7 @@
 #include "driver/compile.h"
 #include "ir/graph.h"
 #include "ir/lower.h"
+#include "ir/shape_rules.h"
 #include "ir/target.h"
 #include "scheduler/partition.h"
 
@@ -39,9 +40,9 @@ inline constexpr const char* kModelLayout = "model layout";
 // convolutions and pools (scheduler::activation_chains of the model's graph) is in one
 // layout; a plan built from the tuning records may mix them.
 struct LayoutPlan {
-  std::string name;            // for messages
-  bool channels_last = false;  // every chain channels-last
-  bool blocked = false;        // every chain blocked
+  std::string name;  // for messages
+  // Every chain's layout; channels-first for the model's own and for a plan that mixes them.
+  ir::ChannelLayout layout;
   ir::Graph graph;
   std::vector<int> chain_of_node;  // of graph's nodes (-1 outside every chain)
   scheduler::Partition partition;
@@ -60,8 +61,5 @@ SplitModel split_model(const ir::Graph& graph, const ir::Target& target, Activat
 // Partitions and lowers `plan` into m: its subgraphs join m.distinct (by workload key) and
 // every distinct subgraph counts its occurrences in the new plan, the last of m.plans.
 void add_plan(SplitModel& m, LayoutPlan plan, const ir::Target& target);
-
-// The channel layout of the blocked plans: blocks of one float32 vector (0: no vectors).
-int64_t channel_block_of(const ir::Target& target);
 
 }  // namespace tlmc::driver

@@ -376,12 +376,7 @@ std::vector<lm::Sentence> demonstrations(const std::string& db_path, int top, do
     std::vector<std::pair<const scheduler::TuningRecord*, scheduler::SpacePoint>> points;
     for (const scheduler::TuningRecord& r : records) {
       std::optional<scheduler::SpacePoint> point =
-          scheduler::parse_space_schedule(sketches, r.schedule);
-      try {
-        if (point) sketches[point->sketch].decisions(point->values);
-      } catch (const scheduler::InvalidDecision&) {
-        point.reset();
-      }
+          scheduler::listed_space_point(sketches, r.schedule);
       if (point)
         points.emplace_back(&r, std::move(*point));
       else

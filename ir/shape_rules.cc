@@ -146,37 +146,6 @@ bool is_channels_last(const Node& n) {
   return it != n.attrs.end() && std::get<int64_t>(it->second.value) != 0;
 }
 
-size_t channel_axis(const Node& n, size_t rank) { return is_channels_last(n) ? rank - 1 : 1; }
-
-Shape channels_last_shape(const Shape& channels_first) {
-  Shape s = {channels_first.at(0)};
-  s.insert(s.end(), channels_first.begin() + 2, channels_first.end());
-  s.push_back(channels_first.at(1));
-  return s;
-}
-
-Shape channels_first_shape(const Shape& channels_last) {
-  Shape s = {channels_last.at(0), channels_last.back()};
-  s.insert(s.end(), channels_last.begin() + 1, channels_last.end() - 1);
-  return s;
-}
-
-std::vector<uint8_t> move_channels(const std::vector<uint8_t>& bytes, const Shape& channels_first,
-                                   size_t elem_size, bool to_last) {
-  std::vector<uint8_t> out(bytes.size());
-  const int64_t batch = channels_first.at(0), channels = channels_first.at(1);
-  const int64_t plane = batch * channels == 0 ? 0 : shape_numel(channels_first) / batch / channels;
-  for (int64_t n = 0; n < batch; ++n)
-    for (int64_t c = 0; c < channels; ++c)
-      for (int64_t p = 0; p < plane; ++p) {
-        const int64_t first = (n * channels + c) * plane + p, last = (n * plane + p) * channels + c;
-        const int64_t src = to_last ? first : last, dst = to_last ? last : first;
-        std::memcpy(out.data() + static_cast<size_t>(dst) * elem_size,
-                    bytes.data() + static_cast<size_t>(src) * elem_size, elem_size);
-      }
-  return out;
-}
-
 ChannelLayout channel_layout(const Node& n) {
   ChannelLayout l;
   l.last = is_channels_last(n);
@@ -198,35 +167,39 @@ int64_t channel_count(const Shape& s, ChannelLayout l) {
 }
 
 Shape layout_shape(const Shape& channels_first, ChannelLayout l) {
-  if (l.last) return channels_last_shape(channels_first);
-  if (!l.block) return channels_first;
-  Shape s = {channels_first.at(0), channels_first.at(1) / l.block};
+  if (l.channels_first()) return channels_first;
+  Shape s = {channels_first.at(0)};
+  if (l.block) s.push_back(channels_first.at(1) / l.block);
   s.insert(s.end(), channels_first.begin() + 2, channels_first.end());
-  s.push_back(l.block);
+  s.push_back(l.last ? channels_first.at(1) : l.block);
   return s;
 }
 
 Shape channels_first_shape(const Shape& s, ChannelLayout l) {
-  if (l.last) return channels_first_shape(s);
-  if (!l.block) return s;
-  Shape cf = {s.at(0), s.at(1) * s.back()};
-  cf.insert(cf.end(), s.begin() + 2, s.end() - 1);
+  if (l.channels_first()) return s;
+  Shape cf = {s.at(0), channel_count(s, l)};
+  cf.insert(cf.end(), s.begin() + (l.block ? 2 : 1), s.end() - 1);
   return cf;
 }
 
 std::vector<uint8_t> move_channels(const std::vector<uint8_t>& bytes, const Shape& channels_first,
                                    size_t elem_size, ChannelLayout l, bool to_layout) {
-  if (l.last) return move_channels(bytes, channels_first, elem_size, to_layout);
-  if (!l.block) return bytes;
+  if (l.channels_first()) return bytes;
   std::vector<uint8_t> out(bytes.size());
-  const int64_t batch = channels_first.at(0), channels = channels_first.at(1), b = l.block;
+  const int64_t batch = channels_first.at(0), channels = channels_first.at(1);
   const int64_t plane = batch * channels == 0 ? 0 : shape_numel(channels_first) / batch / channels;
+  // Element (n, c, p) of [N, C, positions] in the layout: [N, positions, C], or
+  // [N, C/B, positions, B].
+  const int64_t b = l.block;
+  auto moved = [&](int64_t n, int64_t c, int64_t p) {
+    return l.last ? (n * plane + p) * channels + c
+                  : ((n * (channels / b) + c / b) * plane + p) * b + c % b;
+  };
   for (int64_t n = 0; n < batch; ++n)
     for (int64_t c = 0; c < channels; ++c)
       for (int64_t p = 0; p < plane; ++p) {
-        const int64_t first = (n * channels + c) * plane + p,
-                      blocked = ((n * (channels / b) + c / b) * plane + p) * b + c % b;
-        const int64_t src = to_layout ? first : blocked, dst = to_layout ? blocked : first;
+        const int64_t first = (n * channels + c) * plane + p, there = moved(n, c, p);
+        const int64_t src = to_layout ? first : there, dst = to_layout ? there : first;
         std::memcpy(out.data() + static_cast<size_t>(dst) * elem_size,
                     bytes.data() + static_cast<size_t>(src) * elem_size, elem_size);
       }

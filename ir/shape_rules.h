@@ -42,16 +42,6 @@ SpatialGeometry spatial_geometry(const Graph& g, const Node& n);
 // are [N, spatial..., C] rather than ONNX's [N, C, spatial...] (scheduler/
 // channels_last_activations.h writes such nodes).
 bool is_channels_last(const Node& n);
-// The channel dimension of such a node's input and output: 1, or rank - 1 when channels-last.
-size_t channel_axis(const Node& n, size_t rank);
-// [N, C, s...] as [N, s..., C]: the shape of a tensor moved to channels-last.
-Shape channels_last_shape(const Shape& channels_first);
-// [N, s..., C] as [N, C, s...]: the inverse.
-Shape channels_first_shape(const Shape& channels_last);
-// The dense elements (each elem_size bytes) of a tensor of shape `channels_first` moved to
-// channels-last order (to_last), or from it back to channels-first order.
-std::vector<uint8_t> move_channels(const std::vector<uint8_t>& bytes, const Shape& channels_first,
-                                   size_t elem_size, bool to_last);
 
 // How a Conv or pooling node lays out its input and output activations, by tlmc's attributes
 // channels_last and channel_block (never ONNX's): [N, C, s...] (ONNX's); [N, s..., C]

@@ -194,14 +194,17 @@ class Rewriter {
         for (size_t i = 2; i < rank; ++i) perm.push_back(static_cast<int64_t>(i));
       }
     }
-    Shape split = {model[0], layout_.block ? model[1] / layout_.block : 0, layout_.block};
-    split.insert(split.end(), model.begin() + 2, model.end());
-    int in = from;
+    // Blocked channels pass through [N, C/B, B, s...]: reshaped to it before the Transpose
+    // (to the layout), or from it after (back).
+    int in = from, out = to;
     if (layout_.block && to_layout) {
+      Shape split = {model[0], model[1] / layout_.block, layout_.block};
+      split.insert(split.end(), model.begin() + 2, model.end());
       in = add_tensor(name + ".blocks", loc);
       reshape(from, in, split, name + ".blocks", loc);
+    } else if (layout_.block) {
+      out = add_tensor(name + ".blocks", loc);
     }
-    const int out = layout_.block && !to_layout ? add_tensor(name + ".blocks", loc) : to;
     Node c;
     c.name = name;
     c.loc = loc;
@@ -304,6 +307,11 @@ std::vector<int> activation_chains(const ir::Graph& g) {
   return chain;
 }
 
+size_t chain_count(const std::vector<int>& chains) {
+  return chains.empty() ? 0
+                        : static_cast<size_t>(*std::max_element(chains.begin(), chains.end()) + 1);
+}
+
 std::optional<LayoutRewrite> activations_in(const ir::Graph& g, const std::vector<int>& chains,
                                             const std::vector<ir::ChannelLayout>& layouts) {
   std::vector<ir::ChannelLayout> of_node(g.nodes.size());
@@ -327,9 +335,8 @@ namespace {
 
 std::optional<ir::Graph> whole_graph_in(const ir::Graph& g, ir::ChannelLayout layout) {
   const std::vector<int> chains = activation_chains(g);
-  const int n = chains.empty() ? 0 : *std::max_element(chains.begin(), chains.end()) + 1;
   std::optional<LayoutRewrite> r =
-      activations_in(g, chains, std::vector<ir::ChannelLayout>(static_cast<size_t>(n), layout));
+      activations_in(g, chains, std::vector<ir::ChannelLayout>(chain_count(chains), layout));
   if (!r) return std::nullopt;
   return std::move(r->graph);
 }

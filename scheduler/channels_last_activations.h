@@ -29,6 +29,8 @@ std::optional<ir::Graph> blocked_activations(const ir::Graph& g, int64_t block);
 // i's chain from 0 in order of first node, -1 for a node no rewrite moves. Chains meet only
 // through nodes that stay, so each may take its own layout.
 std::vector<int> activation_chains(const ir::Graph& g);
+// The number of chains activation_chains numbered.
+size_t chain_count(const std::vector<int>& chains);
 
 // A rewritten graph, and the chain of each of its nodes (a conversion's is that of the node
 // it converts for; -1 outside every chain).

@@ -243,4 +243,14 @@ std::optional<SpacePoint> parse_space_schedule(const Sketches& sketches, const s
   return std::nullopt;
 }
 
+std::optional<SpacePoint> listed_space_point(const Sketches& sketches, const std::string& text) {
+  std::optional<SpacePoint> point = parse_space_schedule(sketches, text);
+  try {
+    if (point) sketches[point->sketch].decisions(point->values);
+  } catch (const InvalidDecision&) {
+    return std::nullopt;
+  }
+  return point;
+}
+
 }  // namespace tlmc::scheduler

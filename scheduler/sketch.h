@@ -151,6 +151,9 @@ std::optional<std::vector<int64_t>> parse_space_schedule(const Sketch& sketch,
 // The same for a point of several sketches (the one the text names).
 std::string space_schedule_text(const Sketches& sketches, const SpacePoint& point);
 std::optional<SpacePoint> parse_space_schedule(const Sketches& sketches, const std::string& text);
+// The same, and only where every value is one its space lists given the values before it:
+// a record of the spaces of another tlmc, or with a value a space no longer lists, is none.
+std::optional<SpacePoint> listed_space_point(const Sketches& sketches, const std::string& text);
 
 // The decisions of a tuning record's schedule text for `program`: a decision list
 // ("tlmc-schedule 1") or a point of the program's sketch ("tlmc-schedule 2"). nullopt when

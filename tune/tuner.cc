@@ -146,13 +146,8 @@ void start(TaskState& s, int index, CostModel& model, const ir::Target& target,
     // Records of another tlmc (a sketch or space that changed, a value no longer listed)
     // are left out: neither observed nor counted.
     std::optional<scheduler::SpacePoint> point =
-        scheduler::parse_space_schedule(s.sketches, r.schedule);
+        scheduler::listed_space_point(s.sketches, r.schedule);
     if (!point) continue;
-    try {
-      s.sketches[point->sketch].decisions(point->values);
-    } catch (const scheduler::InvalidDecision&) {
-      continue;
-    }
     MeasureResult m;
     m.status = r.status;
     m.seconds = r.seconds;

@@ -139,7 +139,7 @@ outputs: [y]
     for (const driver::Occurrence& c : plan.occurrences) {
       const int chain = plan.chain_of_node.at(static_cast<size_t>(c.nodes[0]));
       const bool favoured =
-          chain < 0 || (chain == 0 && plan.blocked) || (chain == 1 && plan.channels_last);
+          chain < 0 || (chain == 0 && plan.layout.block) || (chain == 1 && plan.layout.last);
       const std::string& key = split.distinct[static_cast<size_t>(c.distinct)].key;
       // A kernel two chains share (the same conversion back) takes the faster time.
       const double t = favoured ? 1e-6 : 1e-4;
