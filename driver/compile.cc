@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -204,30 +205,77 @@ bool has_dense_convolution(const ir::Graph& g) {
                      [](const ir::Node& n) { return n.op == "Conv" && n.attr_int("group") == 1; });
 }
 
-// The layout plan the model is built in: the one of least latency by the tuning records
-// (occurrences times each subgraph's fastest record alone), among the plans whose every subgraph
-// has a record; else `fallback`, -O0's choice. A random schedule draws it.
+// Plan p's latency by the tuning records: each subgraph's fastest record alone, times its
+// occurrences, summed; -1 when a subgraph of the plan has no record.
+double estimated_seconds(size_t p, const std::vector<Distinct>& distinct,
+                         const std::vector<std::optional<KernelRecords>>& records) {
+  double latency = 0;
+  for (size_t k = 0; k < distinct.size() && latency >= 0; ++k) {
+    if (distinct[k].occurrences[p] == 0) continue;
+    latency = records[k] ? latency + distinct[k].occurrences[p] * records[k]->best_seconds : -1;
+  }
+  return latency;
+}
+
+// The tuning database's fact that holds a plan's latency as -O3 measured it in the model
+// (time_plans): named by the target, the library's threads and the plan's kernels in call
+// order. Its value is "SECONDS ESTIMATE", the estimate (estimated_seconds) of when it was
+// measured: once the records change, the measurement lapses.
+std::string plan_fact_key(const CompileOptions& o, const LayoutPlan& plan,
+                          const std::vector<Distinct>& distinct) {
+  std::string calls;
+  for (const Occurrence& c : plan.occurrences)
+    calls += distinct[static_cast<size_t>(c.distinct)].key + " ";
+  return "plan_seconds " + o.target.descriptor() + " threads=" + std::to_string(o.threads) + " " +
+         ir::text_key(calls);
+}
+
+std::optional<double> measured_seconds(const CompileOptions& o, const scheduler::TuningDb& db,
+                                       const LayoutPlan& plan,
+                                       const std::vector<Distinct>& distinct, double estimate) {
+  const std::optional<std::string> fact = db.fact(plan_fact_key(o, plan, distinct));
+  if (!fact) return std::nullopt;
+  std::istringstream in(*fact);
+  double seconds = 0;
+  double measured_estimate = 0;
+  if (!(in >> seconds >> measured_estimate) || seconds <= 0) return std::nullopt;
+  if (std::abs(measured_estimate - estimate) > 1e-9 * estimate) return std::nullopt;
+  return seconds;
+}
+
+// The layout plan the model is built in: the one of least latency among the plans whose every
+// subgraph has a record, as -O3 measured them in the model when every such plan has a
+// measurement that has not lapsed, else by the records (estimated_seconds); else `fallback`,
+// -O0's choice. A random schedule draws it.
 size_t choose_plan(const CompileOptions& o, const std::vector<LayoutPlan>& plans,
                    const std::vector<Distinct>& distinct,
-                   const std::vector<std::optional<KernelRecords>>& records, size_t fallback) {
+                   const std::vector<std::optional<KernelRecords>>& records,
+                   const scheduler::TuningDb& db, size_t fallback) {
   if (o.random_schedule_seed >= 0)
     return static_cast<size_t>(o.random_schedule_seed) % plans.size();
+  std::vector<double> estimate(plans.size());
+  std::vector<double> measured(plans.size(), -1);
+  bool all_measured = true;
+  for (size_t p = 0; p < plans.size(); ++p) {
+    estimate[p] = estimated_seconds(p, distinct, records);
+    if (estimate[p] < 0) continue;
+    const std::optional<double> m = measured_seconds(o, db, plans[p], distinct, estimate[p]);
+    measured[p] = m ? *m : -1;
+    all_measured = all_measured && m;
+  }
+  const std::vector<double>& latency = all_measured ? measured : estimate;
   size_t chosen = fallback;
   double chosen_latency = -1;
-  for (size_t p = 0; p < plans.size(); ++p) {
-    double latency = 0;
-    for (size_t k = 0; k < distinct.size() && latency >= 0; ++k) {
-      if (distinct[k].occurrences[p] == 0) continue;
-      latency = records[k] ? latency + distinct[k].occurrences[p] * records[k]->best_seconds : -1;
-    }
-    if (latency >= 0 && (chosen_latency < 0 || latency < chosen_latency)) {
+  for (size_t p = 0; p < plans.size(); ++p)
+    if (latency[p] >= 0 && (chosen_latency < 0 || latency[p] < chosen_latency)) {
       chosen = p;
-      chosen_latency = latency;
+      chosen_latency = latency[p];
     }
-  }
   if (o.log_stream && plans.size() > 1)
     *o.log_stream << "tlmc: activation layout: " << plans[chosen].name
-                  << (chosen_latency < 0 ? " (no complete tuning records)" : " (tuning records)")
+                  << (chosen_latency < 0 ? " (no complete tuning records)"
+                      : all_measured     ? " (measured in the model)"
+                                         : " (tuning records)")
                   << "\n";
   return chosen;
 }
@@ -513,6 +561,71 @@ void time_in_model(const CompileOptions& o, const ir::Graph& model_graph, const 
   *o.progress_stream << line;
 }
 
+// Each timed build of time_plans runs at least this long, in each of kPlanRounds rounds.
+constexpr double kPlanSeconds = 0.3;
+constexpr int kPlanRounds = 3;
+
+// -O3, before the plan is chosen: every plan whose subgraphs all have a record (two at least)
+// is built with the schedules a build would take and timed end to end, conversions included,
+// the plans alternating round by round; each one's median lands in the tuning database as a
+// fact (plan_fact_key), which choose_plan prefers to the records' sum. The sum leaves out what
+// lies between the kernels (a conversion's cache misses, the threads' wake-ups), which
+// differs from plan to plan.
+void time_plans(const CompileOptions& o, const ir::Graph& model_graph, const SplitModel& split,
+                const std::vector<std::optional<KernelRecords>>& records,
+                const scheduler::TuningDb& read_db) {
+  std::vector<size_t> complete;
+  for (size_t p = 0; p < split.plans.size(); ++p)
+    if (estimated_seconds(p, split.distinct, records) >= 0) complete.push_back(p);
+  if (complete.size() < 2) return;
+  const auto t0 = std::chrono::steady_clock::now();
+  CompileOptions timed = o;
+  timed.profile = true;
+  timed.dump_stream = nullptr;
+  timed.log_stream = nullptr;
+  std::vector<CompiledModel> builds;
+  for (size_t p : complete) {
+    const LayoutPlan& plan = split.plans[p];
+    const PlanKernels kernels = plan_kernels(plan);
+    std::vector<std::vector<scheduler::Decision>> schedules;
+    int from_records = 0;
+    for (int i : kernels.distinct_of)
+      schedules.push_back(choose_schedule(timed, split.distinct[static_cast<size_t>(i)],
+                                          records[static_cast<size_t>(i)], read_db, &from_records));
+    builds.emplace_back();
+    builds.back().graph = model_graph;
+    generate(timed, plan, split.distinct, kernels, schedules, builds.back());
+  }
+  std::vector<std::vector<double>> seconds(complete.size());
+  for (int round = 0; round < kPlanRounds; ++round)
+    for (size_t b = 0; b < builds.size(); ++b)
+      seconds[b].push_back(
+          profile_model(builds[b], o.target, CCompiler::InProcess, kPlanSeconds, false)
+              .run_seconds);
+  scheduler::TuningDb db = scheduler::TuningDb::open(o.tuning_db, true);
+  std::string line = "tlmc: layout plans timed in the model:";
+  for (size_t b = 0; b < builds.size(); ++b) {
+    std::vector<double>& s = seconds[b];
+    std::sort(s.begin(), s.end());
+    const double median = s[s.size() / 2];
+    const LayoutPlan& plan = split.plans[complete[b]];
+    char value[64];
+    std::snprintf(value, sizeof value, "%.17g %.17g", median,
+                  estimated_seconds(complete[b], split.distinct, records));
+    db.set_fact(plan_fact_key(o, plan, split.distinct), value);
+    char part[120];
+    std::snprintf(part, sizeof part, "%s %s %.4g ms", b == 0 ? "" : ",", plan.name.c_str(),
+                  median * 1e3);
+    line += part;
+  }
+  if (!o.progress_stream) return;
+  const double elapsed =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  char tail[40];
+  std::snprintf(tail, sizeof tail, " (%.0f s)\n", elapsed);
+  *o.progress_stream << line << tail;
+}
+
 }  // namespace
 
 CompiledModel compile_model(const CompileOptions& options) {
@@ -570,7 +683,12 @@ CompiledModel compile_model(const CompileOptions& options) {
   const scheduler::TuningDb db = scheduler::TuningDb::open(o.tuning_db, false);
   std::vector<std::optional<KernelRecords>> records = all_kernel_records(o, db, distinct);
   if (o.random_schedule_seed < 0) add_mixed_plan(o, graph, db, split, records);
-  const LayoutPlan& plan = plans[choose_plan(o, plans, distinct, records, rule)];
+  // -O3: the plans whose every subgraph has a record are timed whole, in the model.
+  if (o.opt_level >= 3 && o.random_schedule_seed < 0) {
+    PassTimer t(o, "time the layout plans");
+    time_plans(o, m.graph, split, records, db);
+  }
+  const LayoutPlan& plan = plans[choose_plan(o, plans, distinct, records, db, rule)];
   if (dump && wants(o, "graph") && plan.name != kModelLayout) *dump << ir::graph_str(plan.graph);
   const PlanKernels kernels = plan_kernels(plan);
   // -O3, once the plan is chosen (its kernels run together): their candidates are timed in

@@ -146,9 +146,11 @@ std::vector<int> stage_operands(const Stage& s) {
 
 std::string te_canonical_str(const TeProgram& p) { return print_program(p, true); }
 
-std::string workload_key(const TeProgram& p) {
+std::string workload_key(const TeProgram& p) { return text_key(te_canonical_str(p)); }
+
+std::string text_key(const std::string& text) {
   uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : te_canonical_str(p)) {
+  for (unsigned char c : text) {
     h ^= c;
     h *= 1099511628211ull;
   }

@@ -77,6 +77,8 @@ std::string te_str(const TeProgram& p);
 std::string te_canonical_str(const TeProgram& p);
 // A stable 64-bit FNV-1a hash of te_canonical_str, printed as 16 hex digits.
 std::string workload_key(const TeProgram& p);
+// 16 hex digits hashing `text` (64-bit FNV-1a), as a workload key hashes its program.
+std::string text_key(const std::string& text);
 
 // Internal consistency (shapes, variable scoping, load arity); throws InternalError.
 void verify_te(const TeProgram& p);
