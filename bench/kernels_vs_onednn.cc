@@ -1,5 +1,5 @@
 // bench_kernels: GFLOP/s of tlmc's generated kernels on the workloads W1-W6 of
-// bench/README.md and on U1-U8 (shapes outside that list, taken from ResNet-50, MobileNetV2
+// bench/README.md and on U1-U9 (shapes outside that list, taken from ResNet-50, MobileNetV2
 // and BERT-base: bench/README.md), beside oneDNN's primitives for the same computation,
 // measured in the same run on the same inputs. A benchmark, not a test: it prints a table (see
 // bench/README.md) and exits non-zero only when the two disagree or something fails to run.
@@ -24,6 +24,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -49,6 +50,7 @@
 #include "u6.h"
 #include "u7.h"
 #include "u8.h"
+#include "u9.h"
 #include "w1.h"
 #include "w2.h"
 #include "w3.h"
@@ -140,9 +142,12 @@ struct TlmcModel {
 struct OnednnCase {
   dnnl::primitive prim;
   std::unordered_map<int, memory> args;  // in oneDNN's chosen layouts
-  memory dst;                            // the primitive's destination
-  memory dst_plain;                      // the same, reordered to plain row-major
-  std::string impl;                      // implementation and chosen layouts, for the notes
+  // A primitive run after `prim` on its destination, in place (U9's Softmax), when set.
+  std::optional<dnnl::primitive> then;
+  std::unordered_map<int, memory> then_args;
+  memory dst;        // the primitive's destination
+  memory dst_plain;  // the same, reordered to plain row-major
+  std::string impl;  // implementation and chosen layouts, for the notes
 };
 
 struct Onednn {
@@ -177,6 +182,7 @@ struct Onednn {
   }
   void run(OnednnCase& c) {
     c.prim.execute(stream, c.args);
+    if (c.then) c.then->execute(stream, c.then_args);
     stream.wait();
   }
 };
@@ -219,12 +225,13 @@ std::function<void(float*)> openblas_matmul(std::shared_ptr<Buffer> x, std::shar
 #endif
 }
 
-// What follows the product, as oneDNN post-ops.
-enum class Activation { None, Relu, Relu6, GeluErf };
+// What follows the product: oneDNN post-ops, or (Softmax over the last axis) a primitive of
+// its own on the product's destination, which oneDNN cannot fuse.
+enum class Activation { None, Relu, Relu6, GeluErf, Softmax };
 
 dnnl::primitive_attr post_ops(Activation a) {
   dnnl::primitive_attr attr;
-  if (a == Activation::None) return attr;
+  if (a == Activation::None || a == Activation::Softmax) return attr;
   dnnl::post_ops ops;
   if (a == Activation::Relu) ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
   if (a == Activation::Relu6) ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_clip, 0.0f, 6.0f);
@@ -262,9 +269,18 @@ OnednnCase onednn_matmul(Onednn& d, Layouts layouts, const Dims& src_dims, const
   if (bias) c.args[DNNL_ARG_BIAS] = d.plain({1, dst_dims.back()}, Tag::ab, *bias);
   c.dst = memory(pd.dst_desc(), d.eng);
   c.args[DNNL_ARG_DST] = c.dst;
-  d.finish(c, dst_dims, tag,
-           std::string(pd.impl_info_str()) + " src=" + format_of(pd.src_desc()) +
-               " wei=" + format_of(pd.weights_desc()) + " dst=" + format_of(pd.dst_desc()));
+  std::string impl = std::string(pd.impl_info_str()) + " src=" + format_of(pd.src_desc()) +
+                     " wei=" + format_of(pd.weights_desc()) + " dst=" + format_of(pd.dst_desc());
+  if (activation == Activation::Softmax) {
+    const dnnl::softmax_forward::desc sd(dnnl::prop_kind::forward_inference, pd.dst_desc(),
+                                         static_cast<int>(dst_dims.size()) - 1);
+    const dnnl::softmax_forward::primitive_desc spd(sd, d.eng);
+    c.then = dnnl::softmax_forward(spd);
+    c.then_args[DNNL_ARG_SRC] = c.dst;
+    c.then_args[DNNL_ARG_DST] = c.dst;
+    impl += ", then " + std::string(spd.impl_info_str());
+  }
+  d.finish(c, dst_dims, tag, impl);
   return c;
 }
 
@@ -402,6 +418,11 @@ std::vector<Workload> make_workloads() {
   // An epilogue that is a graph: GELU's erf form reads the biased value twice.
   ws.push_back(matmul_workload("U8", "Gemm+bias+GELU(erf) [128,768] x [768,3072]", TLMC_MODEL(u8),
                                1, 128, 768, 3072, {2800, 1801, 1802}, A::GeluErf));
+  // A row reduction after a product: attention's scores and their Softmax (GFLOP/s count
+  // the product's operations only).
+  ws.push_back(matmul_workload("U9", "batched MatMul+Softmax [12,128,64] x [12,64,128]",
+                               TLMC_MODEL(u9), 12, 128, 64, 128, {2900, 2901, 0, true},
+                               A::Softmax));
   return ws;
 }
 
@@ -579,9 +600,9 @@ void usage(FILE* f) {
       "                     [--max-time S] [--warmup S] [--rounds N] [--results FILE]\n"
       "Times tlmc's kernels and oneDNN's primitives on the workloads W1-W6 listed in "
       "bench/README.md\n"
-      "and U1-U8 (shapes outside that list: bench/README.md).\n"
+      "and U1-U9 (shapes outside that list: bench/README.md).\n"
       "  --threads N    threads for both (default: all online cores)\n"
-      "  --only LIST    the workloads to run, W1,...,U8 (default: all)\n"
+      "  --only LIST    the workloads to run, W1,...,U9 (default: all)\n"
       "  --min-runs N   timed runs per measurement, at least (default 50)\n"
       "  --min-time S   seconds of timed runs per measurement, at least (default 1)\n"
       "  --max-time S   ...but at most S seconds once 2 runs per round are done (default 10)\n"
@@ -673,14 +694,16 @@ int main(int argc, char** argv) {
 
   const dnnl::version_t* v = dnnl::version();
   std::printf(
-      "tlmc kernels vs oneDNN, float32, workloads W1-W6 (bench/README.md) and U1-U8 outside it\n");
+      "tlmc kernels vs oneDNN, float32, workloads W1-W6 (bench/README.md) and U1-U9 outside it\n");
   std::printf("machine: %s, %ld cores online, load average %s at the start\n", cpu_model().c_str(),
               sysconf(_SC_NPROCESSORS_ONLN), load_average().c_str());
   std::printf("peak:    %.1f GFLOP/s float32 FMA on %d threads (%s), measured now\n", peak.gflops,
               o.threads, peak.isa.c_str());
   std::printf("tlmc:    target %s, %s\n", TLMC_BENCH_TARGET, TLMC_BENCH_OPT);
-  std::printf("OpenBLAS: %s (matrix products only; W2's, U6's and U8's epilogues not run)\n",
-              openblas.c_str());
+  std::printf(
+      "OpenBLAS: %s (matrix products only; W2's, U6's and U8's epilogues and U9's Softmax not "
+      "run)\n",
+      openblas.c_str());
   std::printf("oneDNN:  %d.%d.%d, CPU runtime %s, ISA %s\n", v->major, v->minor, v->patch,
               onednn_runtime(), isa_name(dnnl::get_effective_cpu_isa()));
   std::printf("threads: %d (tlmc: wN_set_num_threads(%d); oneDNN: %s)\n", o.threads, o.threads,
