@@ -11,8 +11,9 @@ channels-last ([N, H, W, C], tlmc's attribute channels_last on the Conv); and wi
 channels ([N, C/B, H, W, B], attribute channel_block = B: the float32 vector width of this
 CPU, 16 with AVX-512 and 8 otherwise, halved until it divides the input and output
 channels). Each model holds one layout throughout, so no conversion is timed: it is the
-kernel a chain of that layout runs. `tlmc MODEL --profile -O LEVEL` (an empty tuning
-database, so -O0 is the rule's schedule) times each, --repeats times, alternating the
+kernel a chain of that layout runs. `tlmc MODEL --profile -O LEVEL --activation-layout
+model` (the graph's layout as written; an empty tuning database, so -O0 is the rule's
+schedule) times each, --repeats times, alternating the
 layouts; the table shows the median of the runs' medians in us, the convolution's GFLOP/s
 (2 x multiply-adds over that time) and each layout's time over channels-last's.
 
@@ -116,7 +117,9 @@ def block_for(model, widest):
 
 
 def time_us(tlmc, path, opt, tuning_db):
-    cmd = [tlmc, path, "--profile", "-O", str(opt), "--tuning-db", tuning_db]
+    # The graph's layout as written: tlmc's plans would rewrite the model in another.
+    cmd = [tlmc, path, "--profile", "-O", str(opt), "--tuning-db", tuning_db,
+           "--activation-layout", "model"]
     out = subprocess.run(cmd, capture_output=True, text=True)
     if out.returncode != 0:
         sys.exit("activation_layouts.py: " + " ".join(cmd) + " failed:\n" + out.stdout +

@@ -314,17 +314,21 @@ void add_mixed_plan(const CompileOptions& o, const ir::Graph& graph, const sched
         best_cost[c] = cost[c];
       }
   }
-  if (std::any_of(best_plan.begin(), best_plan.end(), [](int p) { return p < 0; }) ||
-      std::all_of(best_plan.begin(), best_plan.end(), [&](int p) { return p == best_plan[0]; }))
-    return;
+  if (std::any_of(best_plan.begin(), best_plan.end(), [](int p) { return p < 0; })) return;
   std::vector<ir::ChannelLayout> layouts;
   for (int p : best_plan) layouts.push_back(split.plans[static_cast<size_t>(p)].layout);
+  // (A plan and its twin of fused conversions are one layout.)
+  if (std::all_of(layouts.begin(), layouts.end(), [&](const ir::ChannelLayout& l) {
+        return l.last == layouts[0].last && l.block == layouts[0].block;
+      }))
+    return;
   std::optional<scheduler::LayoutRewrite> mixed = scheduler::activations_in(graph, chains, layouts);
   if (!mixed) return;
   const size_t known = split.distinct.size();
   add_plan(
       split,
-      LayoutPlan{"mixed", {}, std::move(mixed->graph), std::move(mixed->chain_of_node), {}, {}},
+      LayoutPlan{
+          "mixed", {}, std::move(mixed->graph), std::move(mixed->chain_of_node), {}, {}, false},
       o.target);
   for (size_t k = known; k < split.distinct.size(); ++k)
     records.push_back(kernel_records(o, db, split.distinct[k].lowered.program));
@@ -661,12 +665,16 @@ CompiledModel compile_model(const CompileOptions& options) {
   }
   std::vector<LayoutPlan>& plans = split.plans;
   std::vector<Distinct>& distinct = split.distinct;
-  // Without complete records, -O0's rule: channels-last when there is a dense convolution.
+  // Without complete records, -O0's rule: channels-last when there is a dense convolution,
+  // and then (or in the one layout asked for) the twin computing its conversions in the
+  // dense convolutions that read them, where there is one (it follows its plan; measured
+  // faster, docs/design-notes.md).
   const auto last =
       std::find_if(plans.begin(), plans.end(), [](const LayoutPlan& p) { return p.layout.last; });
-  const size_t rule = last != plans.end() && has_dense_convolution(graph)
-                          ? static_cast<size_t>(last - plans.begin())
-                          : 0;
+  size_t rule = last != plans.end() && has_dense_convolution(graph)
+                    ? static_cast<size_t>(last - plans.begin())
+                    : 0;
+  if (rule + 1 < plans.size() && plans[rule + 1].fuse_conversions) ++rule;
   // -O2, -O3: measure on this machine and record, before the schedules are chosen from
   // records. -O2 tunes the rule's layout plan alone (half the subgraphs of a convolutional
   // network), -O3 every plan, to build the faster.

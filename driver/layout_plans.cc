@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <ostream>
 #include <string>
 
@@ -15,7 +16,7 @@ void add_plan(SplitModel& m, LayoutPlan plan, const ir::Target& target) {
   const size_t p = m.plans.size();
   for (Distinct& d : m.distinct) d.occurrences.resize(p + 1, 0);
   // Fused subgraphs; views share storage (after verification: shapes are known).
-  plan.partition = scheduler::partition_graph(plan.graph);
+  plan.partition = scheduler::partition_graph(plan.graph, plan.fuse_conversions);
   for (const std::vector<int>& nodes : plan.partition.subgraphs) {
     ir::LoweredSubgraph lowered = ir::lower_subgraph(
         plan.graph, nodes, scheduler::lowering_choices(plan.graph, nodes, target));
@@ -52,7 +53,7 @@ SplitModel split_model(const ir::Graph& graph, const ir::Target& target, Activat
         graph, chains, std::vector<ir::ChannelLayout>(scheduler::chain_count(chains), l));
     if (r)
       plans.push_back(
-          LayoutPlan{name, l, std::move(r->graph), std::move(r->chain_of_node), {}, {}});
+          LayoutPlan{name, l, std::move(r->graph), std::move(r->chain_of_node), {}, {}, false});
     return r.has_value();
   };
   const bool vectors = target.isa != ir::Isa::Generic;
@@ -77,11 +78,25 @@ SplitModel split_model(const ir::Graph& graph, const ir::Target& target, Activat
   }
   if ((layout != ActivationLayout::ChannelsLast && layout != ActivationLayout::Blocked) ||
       plans.empty())
-    plans.insert(plans.begin(), LayoutPlan{kModelLayout, {}, graph, chains, {}, {}});
+    plans.insert(plans.begin(), LayoutPlan{kModelLayout, {}, graph, chains, {}, {}, false});
 
-  // Each distinct subgraph (by workload key) is lowered, scheduled and compiled once.
+  // Each distinct subgraph (by workload key) is lowered, scheduled and compiled once. A plan
+  // with conversions has a twin computing them in their readers' loads; which is faster
+  // depends on the reader (a dense convolution broadcasts the input it reads, a depthwise
+  // one loads vectors of it, which a conversion turns into gathers), so -O3 times both.
   SplitModel m;
-  for (LayoutPlan& plan : plans) add_plan(m, std::move(plan), target);
+  for (LayoutPlan& plan : plans) {
+    std::optional<LayoutPlan> fused;
+    if (plan.layout.last || plan.layout.block) {
+      fused = plan;
+      fused->name += " (conversions fused)";
+      fused->fuse_conversions = true;
+    }
+    add_plan(m, std::move(plan), target);
+    if (fused && scheduler::partition_graph(fused->graph, true).subgraphs !=
+                     m.plans.back().partition.subgraphs)
+      add_plan(m, std::move(*fused), target);
+  }
   return m;
 }
 

@@ -47,6 +47,9 @@ struct LayoutPlan {
   std::vector<int> chain_of_node;  // of graph's nodes (-1 outside every chain)
   scheduler::Partition partition;
   std::vector<Occurrence> occurrences;
+  // Conversions into a convolution's or pool's layout computed in its loads
+  // (scheduler::partition_graph): a plan of its own beside the one with conversion kernels.
+  bool fuse_conversions = false;
 };
 
 struct SplitModel {

@@ -120,10 +120,11 @@ int run(int argc, char** argv) {
          "proposals) | unseeded (the same search seeded by uniform samples, as without a "
          "model) | random (uniform sampling)");
   option("activation-layout", po::value<std::string>()->default_value("auto"),
-         "the layout of activations between subgraphs: auto (-O3 tunes the three below and "
-         "builds the fastest, or each chain of convolutions in the layout its records favour; "
-         "otherwise the records decide, else channels-last where the model has a "
-         "convolution of group 1) | model | channels-last (convolutions and pools in [N, "
+         "the layout of activations between subgraphs: auto (-O3 tunes the three below, "
+         "each with its conversions into dense convolutions apart and fused into them, "
+         "times the plans whole and builds the fastest; otherwise the records decide, else "
+         "channels-last with fused conversions where the model has a convolution of group "
+         "1) | model | channels-last (convolutions and pools in [N, "
          "spatial..., C], converted at the graph's boundary) | blocked (in [N, C/B, "
          "spatial..., B], B the vector width, where the channels are whole blocks)");
   option("input-shape", po::value<std::vector<std::string>>()->composing(),

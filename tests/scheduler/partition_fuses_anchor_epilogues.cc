@@ -200,5 +200,39 @@ outputs: [y]
   EXPECT_NE(a, other_shape);
 }
 
+// With fuse_conversions, a Transpose that a dense convolution alone reads (a conversion into
+// its layout) is computed in that convolution's kernel, whose epilogue still follows; a
+// Transpose read by a pool (or a depthwise convolution: vectors of channels, gathered), by a
+// product, or by two readers stays a kernel of its own.
+TEST(Partition, ConversionsJoinTheDenseConvolutionReadingThem) {
+  ir::Graph g = graph(R"(inputs:
+  x: {shape: [1, 8, 8, 4]}
+  m: {shape: [4, 4]}
+weights:
+  w: {shape: [4, 4, 3, 3], init: zeros}
+nodes:
+  - {op: Transpose, inputs: [x], outputs: [t], attrs: {perm: [0, 3, 1, 2]}}
+  - {op: Conv, inputs: [t, w], outputs: [c], attrs: {pads: [1, 1, 1, 1]}}
+  - {op: Relu, inputs: [c], outputs: [r]}
+  - {op: Transpose, inputs: [r], outputs: [u], attrs: {perm: [0, 1, 3, 2]}}
+  - {op: MaxPool, inputs: [u], outputs: [p], attrs: {kernel_shape: [2, 2]}}
+  - {op: Transpose, inputs: [m], outputs: [mt], attrs: {perm: [1, 0]}}
+  - {op: MatMul, inputs: [m, mt], outputs: [mm]}
+  - {op: Transpose, inputs: [p], outputs: [q], attrs: {perm: [0, 1, 3, 2]}}
+  - {op: Relu, inputs: [q], outputs: [q1]}
+  - {op: AveragePool, inputs: [q], outputs: [q2], attrs: {kernel_shape: [2, 2]}}
+outputs: [mm, q1, q2]
+)");
+  const Partition apart = partition_graph(g);
+  const Partition fused = partition_graph(g, true);
+  // Apart: each Transpose alone (4), Conv + Relu, MaxPool, MatMul, Relu, AveragePool.
+  EXPECT_EQ(apart.subgraphs.size(), 9u);
+  // Fused: Transpose + Conv + Relu; the pool's input, the MatMul's operand and the Transpose
+  // with two readers stay apart.
+  ASSERT_EQ(fused.subgraphs.size(), 8u);
+  EXPECT_EQ(fused.subgraphs[0], (std::vector<int>{0, 1, 2}));
+  EXPECT_EQ(fused.subgraphs[1], (std::vector<int>{3}));
+}
+
 }  // namespace
 }  // namespace tlmc::scheduler

@@ -104,8 +104,7 @@ TEST(TaskScheduler, LayoutPlansAreWeighedByTheirSubgraphs) {
   EXPECT_DOUBLE_EQ(plans[1], 3e-3);
   std::ostringstream table;
   print_tune_report(table, r);
-  EXPECT_NE(table.str().find("0: 7.000 ms, 1: 3.000 ms (least)"), std::string::npos)
-      << table.str();
+  EXPECT_NE(table.str().find("0: 7.000 ms, 1: 3.000 ms (least)"), std::string::npos) << table.str();
   EXPECT_NE(table.str().find("  b                     2   0.0%"), std::string::npos)
       << "the model does not run b\n"
       << table.str();

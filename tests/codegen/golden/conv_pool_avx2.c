@@ -284,145 +284,108 @@ TLMC_HELPER tlmc_vf4 tlmc_verf4(tlmc_vf4 x) {
 TLMC_HELPER tlmc_vf4 tlmc_vsigmoid4(tlmc_vf4 x) { return 1.0f / (1.0f + tlmc_vexp4(-x)); }
 TLMC_HELPER tlmc_vf4 tlmc_vrsqrt4(tlmc_vf4 x) { return 1.0f / tlmc_vsqrt4(x); }
 
-/* kernel 0: workload 39613dc48abf76a9; schedule:
- *   split 0 [1, 1]
- *   split 0 [3, 6]
- *   split 0 [5, 2]
- *   reorder 0 [0, 1, 3, 5, 2, 4, 6]
- *   fuse 0 [0, 4]
- *   parallel 0 [0]
- *   vectorize 0 [3]
+/* kernel 0: workload ce9f81971e58e177; schedule:
+ *   inline 0 []
+ *   cache_write 2 []
+ *   split 3 [1, 1, 1]
+ *   split 3 [4, 1, 6]
+ *   split 3 [7, 1, 4]
+ *   reorder 3 [0, 1, 4, 7, 2, 5, 8, 3, 6, 9]
+ *   fuse 3 [0, 4]
+ *   parallel 3 [0]
+ *   compute_at 2 3 [0]
+ *   split 2 [2, 6]
+ *   split 2 [4, 4]
+ *   split 2 [6, 1]
+ *   split 2 [8, 1]
+ *   split 2 [10, 1]
+ *   reorder 2 [0, 1, 6, 8, 10, 2, 4, 7, 9, 11, 3, 5]
+ *   vectorize 2 [11]
+ *   unroll 2 [10]
+ *   pack 2 [1]
+ *   vectorize 3 [6]
+ *   fuse 1 [0, 3]
+ *   parallel 1 [0]
+ *   vectorize 1 [1]
  */
 struct conv_pool_k0_par0_ctx {
   const float* b0;
-  float* b1;
+  float* b3;
 };
 
 static void conv_pool_k0_par0(void* ctx_, int64_t begin, int64_t end) {
   const struct conv_pool_k0_par0_ctx* ctx = (const struct conv_pool_k0_par0_ctx*)ctx_;
   const float* restrict b0 = ctx->b0;
-  float* restrict b1 = ctx->b1;
-  for (int64_t v14 = begin; v14 < end; ++v14) {
-    {
-      const int64_t v9 = 0;
-      for (int64_t v11 = 0; v11 < 6; ++v11) {
-        for (int64_t v13 = 0; v13 < 2; ++v13) {
-          b1[((((((v14 % 6) + v9) * 6) + v11) * 2) + v13)] = b0[((((v13 * 6) + ((v14 % 6) + v9)) * 6) + v11)];
-        }
-      }
-    }
-  }
-}
-
-static void conv_pool_k0(const float* restrict b0, float* restrict b1, char* restrict scratch) {
-  (void)scratch;
-  {
-    struct conv_pool_k0_par0_ctx ctx = {b0, b1};
-    conv_pool_rt_parallel_for(6, conv_pool_k0_par0, &ctx);
-  }
-}
-
-/* kernel 1: workload 783815689409a72e; schedule:
- *   cache_write 1 []
- *   split 2 [1, 1, 1]
- *   split 2 [4, 1, 6]
- *   split 2 [7, 1, 4]
- *   reorder 2 [0, 1, 4, 7, 2, 5, 8, 3, 6, 9]
- *   fuse 2 [0, 4]
- *   parallel 2 [0]
- *   compute_at 1 2 [0]
- *   split 1 [2, 6]
- *   split 1 [4, 4]
- *   split 1 [6, 1]
- *   split 1 [8, 1]
- *   split 1 [10, 1]
- *   reorder 1 [0, 1, 6, 8, 10, 2, 4, 7, 9, 11, 3, 5]
- *   vectorize 1 [11]
- *   unroll 1 [10]
- *   pack 1 [1]
- *   vectorize 2 [6]
- *   fuse 0 [0, 3]
- *   parallel 0 [0]
- *   vectorize 0 [1]
- */
-struct conv_pool_k1_par0_ctx {
-  const float* b0;
-  float* b3;
-};
-
-static void conv_pool_k1_par0(void* ctx_, int64_t begin, int64_t end) {
-  const struct conv_pool_k1_par0_ctx* ctx = (const struct conv_pool_k1_par0_ctx*)ctx_;
-  const float* restrict b0 = ctx->b0;
   float* restrict b3 = ctx->b3;
-  for (int64_t v46 = begin; v46 < end; ++v46) {
-    for (int64_t v14 = 0; v14 < 2; ++v14) {
-      b3[((((((v46 / 8) % 8) * 8) + (v46 % 8)) * 2) + v14)] = ((((0 <= (((v46 / 8) % 8) - 1)) && ((((v46 / 8) % 8) - 1) < 6)) && ((0 <= ((v46 % 8) - 1)) && (((v46 % 8) - 1) < 6))) ? b0[(((((((v46 / 8) % 8) - 1) * 6) + ((v46 % 8) - 1)) * 2) + v14)] : 0.0f);
+  for (int64_t v54 = begin; v54 < end; ++v54) {
+    for (int64_t v22 = 0; v22 < 2; ++v22) {
+      b3[((((((v54 / 8) % 8) * 8) + (v54 % 8)) * 2) + v22)] = ((((0 <= (((v54 / 8) % 8) - 1)) && ((((v54 / 8) % 8) - 1) < 6)) && ((0 <= ((v54 % 8) - 1)) && (((v54 % 8) - 1) < 6))) ? b0[((((v22 * 6) + (((v54 / 8) % 8) - 1)) * 6) + ((v54 % 8) - 1))] : 0.0f);
     }
   }
 }
 
-struct conv_pool_k1_par1_ctx {
+struct conv_pool_k0_par1_ctx {
   const float* b1;
   float* b2;
   float* b3;
 };
 
-static void conv_pool_k1_par1(void* ctx_, int64_t begin, int64_t end) {
-  const struct conv_pool_k1_par1_ctx* ctx = (const struct conv_pool_k1_par1_ctx*)ctx_;
+static void conv_pool_k0_par1(void* ctx_, int64_t begin, int64_t end) {
+  const struct conv_pool_k0_par1_ctx* ctx = (const struct conv_pool_k0_par1_ctx*)ctx_;
   const float* restrict b1 = ctx->b1;
   float* restrict b2 = ctx->b2;
   float* restrict b3 = ctx->b3;
-  for (int64_t v35 = begin; v35 < end; ++v35) {
+  for (int64_t v43 = begin; v43 < end; ++v43) {
     {
       float b4[24] __attribute__((aligned(64)));
       {
-        const int64_t v15 = 0;
+        const int64_t v23 = 0;
         {
-          const int64_t v16 = 0;
+          const int64_t v24 = 0;
           {
-            const int64_t v36 = 0;
+            const int64_t v44 = 0;
             {
-              const int64_t v38 = 0;
+              const int64_t v46 = 0;
               {
-                const int64_t v37 = 0;
+                const int64_t v45 = 0;
                 {
-                  const int64_t v39 = 0;
-                  tlmc_vstore4(&b4[(((((v15 + v16) * 6) + ((v36 * 6) + v37)) * 4) + ((v38 * 4) + v39))], tlmc_vsplat4(0.0f));
+                  const int64_t v47 = 0;
+                  tlmc_vstore4(&b4[(((((v23 + v24) * 6) + ((v44 * 6) + v45)) * 4) + ((v46 * 4) + v47))], tlmc_vsplat4(0.0f));
                 }
               }
               {
-                const int64_t v37 = 1;
+                const int64_t v45 = 1;
                 {
-                  const int64_t v39 = 0;
-                  tlmc_vstore4(&b4[(((((v15 + v16) * 6) + ((v36 * 6) + v37)) * 4) + ((v38 * 4) + v39))], tlmc_vsplat4(0.0f));
+                  const int64_t v47 = 0;
+                  tlmc_vstore4(&b4[(((((v23 + v24) * 6) + ((v44 * 6) + v45)) * 4) + ((v46 * 4) + v47))], tlmc_vsplat4(0.0f));
                 }
               }
               {
-                const int64_t v37 = 2;
+                const int64_t v45 = 2;
                 {
-                  const int64_t v39 = 0;
-                  tlmc_vstore4(&b4[(((((v15 + v16) * 6) + ((v36 * 6) + v37)) * 4) + ((v38 * 4) + v39))], tlmc_vsplat4(0.0f));
+                  const int64_t v47 = 0;
+                  tlmc_vstore4(&b4[(((((v23 + v24) * 6) + ((v44 * 6) + v45)) * 4) + ((v46 * 4) + v47))], tlmc_vsplat4(0.0f));
                 }
               }
               {
-                const int64_t v37 = 3;
+                const int64_t v45 = 3;
                 {
-                  const int64_t v39 = 0;
-                  tlmc_vstore4(&b4[(((((v15 + v16) * 6) + ((v36 * 6) + v37)) * 4) + ((v38 * 4) + v39))], tlmc_vsplat4(0.0f));
+                  const int64_t v47 = 0;
+                  tlmc_vstore4(&b4[(((((v23 + v24) * 6) + ((v44 * 6) + v45)) * 4) + ((v46 * 4) + v47))], tlmc_vsplat4(0.0f));
                 }
               }
               {
-                const int64_t v37 = 4;
+                const int64_t v45 = 4;
                 {
-                  const int64_t v39 = 0;
-                  tlmc_vstore4(&b4[(((((v15 + v16) * 6) + ((v36 * 6) + v37)) * 4) + ((v38 * 4) + v39))], tlmc_vsplat4(0.0f));
+                  const int64_t v47 = 0;
+                  tlmc_vstore4(&b4[(((((v23 + v24) * 6) + ((v44 * 6) + v45)) * 4) + ((v46 * 4) + v47))], tlmc_vsplat4(0.0f));
                 }
               }
               {
-                const int64_t v37 = 5;
+                const int64_t v45 = 5;
                 {
-                  const int64_t v39 = 0;
-                  tlmc_vstore4(&b4[(((((v15 + v16) * 6) + ((v36 * 6) + v37)) * 4) + ((v38 * 4) + v39))], tlmc_vsplat4(0.0f));
+                  const int64_t v47 = 0;
+                  tlmc_vstore4(&b4[(((((v23 + v24) * 6) + ((v44 * 6) + v45)) * 4) + ((v46 * 4) + v47))], tlmc_vsplat4(0.0f));
                 }
               }
             }
@@ -430,62 +393,62 @@ static void conv_pool_k1_par1(void* ctx_, int64_t begin, int64_t end) {
         }
       }
       {
-        const int64_t v15 = 0;
+        const int64_t v23 = 0;
         {
-          const int64_t v16 = 0;
-          for (int64_t v40 = 0; v40 < 2; ++v40) {
-            for (int64_t v42 = 0; v42 < 3; ++v42) {
-              for (int64_t v44 = 0; v44 < 3; ++v44) {
+          const int64_t v24 = 0;
+          for (int64_t v48 = 0; v48 < 2; ++v48) {
+            for (int64_t v50 = 0; v50 < 3; ++v50) {
+              for (int64_t v52 = 0; v52 < 3; ++v52) {
                 {
-                  const int64_t v36 = 0;
+                  const int64_t v44 = 0;
                   {
-                    const int64_t v38 = 0;
+                    const int64_t v46 = 0;
                     {
-                      const int64_t v41 = 0;
+                      const int64_t v49 = 0;
                       {
-                        const int64_t v43 = 0;
+                        const int64_t v51 = 0;
                         {
-                          const int64_t v45 = 0;
+                          const int64_t v53 = 0;
                           {
-                            const int64_t v37 = 0;
+                            const int64_t v45 = 0;
                             {
-                              const int64_t v39 = 0;
-                              tlmc_vstore4(&b4[(((((v15 + v16) * 6) + ((v36 * 6) + v37)) * 4) + ((v38 * 4) + v39))], (tlmc_vload4(&b4[(((((v15 + v16) * 6) + ((v36 * 6) + v37)) * 4) + ((v38 * 4) + v39))]) + (tlmc_vsplat4(b3[((((((v15 * 8) + (((v35 % 6) + v16) + (v42 + v43))) * 8) + (((v36 * 6) + v37) + (v44 + v45))) * 2) + (v40 + v41))]) * tlmc_vload4(&b1[((((v40 * 36) + (v42 * 12)) + (v44 * 4)) + v39)]))));
+                              const int64_t v47 = 0;
+                              tlmc_vstore4(&b4[(((((v23 + v24) * 6) + ((v44 * 6) + v45)) * 4) + ((v46 * 4) + v47))], (tlmc_vload4(&b4[(((((v23 + v24) * 6) + ((v44 * 6) + v45)) * 4) + ((v46 * 4) + v47))]) + (tlmc_vsplat4(b3[((((((v23 * 8) + (((v43 % 6) + v24) + (v50 + v51))) * 8) + (((v44 * 6) + v45) + (v52 + v53))) * 2) + (v48 + v49))]) * tlmc_vload4(&b1[((((v48 * 36) + (v50 * 12)) + (v52 * 4)) + v47)]))));
                             }
                           }
                           {
-                            const int64_t v37 = 1;
+                            const int64_t v45 = 1;
                             {
-                              const int64_t v39 = 0;
-                              tlmc_vstore4(&b4[(((((v15 + v16) * 6) + ((v36 * 6) + v37)) * 4) + ((v38 * 4) + v39))], (tlmc_vload4(&b4[(((((v15 + v16) * 6) + ((v36 * 6) + v37)) * 4) + ((v38 * 4) + v39))]) + (tlmc_vsplat4(b3[((((((v15 * 8) + (((v35 % 6) + v16) + (v42 + v43))) * 8) + (((v36 * 6) + v37) + (v44 + v45))) * 2) + (v40 + v41))]) * tlmc_vload4(&b1[((((v40 * 36) + (v42 * 12)) + (v44 * 4)) + v39)]))));
+                              const int64_t v47 = 0;
+                              tlmc_vstore4(&b4[(((((v23 + v24) * 6) + ((v44 * 6) + v45)) * 4) + ((v46 * 4) + v47))], (tlmc_vload4(&b4[(((((v23 + v24) * 6) + ((v44 * 6) + v45)) * 4) + ((v46 * 4) + v47))]) + (tlmc_vsplat4(b3[((((((v23 * 8) + (((v43 % 6) + v24) + (v50 + v51))) * 8) + (((v44 * 6) + v45) + (v52 + v53))) * 2) + (v48 + v49))]) * tlmc_vload4(&b1[((((v48 * 36) + (v50 * 12)) + (v52 * 4)) + v47)]))));
                             }
                           }
                           {
-                            const int64_t v37 = 2;
+                            const int64_t v45 = 2;
                             {
-                              const int64_t v39 = 0;
-                              tlmc_vstore4(&b4[(((((v15 + v16) * 6) + ((v36 * 6) + v37)) * 4) + ((v38 * 4) + v39))], (tlmc_vload4(&b4[(((((v15 + v16) * 6) + ((v36 * 6) + v37)) * 4) + ((v38 * 4) + v39))]) + (tlmc_vsplat4(b3[((((((v15 * 8) + (((v35 % 6) + v16) + (v42 + v43))) * 8) + (((v36 * 6) + v37) + (v44 + v45))) * 2) + (v40 + v41))]) * tlmc_vload4(&b1[((((v40 * 36) + (v42 * 12)) + (v44 * 4)) + v39)]))));
+                              const int64_t v47 = 0;
+                              tlmc_vstore4(&b4[(((((v23 + v24) * 6) + ((v44 * 6) + v45)) * 4) + ((v46 * 4) + v47))], (tlmc_vload4(&b4[(((((v23 + v24) * 6) + ((v44 * 6) + v45)) * 4) + ((v46 * 4) + v47))]) + (tlmc_vsplat4(b3[((((((v23 * 8) + (((v43 % 6) + v24) + (v50 + v51))) * 8) + (((v44 * 6) + v45) + (v52 + v53))) * 2) + (v48 + v49))]) * tlmc_vload4(&b1[((((v48 * 36) + (v50 * 12)) + (v52 * 4)) + v47)]))));
                             }
                           }
                           {
-                            const int64_t v37 = 3;
+                            const int64_t v45 = 3;
                             {
-                              const int64_t v39 = 0;
-                              tlmc_vstore4(&b4[(((((v15 + v16) * 6) + ((v36 * 6) + v37)) * 4) + ((v38 * 4) + v39))], (tlmc_vload4(&b4[(((((v15 + v16) * 6) + ((v36 * 6) + v37)) * 4) + ((v38 * 4) + v39))]) + (tlmc_vsplat4(b3[((((((v15 * 8) + (((v35 % 6) + v16) + (v42 + v43))) * 8) + (((v36 * 6) + v37) + (v44 + v45))) * 2) + (v40 + v41))]) * tlmc_vload4(&b1[((((v40 * 36) + (v42 * 12)) + (v44 * 4)) + v39)]))));
+                              const int64_t v47 = 0;
+                              tlmc_vstore4(&b4[(((((v23 + v24) * 6) + ((v44 * 6) + v45)) * 4) + ((v46 * 4) + v47))], (tlmc_vload4(&b4[(((((v23 + v24) * 6) + ((v44 * 6) + v45)) * 4) + ((v46 * 4) + v47))]) + (tlmc_vsplat4(b3[((((((v23 * 8) + (((v43 % 6) + v24) + (v50 + v51))) * 8) + (((v44 * 6) + v45) + (v52 + v53))) * 2) + (v48 + v49))]) * tlmc_vload4(&b1[((((v48 * 36) + (v50 * 12)) + (v52 * 4)) + v47)]))));
                             }
                           }
                           {
-                            const int64_t v37 = 4;
+                            const int64_t v45 = 4;
                             {
-                              const int64_t v39 = 0;
-                              tlmc_vstore4(&b4[(((((v15 + v16) * 6) + ((v36 * 6) + v37)) * 4) + ((v38 * 4) + v39))], (tlmc_vload4(&b4[(((((v15 + v16) * 6) + ((v36 * 6) + v37)) * 4) + ((v38 * 4) + v39))]) + (tlmc_vsplat4(b3[((((((v15 * 8) + (((v35 % 6) + v16) + (v42 + v43))) * 8) + (((v36 * 6) + v37) + (v44 + v45))) * 2) + (v40 + v41))]) * tlmc_vload4(&b1[((((v40 * 36) + (v42 * 12)) + (v44 * 4)) + v39)]))));
+                              const int64_t v47 = 0;
+                              tlmc_vstore4(&b4[(((((v23 + v24) * 6) + ((v44 * 6) + v45)) * 4) + ((v46 * 4) + v47))], (tlmc_vload4(&b4[(((((v23 + v24) * 6) + ((v44 * 6) + v45)) * 4) + ((v46 * 4) + v47))]) + (tlmc_vsplat4(b3[((((((v23 * 8) + (((v43 % 6) + v24) + (v50 + v51))) * 8) + (((v44 * 6) + v45) + (v52 + v53))) * 2) + (v48 + v49))]) * tlmc_vload4(&b1[((((v48 * 36) + (v50 * 12)) + (v52 * 4)) + v47)]))));
                             }
                           }
                           {
-                            const int64_t v37 = 5;
+                            const int64_t v45 = 5;
                             {
-                              const int64_t v39 = 0;
-                              tlmc_vstore4(&b4[(((((v15 + v16) * 6) + ((v36 * 6) + v37)) * 4) + ((v38 * 4) + v39))], (tlmc_vload4(&b4[(((((v15 + v16) * 6) + ((v36 * 6) + v37)) * 4) + ((v38 * 4) + v39))]) + (tlmc_vsplat4(b3[((((((v15 * 8) + (((v35 % 6) + v16) + (v42 + v43))) * 8) + (((v36 * 6) + v37) + (v44 + v45))) * 2) + (v40 + v41))]) * tlmc_vload4(&b1[((((v40 * 36) + (v42 * 12)) + (v44 * 4)) + v39)]))));
+                              const int64_t v47 = 0;
+                              tlmc_vstore4(&b4[(((((v23 + v24) * 6) + ((v44 * 6) + v45)) * 4) + ((v46 * 4) + v47))], (tlmc_vload4(&b4[(((((v23 + v24) * 6) + ((v44 * 6) + v45)) * 4) + ((v46 * 4) + v47))]) + (tlmc_vsplat4(b3[((((((v23 * 8) + (((v43 % 6) + v24) + (v50 + v51))) * 8) + (((v44 * 6) + v45) + (v52 + v53))) * 2) + (v48 + v49))]) * tlmc_vload4(&b1[((((v48 * 36) + (v50 * 12)) + (v52 * 4)) + v47)]))));
                             }
                           }
                         }
@@ -499,53 +462,53 @@ static void conv_pool_k1_par1(void* ctx_, int64_t begin, int64_t end) {
         }
       }
       {
-        const int64_t v27 = 0;
+        const int64_t v35 = 0;
         {
-          const int64_t v30 = 0;
+          const int64_t v38 = 0;
           {
-            const int64_t v33 = 0;
+            const int64_t v41 = 0;
             {
-              const int64_t v28 = 0;
+              const int64_t v36 = 0;
               {
-                const int64_t v31 = 0;
+                const int64_t v39 = 0;
                 {
-                  const int64_t v34 = 0;
-                  tlmc_vstore4(&b2[(((((((v35 % 6) + v27) + v28) * 6) + ((v30 * 6) + v31)) * 4) + ((v33 * 4) + v34))], tlmc_vload4(&b4[((((((((v35 % 6) + v27) + v28) - (v35 % 6)) * 6) + ((v30 * 6) + v31)) * 4) + ((v33 * 4) + v34))]));
+                  const int64_t v42 = 0;
+                  tlmc_vstore4(&b2[(((((((v43 % 6) + v35) + v36) * 6) + ((v38 * 6) + v39)) * 4) + ((v41 * 4) + v42))], tlmc_vload4(&b4[((((((((v43 % 6) + v35) + v36) - (v43 % 6)) * 6) + ((v38 * 6) + v39)) * 4) + ((v41 * 4) + v42))]));
                 }
               }
               {
-                const int64_t v31 = 1;
+                const int64_t v39 = 1;
                 {
-                  const int64_t v34 = 0;
-                  tlmc_vstore4(&b2[(((((((v35 % 6) + v27) + v28) * 6) + ((v30 * 6) + v31)) * 4) + ((v33 * 4) + v34))], tlmc_vload4(&b4[((((((((v35 % 6) + v27) + v28) - (v35 % 6)) * 6) + ((v30 * 6) + v31)) * 4) + ((v33 * 4) + v34))]));
+                  const int64_t v42 = 0;
+                  tlmc_vstore4(&b2[(((((((v43 % 6) + v35) + v36) * 6) + ((v38 * 6) + v39)) * 4) + ((v41 * 4) + v42))], tlmc_vload4(&b4[((((((((v43 % 6) + v35) + v36) - (v43 % 6)) * 6) + ((v38 * 6) + v39)) * 4) + ((v41 * 4) + v42))]));
                 }
               }
               {
-                const int64_t v31 = 2;
+                const int64_t v39 = 2;
                 {
-                  const int64_t v34 = 0;
-                  tlmc_vstore4(&b2[(((((((v35 % 6) + v27) + v28) * 6) + ((v30 * 6) + v31)) * 4) + ((v33 * 4) + v34))], tlmc_vload4(&b4[((((((((v35 % 6) + v27) + v28) - (v35 % 6)) * 6) + ((v30 * 6) + v31)) * 4) + ((v33 * 4) + v34))]));
+                  const int64_t v42 = 0;
+                  tlmc_vstore4(&b2[(((((((v43 % 6) + v35) + v36) * 6) + ((v38 * 6) + v39)) * 4) + ((v41 * 4) + v42))], tlmc_vload4(&b4[((((((((v43 % 6) + v35) + v36) - (v43 % 6)) * 6) + ((v38 * 6) + v39)) * 4) + ((v41 * 4) + v42))]));
                 }
               }
               {
-                const int64_t v31 = 3;
+                const int64_t v39 = 3;
                 {
-                  const int64_t v34 = 0;
-                  tlmc_vstore4(&b2[(((((((v35 % 6) + v27) + v28) * 6) + ((v30 * 6) + v31)) * 4) + ((v33 * 4) + v34))], tlmc_vload4(&b4[((((((((v35 % 6) + v27) + v28) - (v35 % 6)) * 6) + ((v30 * 6) + v31)) * 4) + ((v33 * 4) + v34))]));
+                  const int64_t v42 = 0;
+                  tlmc_vstore4(&b2[(((((((v43 % 6) + v35) + v36) * 6) + ((v38 * 6) + v39)) * 4) + ((v41 * 4) + v42))], tlmc_vload4(&b4[((((((((v43 % 6) + v35) + v36) - (v43 % 6)) * 6) + ((v38 * 6) + v39)) * 4) + ((v41 * 4) + v42))]));
                 }
               }
               {
-                const int64_t v31 = 4;
+                const int64_t v39 = 4;
                 {
-                  const int64_t v34 = 0;
-                  tlmc_vstore4(&b2[(((((((v35 % 6) + v27) + v28) * 6) + ((v30 * 6) + v31)) * 4) + ((v33 * 4) + v34))], tlmc_vload4(&b4[((((((((v35 % 6) + v27) + v28) - (v35 % 6)) * 6) + ((v30 * 6) + v31)) * 4) + ((v33 * 4) + v34))]));
+                  const int64_t v42 = 0;
+                  tlmc_vstore4(&b2[(((((((v43 % 6) + v35) + v36) * 6) + ((v38 * 6) + v39)) * 4) + ((v41 * 4) + v42))], tlmc_vload4(&b4[((((((((v43 % 6) + v35) + v36) - (v43 % 6)) * 6) + ((v38 * 6) + v39)) * 4) + ((v41 * 4) + v42))]));
                 }
               }
               {
-                const int64_t v31 = 5;
+                const int64_t v39 = 5;
                 {
-                  const int64_t v34 = 0;
-                  tlmc_vstore4(&b2[(((((((v35 % 6) + v27) + v28) * 6) + ((v30 * 6) + v31)) * 4) + ((v33 * 4) + v34))], tlmc_vload4(&b4[((((((((v35 % 6) + v27) + v28) - (v35 % 6)) * 6) + ((v30 * 6) + v31)) * 4) + ((v33 * 4) + v34))]));
+                  const int64_t v42 = 0;
+                  tlmc_vstore4(&b2[(((((((v43 % 6) + v35) + v36) * 6) + ((v38 * 6) + v39)) * 4) + ((v41 * 4) + v42))], tlmc_vload4(&b4[((((((((v43 % 6) + v35) + v36) - (v43 % 6)) * 6) + ((v38 * 6) + v39)) * 4) + ((v41 * 4) + v42))]));
                 }
               }
             }
@@ -556,20 +519,20 @@ static void conv_pool_k1_par1(void* ctx_, int64_t begin, int64_t end) {
   }
 }
 
-static void conv_pool_k1(const float* restrict b0, const float* restrict b1, float* restrict b2, char* restrict scratch) {
+static void conv_pool_k0(const float* restrict b0, const float* restrict b1, float* restrict b2, char* restrict scratch) {
   (void)scratch;
   float* restrict b3 = (float*)(scratch + 0);
   {
-    struct conv_pool_k1_par0_ctx ctx = {b0, b3};
-    conv_pool_rt_parallel_for(64, conv_pool_k1_par0, &ctx);
+    struct conv_pool_k0_par0_ctx ctx = {b0, b3};
+    conv_pool_rt_parallel_for(64, conv_pool_k0_par0, &ctx);
   }
   {
-    struct conv_pool_k1_par1_ctx ctx = {b1, b2, b3};
-    conv_pool_rt_parallel_for(6, conv_pool_k1_par1, &ctx);
+    struct conv_pool_k0_par1_ctx ctx = {b1, b2, b3};
+    conv_pool_rt_parallel_for(6, conv_pool_k0_par1, &ctx);
   }
 }
 
-/* kernel 2: workload bb1790fc6088ce36; schedule:
+/* kernel 1: workload bb1790fc6088ce36; schedule:
  *   cache_write 0 []
  *   split 1 [1, 1, 1]
  *   split 1 [4, 1, 3]
@@ -587,13 +550,13 @@ static void conv_pool_k1(const float* restrict b0, const float* restrict b1, flo
  *   unroll 0 [8]
  *   vectorize 1 [6]
  */
-struct conv_pool_k2_par0_ctx {
+struct conv_pool_k1_par0_ctx {
   const float* b0;
   float* b1;
 };
 
-static void conv_pool_k2_par0(void* ctx_, int64_t begin, int64_t end) {
-  const struct conv_pool_k2_par0_ctx* ctx = (const struct conv_pool_k2_par0_ctx*)ctx_;
+static void conv_pool_k1_par0(void* ctx_, int64_t begin, int64_t end) {
+  const struct conv_pool_k1_par0_ctx* ctx = (const struct conv_pool_k1_par0_ctx*)ctx_;
   const float* restrict b0 = ctx->b0;
   float* restrict b1 = ctx->b1;
   for (int64_t v25 = begin; v25 < end; ++v25) {
@@ -712,15 +675,15 @@ static void conv_pool_k2_par0(void* ctx_, int64_t begin, int64_t end) {
   }
 }
 
-static void conv_pool_k2(const float* restrict b0, float* restrict b1, char* restrict scratch) {
+static void conv_pool_k1(const float* restrict b0, float* restrict b1, char* restrict scratch) {
   (void)scratch;
   {
-    struct conv_pool_k2_par0_ctx ctx = {b0, b1};
-    conv_pool_rt_parallel_for(3, conv_pool_k2_par0, &ctx);
+    struct conv_pool_k1_par0_ctx ctx = {b0, b1};
+    conv_pool_rt_parallel_for(3, conv_pool_k1_par0, &ctx);
   }
 }
 
-/* kernel 3: workload e043b8a13505094d; schedule:
+/* kernel 2: workload e043b8a13505094d; schedule:
  *   split 0 [1, 4]
  *   split 0 [3, 1]
  *   split 0 [5, 3]
@@ -729,13 +692,13 @@ static void conv_pool_k2(const float* restrict b0, float* restrict b1, char* res
  *   parallel 0 [0]
  *   vectorize 0 [3]
  */
-struct conv_pool_k3_par0_ctx {
+struct conv_pool_k2_par0_ctx {
   const float* b0;
   float* b1;
 };
 
-static void conv_pool_k3_par0(void* ctx_, int64_t begin, int64_t end) {
-  const struct conv_pool_k3_par0_ctx* ctx = (const struct conv_pool_k3_par0_ctx*)ctx_;
+static void conv_pool_k2_par0(void* ctx_, int64_t begin, int64_t end) {
+  const struct conv_pool_k2_par0_ctx* ctx = (const struct conv_pool_k2_par0_ctx*)ctx_;
   const float* restrict b0 = ctx->b0;
   float* restrict b1 = ctx->b1;
   for (int64_t v14 = begin; v14 < end; ++v14) {
@@ -750,11 +713,11 @@ static void conv_pool_k3_par0(void* ctx_, int64_t begin, int64_t end) {
   }
 }
 
-static void conv_pool_k3(const float* restrict b0, float* restrict b1, char* restrict scratch) {
+static void conv_pool_k2(const float* restrict b0, float* restrict b1, char* restrict scratch) {
   (void)scratch;
   {
-    struct conv_pool_k3_par0_ctx ctx = {b0, b1};
-    conv_pool_rt_parallel_for(3, conv_pool_k3_par0, &ctx);
+    struct conv_pool_k2_par0_ctx ctx = {b0, b1};
+    conv_pool_rt_parallel_for(3, conv_pool_k2_par0, &ctx);
   }
 }
 
@@ -767,7 +730,7 @@ const conv_pool_tensor_info conv_pool_outputs[] = {
   {"y", "float32", 4, conv_pool_outputs_shape0, 144u},
 };
 
-size_t conv_pool_workspace_size(void) { return 1408u; }
+size_t conv_pool_workspace_size(void) { return 1088u; }
 
 void conv_pool_set_num_threads(int n) { conv_pool_rt_set_num_threads(n); }
 
@@ -779,13 +742,11 @@ int conv_pool_run(const void* const* inputs, void* const* outputs, void* workspa
   if (!outputs) return 1;
   if (!outputs[0]) return 1;
   if (!ws || ((uintptr_t)ws & 63u) != 0) return 2;
-  /* Transpose 'x.cl' */
-  conv_pool_k0((const float*)(void*)inputs[0], (float*)(void*)(ws + 1088), (char*)0);
-  /* Conv */
-  conv_pool_k1((const float*)(void*)(ws + 1088), (const float*)(void*)(conv_pool_weights + 0), (float*)(void*)(ws + 0), ws + 576);
+  /* Transpose 'x.cl', Conv */
+  conv_pool_k0((const float*)(void*)inputs[0], (const float*)(void*)(conv_pool_weights + 0), (float*)(void*)(ws + 0), ws + 576);
   /* MaxPool */
-  conv_pool_k2((const float*)(void*)(ws + 0), (float*)(void*)(ws + 576), (char*)0);
+  conv_pool_k1((const float*)(void*)(ws + 0), (float*)(void*)(ws + 576), (char*)0);
   /* Transpose 'y' */
-  conv_pool_k3((const float*)(void*)(ws + 576), (float*)outputs[0], (char*)0);
+  conv_pool_k2((const float*)(void*)(ws + 576), (float*)outputs[0], (char*)0);
   return 0;
 }
