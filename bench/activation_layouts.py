@@ -20,7 +20,8 @@ layouts; the table shows the median of the runs' medians in us, the convolution'
 With --tuning-db, tlmc builds each model from that database's records (at -O2 and -O3 it
 tunes them first, on this machine, and records what it measured). With --onednn (the
 bench_kernels program that bench/run.sh builds), the same invocation then runs it on the
-same workloads and prints a second table: tlmc's fastest layout beside oneDNN reading and
+same workloads (--onednn-runs times, 2 by default, oneDNN's best figure of them kept) and
+prints a second table: tlmc's fastest layout beside oneDNN reading and
 writing NCHW and beside oneDNN in the layouts it chooses (blocked channels, its reorders
 untimed), with the FMA peak bench_kernels measured in that run and the geometric mean.
 """
@@ -139,6 +140,8 @@ def main():
     p.add_argument("--repeats", type=int, default=2)
     p.add_argument("--tuning-db", help="tlmc's tuning database (default: an empty one)")
     p.add_argument("--onednn", help="bench_kernels, to time oneDNN on the same workloads")
+    p.add_argument("--onednn-runs", type=int, default=2,
+                   help="bench_kernels runs; each oneDNN figure is the best of them")
     a = p.parse_args()
     if a.onednn and not os.access(a.onednn, os.X_OK):
         sys.exit("activation_layouts.py: no bench_kernels at " + a.onednn +
@@ -193,29 +196,35 @@ def main():
                 "%.2f" % (blocked / cl) if blocked else "-"))
             sys.stdout.flush()
         if a.onednn:
-            onednn_table(a.onednn, a.workloads.split(","), best, work)
+            onednn_table(a.onednn, a.workloads.split(","), best, work, a.onednn_runs)
 
 
-def onednn_table(bench_kernels, workloads, best, work):
-    """bench_kernels on the workloads; tlmc's fastest layout beside oneDNN's two."""
-    results = os.path.join(work, "onednn.tsv")
-    cmd = [bench_kernels, "--only", ",".join(workloads), "--results", results]
-    out = subprocess.run(cmd, capture_output=True, text=True)
-    if out.returncode != 0:
-        sys.exit("activation_layouts.py: " + " ".join(cmd) + " failed:\n" + out.stdout +
-                 out.stderr)
-    peak = None
+def onednn_table(bench_kernels, workloads, best, work, runs):
+    """bench_kernels on the workloads, `runs` times; tlmc's fastest layout beside oneDNN's
+    two, each oneDNN figure the best of its runs (the peer's favour: oneDNN's figures here
+    have varied by up to 1.4x from one run to the next)."""
+    peak = 0
     figures = {}
-    with open(results) as f:
-        for line in f:
-            cells = line.rstrip("\n").split("\t")
-            if cells[0] == "peak":
-                peak = float(cells[1])
-            else:  # workload, tlmc (its library), oneDNN NCHW, OpenBLAS, oneDNN own layouts
-                figures[cells[0]] = (float(cells[2]), float(cells[4]))
+    for run in range(runs):
+        results = os.path.join(work, "onednn%d.tsv" % run)
+        cmd = [bench_kernels, "--only", ",".join(workloads), "--results", results]
+        out = subprocess.run(cmd, capture_output=True, text=True)
+        if out.returncode != 0:
+            sys.exit("activation_layouts.py: " + " ".join(cmd) + " failed:\n" + out.stdout +
+                     out.stderr)
+        with open(results) as f:
+            for line in f:
+                cells = line.rstrip("\n").split("\t")
+                if cells[0] == "peak":
+                    peak = max(peak, float(cells[1]))
+                else:  # workload, tlmc (its library), oneDNN NCHW, OpenBLAS, oneDNN own
+                    old = figures.get(cells[0], (0.0, 0.0))
+                    figures[cells[0]] = (max(old[0], float(cells[2])),
+                                         max(old[1], float(cells[4])))
     print()
-    print("# tlmc's fastest layout (above) beside oneDNN, bench_kernels in the same invocation;"
-          " FMA peak %.1f GFLOP/s measured by it" % peak)
+    print("# tlmc's fastest layout (above) beside oneDNN, bench_kernels in the same invocation"
+          " (oneDNN: best of %d runs); FMA peak %.1f GFLOP/s measured by it (best of its runs)"
+          % (runs, peak))
     print("| workload | tlmc GFLOP/s (layout) | % peak | oneDNN NCHW GFLOP/s | "
           "oneDNN own layouts GFLOP/s | tlmc / oneDNN NCHW | tlmc / oneDNN own |")
     print("|---|---|---|---|---|---|---|")
