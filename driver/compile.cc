@@ -579,8 +579,13 @@ void time_plans(const CompileOptions& o, const ir::Graph& model_graph, const Spl
                 const std::vector<std::optional<KernelRecords>>& records,
                 const scheduler::TuningDb& read_db) {
   std::vector<size_t> complete;
-  for (size_t p = 0; p < split.plans.size(); ++p)
-    if (estimated_seconds(p, split.distinct, records) >= 0) complete.push_back(p);
+  std::vector<double> estimates;  // of the complete plans, kept with their measurements
+  for (size_t p = 0; p < split.plans.size(); ++p) {
+    const double estimate = estimated_seconds(p, split.distinct, records);
+    if (estimate < 0) continue;
+    complete.push_back(p);
+    estimates.push_back(estimate);
+  }
   if (complete.size() < 2) return;
   const auto t0 = std::chrono::steady_clock::now();
   CompileOptions timed = o;
@@ -614,8 +619,7 @@ void time_plans(const CompileOptions& o, const ir::Graph& model_graph, const Spl
     const double median = s[s.size() / 2];
     const LayoutPlan& plan = split.plans[complete[b]];
     char value[64];
-    std::snprintf(value, sizeof value, "%.17g %.17g", median,
-                  estimated_seconds(complete[b], split.distinct, records));
+    std::snprintf(value, sizeof value, "%.17g %.17g", median, estimates[b]);
     db.set_fact(plan_fact_key(o, plan, split.distinct), value);
     char part[120];
     std::snprintf(part, sizeof part, "%s %s %.4g ms", b == 0 ? "" : ",", plan.name.c_str(),
