@@ -270,6 +270,12 @@ class Vectorizer {
         }
       }
       case ExprKind::Select: {
+        // The same choice for every lane (a padded window's bounds test, along the
+        // channels): one test choosing between two vectors, of which only one is read.
+        if (!ir::uses_var(e->args[0], v_))
+          return {"(" + scalar(e->args[0]) + " ? " + as_vector(vec(e->args[1])) + " : " +
+                      as_vector(vec(e->args[2])) + ")",
+                  true};
         if (!blendable(e)) return {per_lane(e), true};
         const Expr& c = e->args[0];
         const std::string mask = "(" + as_vector(vec(c->args[0])) + " " +
@@ -492,17 +498,41 @@ class KernelEmitter {
                     : "tlmc_f" + fn + "f(" + x + ", " + y + ")";
     };
     const int64_t main = s->extent / lanes * lanes;
+    // Up to four accumulators, so that the vector operations of consecutive steps do not
+    // wait for each other (a sum's additions take several cycles each); then they and the
+    // lanes are combined pairwise, a tree of log2(lanes) steps instead of a chain.
+    const int64_t vectors = main / lanes;
+    const int accs = vectors >= 8 ? 4 : vectors >= 4 ? 2 : 1;
+    const int64_t main_all = vectors / accs * accs * lanes;
+    auto acc_name = [&](int k) { return a + (k ? "_" + std::to_string(k) : std::string()); };
+    auto at = [&](int64_t offset) {
+      if (!offset) return vz.as_vector(vz.vec(f));
+      return vz.as_vector(
+          vz.vec(ir::substitute(f, {{s->var_id, ir::make_var(s->var_id, v) + offset}})));
+    };
     const std::string target = buf_name(st->buffer) + "[" + scalar(index) + "]";
-    os << indent(depth) << "{\n"
-       << indent(depth + 1) << vz.w("tlmc_vf") << " " << a << " = " << vz.w("tlmc_vsplat") << "("
-       << identity << ");\n"
-       << indent(depth + 1) << "for (int64_t " << v << " = 0; " << v << " < " << int_literal(main)
-       << "; " << v << " += " << lanes << ") " << a << " = "
-       << fold(a, vz.as_vector(vz.vec(f)), true) << ";\n"
-       << indent(depth + 1) << "float h" << v << " = " << a << "[0];\n"
-       << indent(depth + 1) << "for (int k = 1; k < " << lanes << "; ++k) h" << v << " = "
-       << fold("h" + v, a + "[k]", false) << ";\n"
-       << indent(depth + 1) << target << " = " << fold(target, "h" + v, false) << ";\n";
+    os << indent(depth) << "{\n";
+    for (int k = 0; k < accs; ++k)
+      os << indent(depth + 1) << vz.w("tlmc_vf") << " " << acc_name(k) << " = "
+         << vz.w("tlmc_vsplat") << "(" << identity << ");\n";
+    os << indent(depth + 1) << "for (int64_t " << v << " = 0; " << v << " < "
+       << int_literal(main_all) << "; " << v << " += " << lanes * accs << ") {\n";
+    for (int k = 0; k < accs; ++k)
+      os << indent(depth + 2) << acc_name(k) << " = "
+         << fold(acc_name(k), at(int64_t{k} * lanes), true) << ";\n";
+    os << indent(depth + 1) << "}\n";
+    if (main_all < main)
+      os << indent(depth + 1) << "for (int64_t " << v << " = " << int_literal(main_all) << "; " << v
+         << " < " << int_literal(main) << "; " << v << " += " << lanes << ") " << a << " = "
+         << fold(a, at(0), true) << ";\n";
+    for (int width = accs / 2; width > 0; width /= 2)
+      for (int k = 0; k < width; ++k)
+        os << indent(depth + 1) << acc_name(k) << " = "
+           << fold(acc_name(k), acc_name(k + width), true) << ";\n";
+    os << indent(depth + 1) << "for (int w = " << lanes / 2 << "; w > 0; w /= 2)\n"
+       << indent(depth + 2) << "for (int k = 0; k < w; ++k) " << a
+       << "[k] = " << fold(a + "[k]", a + "[k + w]", false) << ";\n"
+       << indent(depth + 1) << target << " = " << fold(target, a + "[0]", false) << ";\n";
     if (main < s->extent)
       os << indent(depth + 1) << "for (int64_t " << v << " = " << int_literal(main) << "; " << v
          << " < " << int_literal(s->extent) << "; ++" << v << ") " << target << " = "

@@ -16,23 +16,26 @@ namespace {
 // with no undefined behaviour. The polynomial coefficients are near-minimax fits in double
 // precision (scripts/fit_math_coefficients.py), rounded to float.
 constexpr const char* kTemplate =
-    R"(/* exp(x) = 2^n e^r, n = round(x / ln 2), |r| <= ln(2)/2, 2^n as two powers of two (n
-   reaches 128). A result below 2^-126 is 0, never a subnormal: subnormal arithmetic costs
-   a hundred cycles or more on some CPUs, and a masked softmax has rows of them. NaN takes
-   the path of the lower bound and is put back at the end. */
+    R"(/* exp(x) = 2^n e^r, n = round(x / ln 2), |r| <= ln(2)/2. x is first clamped to the
+   floats whose exp is a normal float, [-126 ln 2, 128 ln 2); there n lies in [-126, 128],
+   with r >= 0 at n = -126 and r < 0 at n = 128, so that p 2^n is a normal float and 2^n
+   goes into p's exponent field by one integer addition. A result below 2^-126 is 0, never
+   a subnormal: subnormal arithmetic costs a hundred cycles or more on some CPUs, and a
+   masked softmax has rows of them. NaN takes the path of the lower bound and is put back
+   at the end. */
 TLMC_HELPER $V TLMC_F(exp)($V x) {
-  $V c = TLMC_F(msel)(TLMC_M(x > -87.3365402f), x, TLMC_K(-87.3365402f)); /* -126 ln 2 */
-  c = TLMC_F(msel)(TLMC_M(c < 89.0f), c, TLMC_K(89.0f));
+  $V c = TLMC_F(msel)(TLMC_M(x > -87.3365402f), x, TLMC_K(-87.3365402f)); /* > -126 ln 2 */
+  c = TLMC_F(msel)(TLMC_M(c < 88.7228317f), c, TLMC_K(88.7228317f));      /* < 128 ln 2 */
   const $V t = c * 1.44269504f + 12582912.0f; /* 1.5 * 2^23: rounds to an integer */
   const $I n = TLMC_F(mbits)(t) - 0x4B400000;  /* that integer, read from t's low bits */
   const $V nf = t - 12582912.0f;
   const $V r = (c - nf * 0.693359375f) - nf * -2.12194440e-4f; /* ln 2 in two parts */
   const $V p = 1.0f + r + r * r * (0.49999994f + r * (0.166665211f + r * (0.041668389f +
                                    r * (0.00836871099f + r * 0.00138146046f))));
-  const $I a = ((n + 126) >> 1) - 63; /* n in [-126, 128]: a and n - a in [-63, 64] */
-  const $V y = p * TLMC_F(mfloat)((a + 127) * 8388608) * TLMC_F(mfloat)((n - a + 127) * 8388608);
+  const $V y = TLMC_F(mfloat)(TLMC_F(mbits)(p) + n * 8388608);
   const $V y0 = TLMC_F(msel)(TLMC_M(x >= -87.3365402f), y, TLMC_K(0.0f));
-  return TLMC_F(msel)(TLMC_M(x == x), y0, x);
+  const $V y1 = TLMC_F(msel)(TLMC_M(x <= 88.7228317f), y0, TLMC_K(INFINITY));
+  return TLMC_F(msel)(TLMC_M(x == x), y1, x);
 }
 /* log(x) = e ln 2 + log(m), x = m 2^e with m in [sqrt(1/2), sqrt(2)); log(m) = 2 atanh(s)
    with s = (m - 1) / (m + 1), |s| <= 0.172. Subnormal x are scaled by 2^25 first. */

@@ -36,23 +36,26 @@ TLMC_HELPER float tlmc_mfloatf(int32_t i) { float x; memcpy(&x, &i, 4); return x
 TLMC_HELPER float tlmc_mtofloatf(int32_t i) { return (float)i; }
 TLMC_HELPER float tlmc_mself(int32_t m, float a, float b) { return m ? a : b; }
 TLMC_HELPER float tlmc_sqrtf(float x) { return sqrtf(x); }
-/* exp(x) = 2^n e^r, n = round(x / ln 2), |r| <= ln(2)/2, 2^n as two powers of two (n
-   reaches 128). A result below 2^-126 is 0, never a subnormal: subnormal arithmetic costs
-   a hundred cycles or more on some CPUs, and a masked softmax has rows of them. NaN takes
-   the path of the lower bound and is put back at the end. */
+/* exp(x) = 2^n e^r, n = round(x / ln 2), |r| <= ln(2)/2. x is first clamped to the
+   floats whose exp is a normal float, [-126 ln 2, 128 ln 2); there n lies in [-126, 128],
+   with r >= 0 at n = -126 and r < 0 at n = 128, so that p 2^n is a normal float and 2^n
+   goes into p's exponent field by one integer addition. A result below 2^-126 is 0, never
+   a subnormal: subnormal arithmetic costs a hundred cycles or more on some CPUs, and a
+   masked softmax has rows of them. NaN takes the path of the lower bound and is put back
+   at the end. */
 TLMC_HELPER float tlmc_expf(float x) {
-  float c = tlmc_mself(-(int32_t)(x > -87.3365402f), x, (-87.3365402f)); /* -126 ln 2 */
-  c = tlmc_mself(-(int32_t)(c < 89.0f), c, (89.0f));
+  float c = tlmc_mself(-(int32_t)(x > -87.3365402f), x, (-87.3365402f)); /* > -126 ln 2 */
+  c = tlmc_mself(-(int32_t)(c < 88.7228317f), c, (88.7228317f));      /* < 128 ln 2 */
   const float t = c * 1.44269504f + 12582912.0f; /* 1.5 * 2^23: rounds to an integer */
   const int32_t n = tlmc_mbitsf(t) - 0x4B400000;  /* that integer, read from t's low bits */
   const float nf = t - 12582912.0f;
   const float r = (c - nf * 0.693359375f) - nf * -2.12194440e-4f; /* ln 2 in two parts */
   const float p = 1.0f + r + r * r * (0.49999994f + r * (0.166665211f + r * (0.041668389f +
                                    r * (0.00836871099f + r * 0.00138146046f))));
-  const int32_t a = ((n + 126) >> 1) - 63; /* n in [-126, 128]: a and n - a in [-63, 64] */
-  const float y = p * tlmc_mfloatf((a + 127) * 8388608) * tlmc_mfloatf((n - a + 127) * 8388608);
+  const float y = tlmc_mfloatf(tlmc_mbitsf(p) + n * 8388608);
   const float y0 = tlmc_mself(-(int32_t)(x >= -87.3365402f), y, (0.0f));
-  return tlmc_mself(-(int32_t)(x == x), y0, x);
+  const float y1 = tlmc_mself(-(int32_t)(x <= 88.7228317f), y0, (INFINITY));
+  return tlmc_mself(-(int32_t)(x == x), y1, x);
 }
 /* log(x) = e ln 2 + log(m), x = m 2^e with m in [sqrt(1/2), sqrt(2)); log(m) = 2 atanh(s)
    with s = (m - 1) / (m + 1), |s| <= 0.172. Subnormal x are scaled by 2^25 first. */
@@ -128,23 +131,26 @@ TLMC_HELPER tlmc_vf8 tlmc_vsqrt8(tlmc_vf8 x) {
   for (int i = 0; i < 8; ++i) r[i] = sqrtf(x[i]);
   return r;
 }
-/* exp(x) = 2^n e^r, n = round(x / ln 2), |r| <= ln(2)/2, 2^n as two powers of two (n
-   reaches 128). A result below 2^-126 is 0, never a subnormal: subnormal arithmetic costs
-   a hundred cycles or more on some CPUs, and a masked softmax has rows of them. NaN takes
-   the path of the lower bound and is put back at the end. */
+/* exp(x) = 2^n e^r, n = round(x / ln 2), |r| <= ln(2)/2. x is first clamped to the
+   floats whose exp is a normal float, [-126 ln 2, 128 ln 2); there n lies in [-126, 128],
+   with r >= 0 at n = -126 and r < 0 at n = 128, so that p 2^n is a normal float and 2^n
+   goes into p's exponent field by one integer addition. A result below 2^-126 is 0, never
+   a subnormal: subnormal arithmetic costs a hundred cycles or more on some CPUs, and a
+   masked softmax has rows of them. NaN takes the path of the lower bound and is put back
+   at the end. */
 TLMC_HELPER tlmc_vf8 tlmc_vexp8(tlmc_vf8 x) {
-  tlmc_vf8 c = tlmc_vmsel8((x > -87.3365402f), x, tlmc_vsplat8(-87.3365402f)); /* -126 ln 2 */
-  c = tlmc_vmsel8((c < 89.0f), c, tlmc_vsplat8(89.0f));
+  tlmc_vf8 c = tlmc_vmsel8((x > -87.3365402f), x, tlmc_vsplat8(-87.3365402f)); /* > -126 ln 2 */
+  c = tlmc_vmsel8((c < 88.7228317f), c, tlmc_vsplat8(88.7228317f));      /* < 128 ln 2 */
   const tlmc_vf8 t = c * 1.44269504f + 12582912.0f; /* 1.5 * 2^23: rounds to an integer */
   const tlmc_vi8 n = tlmc_vmbits8(t) - 0x4B400000;  /* that integer, read from t's low bits */
   const tlmc_vf8 nf = t - 12582912.0f;
   const tlmc_vf8 r = (c - nf * 0.693359375f) - nf * -2.12194440e-4f; /* ln 2 in two parts */
   const tlmc_vf8 p = 1.0f + r + r * r * (0.49999994f + r * (0.166665211f + r * (0.041668389f +
                                    r * (0.00836871099f + r * 0.00138146046f))));
-  const tlmc_vi8 a = ((n + 126) >> 1) - 63; /* n in [-126, 128]: a and n - a in [-63, 64] */
-  const tlmc_vf8 y = p * tlmc_vmfloat8((a + 127) * 8388608) * tlmc_vmfloat8((n - a + 127) * 8388608);
+  const tlmc_vf8 y = tlmc_vmfloat8(tlmc_vmbits8(p) + n * 8388608);
   const tlmc_vf8 y0 = tlmc_vmsel8((x >= -87.3365402f), y, tlmc_vsplat8(0.0f));
-  return tlmc_vmsel8((x == x), y0, x);
+  const tlmc_vf8 y1 = tlmc_vmsel8((x <= 88.7228317f), y0, tlmc_vsplat8(INFINITY));
+  return tlmc_vmsel8((x == x), y1, x);
 }
 /* log(x) = e ln 2 + log(m), x = m 2^e with m in [sqrt(1/2), sqrt(2)); log(m) = 2 atanh(s)
    with s = (m - 1) / (m + 1), |s| <= 0.172. Subnormal x are scaled by 2^25 first. */
@@ -220,23 +226,26 @@ TLMC_HELPER tlmc_vf4 tlmc_vsqrt4(tlmc_vf4 x) {
   for (int i = 0; i < 4; ++i) r[i] = sqrtf(x[i]);
   return r;
 }
-/* exp(x) = 2^n e^r, n = round(x / ln 2), |r| <= ln(2)/2, 2^n as two powers of two (n
-   reaches 128). A result below 2^-126 is 0, never a subnormal: subnormal arithmetic costs
-   a hundred cycles or more on some CPUs, and a masked softmax has rows of them. NaN takes
-   the path of the lower bound and is put back at the end. */
+/* exp(x) = 2^n e^r, n = round(x / ln 2), |r| <= ln(2)/2. x is first clamped to the
+   floats whose exp is a normal float, [-126 ln 2, 128 ln 2); there n lies in [-126, 128],
+   with r >= 0 at n = -126 and r < 0 at n = 128, so that p 2^n is a normal float and 2^n
+   goes into p's exponent field by one integer addition. A result below 2^-126 is 0, never
+   a subnormal: subnormal arithmetic costs a hundred cycles or more on some CPUs, and a
+   masked softmax has rows of them. NaN takes the path of the lower bound and is put back
+   at the end. */
 TLMC_HELPER tlmc_vf4 tlmc_vexp4(tlmc_vf4 x) {
-  tlmc_vf4 c = tlmc_vmsel4((x > -87.3365402f), x, tlmc_vsplat4(-87.3365402f)); /* -126 ln 2 */
-  c = tlmc_vmsel4((c < 89.0f), c, tlmc_vsplat4(89.0f));
+  tlmc_vf4 c = tlmc_vmsel4((x > -87.3365402f), x, tlmc_vsplat4(-87.3365402f)); /* > -126 ln 2 */
+  c = tlmc_vmsel4((c < 88.7228317f), c, tlmc_vsplat4(88.7228317f));      /* < 128 ln 2 */
   const tlmc_vf4 t = c * 1.44269504f + 12582912.0f; /* 1.5 * 2^23: rounds to an integer */
   const tlmc_vi4 n = tlmc_vmbits4(t) - 0x4B400000;  /* that integer, read from t's low bits */
   const tlmc_vf4 nf = t - 12582912.0f;
   const tlmc_vf4 r = (c - nf * 0.693359375f) - nf * -2.12194440e-4f; /* ln 2 in two parts */
   const tlmc_vf4 p = 1.0f + r + r * r * (0.49999994f + r * (0.166665211f + r * (0.041668389f +
                                    r * (0.00836871099f + r * 0.00138146046f))));
-  const tlmc_vi4 a = ((n + 126) >> 1) - 63; /* n in [-126, 128]: a and n - a in [-63, 64] */
-  const tlmc_vf4 y = p * tlmc_vmfloat4((a + 127) * 8388608) * tlmc_vmfloat4((n - a + 127) * 8388608);
+  const tlmc_vf4 y = tlmc_vmfloat4(tlmc_vmbits4(p) + n * 8388608);
   const tlmc_vf4 y0 = tlmc_vmsel4((x >= -87.3365402f), y, tlmc_vsplat4(0.0f));
-  return tlmc_vmsel4((x == x), y0, x);
+  const tlmc_vf4 y1 = tlmc_vmsel4((x <= 88.7228317f), y0, tlmc_vsplat4(INFINITY));
+  return tlmc_vmsel4((x == x), y1, x);
 }
 /* log(x) = e ln 2 + log(m), x = m 2^e with m in [sqrt(1/2), sqrt(2)); log(m) = 2 atanh(s)
    with s = (m - 1) / (m + 1), |s| <= 0.172. Subnormal x are scaled by 2^25 first. */
@@ -336,10 +345,12 @@ static void softmax_k0_par0(void* ctx_, int64_t begin, int64_t end) {
               for (int64_t v23 = 0; v23 < 2; ++v23) {
                 {
                   tlmc_vf8 accv26 = tlmc_vsplat8((-INFINITY));
-                  for (int64_t v26 = 0; v26 < 16; v26 += 8) accv26 = tlmc_vmax8(accv26, tlmc_vload8(&b0[((((v20 * 2) + v23) * 20) + ((v25 * 20) + v26))]));
-                  float hv26 = accv26[0];
-                  for (int k = 1; k < 8; ++k) hv26 = tlmc_fmaxf(hv26, accv26[k]);
-                  b2[(v23 + v11)] = tlmc_fmaxf(b2[(v23 + v11)], hv26);
+                  for (int64_t v26 = 0; v26 < 16; v26 += 8) {
+                    accv26 = tlmc_vmax8(accv26, tlmc_vload8(&b0[((((v20 * 2) + v23) * 20) + ((v25 * 20) + v26))]));
+                  }
+                  for (int w = 4; w > 0; w /= 2)
+                    for (int k = 0; k < w; ++k) accv26[k] = tlmc_fmaxf(accv26[k], accv26[k + w]);
+                  b2[(v23 + v11)] = tlmc_fmaxf(b2[(v23 + v11)], accv26[0]);
                   for (int64_t v26 = 16; v26 < 20; ++v26) b2[(v23 + v11)] = tlmc_fmaxf(b2[(v23 + v11)], b0[((((v20 * 2) + v23) * 20) + ((v25 * 20) + v26))]);
                 }
               }
@@ -397,10 +408,12 @@ static void softmax_k0_par0(void* ctx_, int64_t begin, int64_t end) {
               for (int64_t v31 = 0; v31 < 2; ++v31) {
                 {
                   tlmc_vf8 accv34 = tlmc_vsplat8(0.0f);
-                  for (int64_t v34 = 0; v34 < 16; v34 += 8) accv34 = (accv34 + tlmc_vload8(&b3[((v31 * 20) + ((v33 * 20) + v34))]));
-                  float hv34 = accv34[0];
-                  for (int k = 1; k < 8; ++k) hv34 = (hv34 + accv34[k]);
-                  b4[(v31 + v16)] = (b4[(v31 + v16)] + hv34);
+                  for (int64_t v34 = 0; v34 < 16; v34 += 8) {
+                    accv34 = (accv34 + tlmc_vload8(&b3[((v31 * 20) + ((v33 * 20) + v34))]));
+                  }
+                  for (int w = 4; w > 0; w /= 2)
+                    for (int k = 0; k < w; ++k) accv34[k] = (accv34[k] + accv34[k + w]);
+                  b4[(v31 + v16)] = (b4[(v31 + v16)] + accv34[0]);
                   for (int64_t v34 = 16; v34 < 20; ++v34) b4[(v31 + v16)] = (b4[(v31 + v16)] + b3[((v31 * 20) + ((v33 * 20) + v34))]);
                 }
               }
