@@ -50,6 +50,20 @@ nodes:
 outputs: [y]
 )";
 
+// Channels-last, so the pooling reads its padding inline (one bounds test per tap for a
+// vector of channels).
+const char* kConvPaddedPool = R"(tlmc: 1
+name: conv_padded_pool
+inputs:
+  x: {shape: [1, 16, 4, 4]}
+weights:
+  w: {shape: [16, 16, 1, 1], init: {uniform: [-1, 1]}}
+nodes:
+  - {op: Conv, inputs: [x, w], outputs: [c]}
+  - {op: MaxPool, inputs: [c], outputs: [y], attrs: {kernel_shape: [3, 3], strides: [2, 2], pads: [1, 1, 1, 1]}}
+outputs: [y]
+)";
+
 void PrintTo(const Golden& g, std::ostream* os) { *os << g.name; }
 
 class EmittedC : public ::testing::TestWithParam<Golden> {};
@@ -75,14 +89,14 @@ TEST_P(EmittedC, MatchesGoldenFile) {
                                << emitted;
 }
 
-INSTANTIATE_TEST_SUITE_P(Kernels, EmittedC,
-                         ::testing::Values(Golden{"mm_relu_x86_64", "x86-64", kMatMulRelu},
-                                           Golden{"mm_relu_avx512", "x86-64-avx512", kMatMulRelu},
-                                           Golden{"softmax_avx2", "x86-64-avx2", kSoftmax},
-                                           Golden{"conv_pool_avx2", "x86-64-avx2", kConvPool}),
-                         [](const ::testing::TestParamInfo<Golden>& i) {
-                           return std::string(i.param.name);
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Kernels, EmittedC,
+    ::testing::Values(Golden{"mm_relu_x86_64", "x86-64", kMatMulRelu},
+                      Golden{"mm_relu_avx512", "x86-64-avx512", kMatMulRelu},
+                      Golden{"softmax_avx2", "x86-64-avx2", kSoftmax},
+                      Golden{"conv_pool_avx2", "x86-64-avx2", kConvPool},
+                      Golden{"conv_padded_pool_avx512", "x86-64-avx512", kConvPaddedPool}),
+    [](const ::testing::TestParamInfo<Golden>& i) { return std::string(i.param.name); });
 
 }  // namespace
 }  // namespace tlmc::test
