@@ -67,6 +67,7 @@ import json
 import os
 import platform
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -104,7 +105,6 @@ def peers_venv(path):
         r = subprocess.run([python, "-m", "pip", "install", "-q"] + PEER_PACKAGES,
                            stdout=sys.stderr)
         if r.returncode != 0:
-            import shutil
             shutil.rmtree(path, ignore_errors=True)  # nothing half-installed is reused
             sys.exit(f"e2e_vs_pytorch: pip install {' '.join(PEER_PACKAGES)} failed "
                      "(PyPI unreachable?); pass --peers none to time without them")
@@ -118,6 +118,17 @@ CC_TARGET = {
     "x86-64-avx2": ["-march=haswell"],
     "x86-64-avx512": ["-march=skylake-avx512", "-mprefer-vector-width=512"],
 }
+def c_compiler():
+    """$CC, else the Clang that tlmc's own libraries are compiled with (its -O2 and -O3
+    time candidates as Clang compiles them; docs/driver.md, --emit source), else cc."""
+    if os.environ.get("CC"):
+        return os.environ["CC"]
+    for cc in ("clang-14", "clang"):
+        if shutil.which(cc):
+            return cc
+    return "cc"
+
+
 NP_DTYPE = {"float32": np.float32, "int64": np.int64}
 
 
@@ -152,7 +163,7 @@ class TlmcModel:
             raise RuntimeError(f"cannot tell the target from {name}.c: {first.strip()}")
         self.target = m.group(1)
         self.library = os.path.join(src, f"lib{name}.so")
-        cc = os.environ.get("CC", "cc")
+        cc = c_compiler()
         t0 = time.monotonic()
         run([cc] + CC_COMMON + CC_TARGET[self.target] + [
             "-fPIC", "-shared", f"{name}.c", f"{name}_runtime.c", f"{name}_weights.S",
@@ -518,7 +529,7 @@ def main():
     print(f"# end-to-end latency, batch 1: tlmc -O{args.opt} {args.tlmc_args} (target "
           f"{', '.join(targets) or '?'}, float32) vs PyTorch {torch.__version__} eager "
           f"(inference_mode) and TorchScript (traced, frozen, optimize_for_inference), and the "
-          f"PyPI peers of {args.peers_venv}")
+          f"PyPI peers of {args.peers_venv}; tlmc's C compiled by {c_compiler()}")
     threads = f"{args.threads} thread{'s' if args.threads > 1 else ''}"
     print(f"# {cpu_model()}, {os.cpu_count()} online cores, load average {load[0]:.2f}; "
           f"{threads} for every side; ONNX opset {args.opset}; median of up to "
