@@ -1,9 +1,9 @@
-// Where -O0 computes the padding a pooling reads: inlined into the pooling when the
-// tensor's innermost dimension, along which the loads are vectorised, is not padded (the
-// channels of a channels-last or blocked tensor: one bounds test per tap for a whole
-// vector); a pass of its own at the root when it is (the width of an NCHW tensor), and
-// always for a convolution, whose taps are multiplied and read each padded element many
-// times.
+// Where -O0 computes the padding a pooling or a strided depthwise convolution reads:
+// inlined into it when the tensor's innermost dimension, along which the loads are
+// vectorised, is not padded (the channels of a channels-last or blocked tensor: one bounds
+// test per tap for a whole vector); a pass of its own at the root when it is (the width of
+// an NCHW tensor), for a depthwise convolution of stride 1 (which reads each padded element
+// nine times), and for a dense convolution.
 #include <gtest/gtest.h>
 
 #include <map>
@@ -28,6 +28,7 @@ inputs:
   x: {shape: [1, 32, 15, 15]}
 weights:
   w: {shape: [32, 32, 3, 3], init: {uniform: [-0.3, 0.3]}, seed: 1}
+  dw: {shape: [32, 1, 3, 3], init: {uniform: [-0.3, 0.3]}, seed: 2}
 nodes:
   - {op: Conv, inputs: [x, w], outputs: [c], attrs: {pads: [1, 1, 1, 1]}}
   - {op: Relu, inputs: [c], outputs: [r]}
@@ -40,6 +41,11 @@ outputs: [y]
 const std::string kMaxPool =
     "{op: MaxPool, inputs: [r], outputs: [y], attrs: {kernel_shape: [3, 3], strides: [2, 2], "
     "pads: [1, 1, 1, 1]}}";
+const std::string kDepthwiseStrided =
+    "{op: Conv, inputs: [r, dw], outputs: [y], attrs: {group: 32, strides: [2, 2], pads: [1, 1, "
+    "1, 1]}}";
+const std::string kDepthwise =
+    "{op: Conv, inputs: [r, dw], outputs: [y], attrs: {group: 32, pads: [1, 1, 1, 1]}}";
 const std::string kAveragePool =
     "{op: AveragePool, inputs: [r], outputs: [y], attrs: {kernel_shape: [3, 3], pads: [1, 1, 1, "
     "1]}}";
@@ -93,6 +99,43 @@ TEST(PaddingLocation, APoolingPaddedAlongItsInnermostDimensionKeepsAPaddingPass)
     ASSERT_EQ(inlined.size(), 2u) << pool;
     for (const auto& [reader, in] : inlined) EXPECT_FALSE(in) << reader << " in " << pool;
   }
+}
+
+// How many paddings of the graph's subgraphs the -O0 schedule inlines (both convolutions'
+// stages are of the operator "conv", so the paddings are counted, not named by reader).
+size_t inlined_count(const ir::Graph& g) {
+  ir::Target target = *ir::parse_target("x86-64-avx512");
+  target.cores = 2;
+  size_t n = 0, pads = 0;
+  const Partition p = partition_graph(g);
+  for (const std::vector<int>& sg : p.subgraphs) {
+    const ir::TeProgram program = ir::lower_subgraph(g, sg).program;
+    const std::vector<Decision> schedule = default_schedule(program, target);
+    for (size_t s = 0; s < program.stages.size(); ++s) {
+      const std::string& name = program.stages[s].name;
+      if (name.size() < 4 || name.compare(name.size() - 4, 4, ".pad") != 0) continue;
+      ++pads;
+      for (const Decision& d : schedule)
+        if (d.kind == DecisionKind::Inline && d.stage == static_cast<int>(s)) ++n;
+    }
+  }
+  EXPECT_EQ(pads, 2u);
+  return n;
+}
+
+TEST(PaddingLocation, AStridedDepthwiseConvolutionReadsItsPaddingInline) {
+  for (const auto& rewrite : {channels_last_activations(graph(kDepthwiseStrided)),
+                              blocked_activations(graph(kDepthwiseStrided), 16)}) {
+    ASSERT_TRUE(rewrite);
+    EXPECT_EQ(inlined_count(*rewrite), 1u);  // the depthwise one's, not the dense one's
+  }
+  EXPECT_EQ(inlined_count(graph(kDepthwiseStrided)), 0u);  // NCHW: padded along the width
+}
+
+TEST(PaddingLocation, ADepthwiseConvolutionOfStrideOneKeepsAPaddingPass) {
+  const std::optional<ir::Graph> cl = channels_last_activations(graph(kDepthwise));
+  ASSERT_TRUE(cl);
+  EXPECT_EQ(inlined_count(*cl), 0u);
 }
 
 }  // namespace
