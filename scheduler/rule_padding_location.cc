@@ -42,12 +42,6 @@ bool inlined_into_window_reduction(const ScheduleState& st, int pad) {
   });
 }
 
-Fallback inlined() {
-  return [](const SketchRun&, const std::vector<int64_t>& valid) {
-    return std::find(valid.begin(), valid.end(), 1) != valid.end() ? int64_t{1} : valid[0];
-  };
-}
-
 std::vector<int> unclaimed_paddings(const SketchBuild& b) {
   std::vector<int> out;
   for (size_t s = 0; s < b.base.state.stages.size(); ++s)
@@ -86,7 +80,7 @@ class PaddingLocationRule : public SketchRule {
               if (host.leaves[i] == reader.at_iter) pos = static_cast<int64_t>(i);
             r.emit(Decision{DecisionKind::ComputeAt, pad, reader.at_stage, {pos}});
           },
-          inlined_into_window_reduction(b.base.state, pad) ? inlined() : smallest());
+          inlined_into_window_reduction(b.base.state, pad) ? at_most(1) : smallest());
       b.add_space(
           Space{SpaceKind::Parallel, b.role(pad), "-"},
           [rank](const SketchRun&) {

@@ -6,9 +6,12 @@
 // nine times), and for a dense convolution.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "frontend/yaml_reader.h"
 #include "ir/lower.h"
@@ -50,12 +53,12 @@ const std::string kAveragePool =
     "{op: AveragePool, inputs: [r], outputs: [y], attrs: {kernel_shape: [3, 3], pads: [1, 1, 1, "
     "1]}}";
 
-// For each padding stage of the graph's subgraphs, keyed by the operator that reads it
-// ("conv", "maxpool", ...): whether the -O0 schedule inlines it.
-std::map<std::string, bool> padding_inlined(const ir::Graph& g) {
+// Each padding stage of the graph's subgraphs: the operator of the stage that reads it
+// ("conv", "maxpool", ...) and whether the -O0 schedule inlines it.
+std::vector<std::pair<std::string, bool>> paddings(const ir::Graph& g) {
   ir::Target target = *ir::parse_target("x86-64-avx512");
   target.cores = 2;
-  std::map<std::string, bool> out;
+  std::vector<std::pair<std::string, bool>> out;
   const Partition p = partition_graph(g);
   for (const std::vector<int>& sg : p.subgraphs) {
     const ir::TeProgram program = ir::lower_subgraph(g, sg).program;
@@ -67,11 +70,17 @@ std::map<std::string, bool> padding_inlined(const ir::Graph& g) {
       for (const Decision& d : schedule)
         inlined = inlined || (d.kind == DecisionKind::Inline && d.stage == static_cast<int>(s));
       const std::vector<int> readers = program.consumers(st.output);
-      const std::string reader =
-          readers.empty() ? "none" : program.stages[static_cast<size_t>(readers[0])].op;
-      out[reader] = inlined;
+      out.emplace_back(
+          readers.empty() ? "none" : program.stages[static_cast<size_t>(readers[0])].op, inlined);
     }
   }
+  return out;
+}
+
+// The same, keyed by the reading operator.
+std::map<std::string, bool> padding_inlined(const ir::Graph& g) {
+  std::map<std::string, bool> out;
+  for (const auto& [reader, inlined] : paddings(g)) out[reader] = inlined;
   return out;
 }
 
@@ -104,23 +113,10 @@ TEST(PaddingLocation, APoolingPaddedAlongItsInnermostDimensionKeepsAPaddingPass)
 // How many paddings of the graph's subgraphs the -O0 schedule inlines (both convolutions'
 // stages are of the operator "conv", so the paddings are counted, not named by reader).
 size_t inlined_count(const ir::Graph& g) {
-  ir::Target target = *ir::parse_target("x86-64-avx512");
-  target.cores = 2;
-  size_t n = 0, pads = 0;
-  const Partition p = partition_graph(g);
-  for (const std::vector<int>& sg : p.subgraphs) {
-    const ir::TeProgram program = ir::lower_subgraph(g, sg).program;
-    const std::vector<Decision> schedule = default_schedule(program, target);
-    for (size_t s = 0; s < program.stages.size(); ++s) {
-      const std::string& name = program.stages[s].name;
-      if (name.size() < 4 || name.compare(name.size() - 4, 4, ".pad") != 0) continue;
-      ++pads;
-      for (const Decision& d : schedule)
-        if (d.kind == DecisionKind::Inline && d.stage == static_cast<int>(s)) ++n;
-    }
-  }
-  EXPECT_EQ(pads, 2u);
-  return n;
+  const std::vector<std::pair<std::string, bool>> all = paddings(g);
+  EXPECT_EQ(all.size(), 2u);
+  return static_cast<size_t>(
+      std::count_if(all.begin(), all.end(), [](const auto& p) { return p.second; }));
 }
 
 TEST(PaddingLocation, AStridedDepthwiseConvolutionReadsItsPaddingInline) {
