@@ -660,6 +660,10 @@ CompiledModel compile_model(const CompileOptions& options) {
   }
   std::ostream* dump = o.dump_stream;
   if (dump && wants(o, "graph")) *dump << ir::graph_str(graph);
+  if (o.target.is_cuda())
+    throw Diagnostic({o.model_path}, "--target " + o.target.name +
+                                         ": this build of tlmc describes CUDA targets "
+                                         "(--print-target) but does not yet compile for them");
   o.target.cold_weights = weights_leave_the_caches(graph, o);
 
   SplitModel split;

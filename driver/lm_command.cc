@@ -621,9 +621,10 @@ namespace {
 
 ir::Target parse_target_option(const po::variables_map& vm) {
   const std::optional<ir::Target> target = ir::parse_target(vm["target"].as<std::string>());
-  if (!target)
-    throw std::invalid_argument("unknown --target '" + vm["target"].as<std::string>() +
-                                "' (known: " + ir::target_names() + ")");
+  if (!target) throw std::invalid_argument(ir::unknown_target(vm["target"].as<std::string>()));
+  if (target->is_cuda())
+    throw std::invalid_argument("tlmc lm samples and tunes CPU targets; --target " + target->name +
+                                " is a GPU");
   return *target;
 }
 

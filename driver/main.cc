@@ -60,6 +60,26 @@ void parse_input_shape(const std::string& spec, driver::CompileOptions& options)
   options.input_shapes[spec.substr(0, eq)] = shape;
 }
 
+// --target, then each --target-option, then --threads: the descriptor schedules are chosen
+// for and records keyed by.
+ir::Target target_from_options(const po::variables_map& vm) {
+  const std::string name = vm["target"].as<std::string>();
+  std::optional<ir::Target> target = ir::parse_target(name);
+  if (!target) throw UsageError(ir::unknown_target(name));
+  if (vm.count("target-option"))
+    for (const std::string& option : vm["target-option"].as<std::vector<std::string>>())
+      if (const std::string error = ir::set_target_option(*target, option); !error.empty())
+        throw UsageError(error);
+  const int threads = vm["threads"].as<int>();
+  if (threads < 0) throw UsageError("--threads takes a count >= 0");
+  if (threads > 0 && target->is_cuda())
+    throw UsageError("--threads sets the CPU threads of the generated code; a CUDA target's " +
+                     std::string("code runs on the GPU, whose threads its schedules choose"));
+  // Schedules are tuned for, and records keyed by, the threads the code will run with.
+  if (threads > 0) target->cores = threads;
+  return *target;
+}
+
 int run(int argc, char** argv) {
   if (argc >= 2 && std::string(argv[1]) == "db") {
     try {
@@ -91,7 +111,11 @@ int run(int argc, char** argv) {
   option("name", po::value<std::string>(),
          "C prefix of the generated API (default: the model's name)");
   option("target", po::value<std::string>()->default_value("host"),
-         "host | x86-64 | x86-64-avx2 | x86-64-avx512");
+         "host | x86-64 | x86-64-avx2 | x86-64-avx512 | cuda-sm80 (an A100-SXM's limits) | "
+         "cuda-sm90 (an H100-SXM's) | cuda (the GPU of this machine)");
+  option("target-option", po::value<std::vector<std::string>>()->composing(),
+         "KEY=VALUE: one field of the target's descriptor, as --print-target writes it (such "
+         "as l2=1024K, sms=114, smem/block-optin=99K); repeatable");
   option("opt,O", po::value<int>()->default_value(2),
          "-O0 .. -O3: how hard to look for fast schedules (-O0: fixed; -O1: the language "
          "model's likeliest, unmeasured; -O2: the model's proposals, the best few measured "
@@ -173,11 +197,7 @@ int run(int argc, char** argv) {
     return kOk;
   }
   if (vm.count("print-target")) {
-    const std::string name = vm["target"].as<std::string>();
-    std::optional<ir::Target> t = ir::parse_target(name);
-    if (!t) throw UsageError("unknown target '" + name + "' (known: " + ir::target_names() + ")");
-    if (vm["threads"].as<int>() > 0) t->cores = vm["threads"].as<int>();
-    std::cout << t->descriptor() << "\n";
+    std::cout << target_from_options(vm).descriptor() << "\n";
     return kOk;
   }
   if (!vm.count("model")) throw UsageError("no model given");
@@ -191,11 +211,7 @@ int run(int argc, char** argv) {
   driver::CompileOptions options;
   options.model_path = positional.back();
   if (vm.count("name")) options.name = vm["name"].as<std::string>();
-  const std::string target_name = vm["target"].as<std::string>();
-  std::optional<ir::Target> target = ir::parse_target(target_name);
-  if (!target)
-    throw UsageError("unknown target '" + target_name + "' (known: " + ir::target_names() + ")");
-  options.target = *target;
+  options.target = target_from_options(vm);
   options.opt_level = vm["opt"].as<int>();
   if (options.opt_level < 0 || options.opt_level > 3) throw UsageError("-O takes 0, 1, 2 or 3");
   if (vm.count("lm-model")) options.lm_model = vm["lm-model"].as<std::string>();
@@ -233,9 +249,6 @@ int run(int argc, char** argv) {
     for (const std::string& spec : vm["input-shape"].as<std::vector<std::string>>())
       parse_input_shape(spec, options);
   options.threads = vm["threads"].as<int>();
-  if (options.threads < 0) throw UsageError("--threads takes a count >= 0");
-  // Schedules are tuned for, and records keyed by, the threads the code will run with.
-  if (options.threads > 0) options.target.cores = options.threads;
   options.tuning_db = vm.count("tuning-db") ? vm["tuning-db"].as<std::string>()
                                             : scheduler::default_tuning_db_path();
   if (vm["jobs"].as<int>() < 0) throw UsageError("-j takes a count >= 0");

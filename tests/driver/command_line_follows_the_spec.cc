@@ -111,6 +111,28 @@ TEST_F(CommandLine, BadUsageExitsTwo) {
             "Run 'tlmc --help' for the options.\n");
 }
 
+TEST_F(CommandLine, TargetsAreDescribedAndAdjusted) {
+  CommandResult sm90 =
+      run_command(tlmc("--print-target --target cuda-sm90 --target-option sms=114"));
+  ASSERT_EQ(sm90.exit_code, 0) << sm90.out;
+  EXPECT_EQ(sm90.out.rfind("gpu1 sm=90 sms=114 warp=32 ", 0), 0u) << sm90.out;
+  CommandResult cpu =
+      run_command(tlmc("--print-target --target x86-64 --target-option l2=512K --threads 3"));
+  ASSERT_EQ(cpu.exit_code, 0) << cpu.out;
+  EXPECT_NE(cpu.out.find(" cores=3 "), std::string::npos) << cpu.out;
+  EXPECT_NE(cpu.out.find(" l2=512K "), std::string::npos) << cpu.out;
+  CommandResult volta = run_command(tlmc("-O0 " + dir.file("tiny.yaml") + " --target cuda-sm70"));
+  EXPECT_EQ(volta.exit_code, 2);
+  EXPECT_NE(volta.out.find("tlmc: error: CUDA 13 has no sm_70"), std::string::npos) << volta.out;
+  CommandResult threads =
+      run_command(tlmc("-O0 " + dir.file("tiny.yaml") + " --target cuda-sm80 --threads 4"));
+  EXPECT_EQ(threads.exit_code, 2);
+  EXPECT_NE(threads.out.find("--threads sets the CPU threads"), std::string::npos) << threads.out;
+  CommandResult bad = run_command(tlmc("--print-target --target cuda-sm80 --target-option sms=0"));
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.out.find("'0' is not a valid sms"), std::string::npos) << bad.out;
+}
+
 TEST_F(CommandLine, HelpAndVersion) {
   CommandResult v = run_command(tlmc("--version"));
   EXPECT_EQ(v.exit_code, 0);
