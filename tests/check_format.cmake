@@ -3,7 +3,8 @@
 set(folders bench codegen driver examples frontend ir reference runtime scheduler tests toolchain tune)
 set(files "")
 foreach(folder ${folders})
-  file(GLOB_RECURSE found "${SOURCE_DIR}/${folder}/*.cc" "${SOURCE_DIR}/${folder}/*.h" "${SOURCE_DIR}/${folder}/*.c")
+  file(GLOB_RECURSE found "${SOURCE_DIR}/${folder}/*.cc" "${SOURCE_DIR}/${folder}/*.h" "${SOURCE_DIR}/${folder}/*.c"
+       "${SOURCE_DIR}/${folder}/*.cu" "${SOURCE_DIR}/${folder}/*.cuh")
   list(APPEND files ${found})
 endforeach()
 list(FILTER files EXCLUDE REGEX "/tests/codegen/golden/")

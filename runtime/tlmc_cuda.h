@@ -1,0 +1,44 @@
+/* What the CUDA code tlmc generates uses beside the CUDA runtime: shared arrays declared
+ * through a macro, and kernels launched through one. On a GPU they are __shared__ arrays and
+ * cudaLaunchKernel; compiled against the CPU emulator (its cuda_runtime.h defines
+ * TLMC_CUDA_EMULATION), every shared access is checked and the launch runs the blocks here. */
+#ifndef TLMC_CUDA_H
+#define TLMC_CUDA_H
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <tuple>
+#include <utility>
+
+#ifdef TLMC_CUDA_EMULATION
+#define TLMC_SHARED(type, name, count) static ::tlmc_emu::SharedArray<type> name(#name, count)
+#define TLMC_DYNAMIC_SHARED(type, name) ::tlmc_emu::SharedArray<type> name(#name)
+#define TLMC_LAUNCH(kernel, grid, block, shared_bytes, stream, ...) \
+  tlmc_emulated_launch(#kernel, kernel, grid, block, shared_bytes, stream, __VA_ARGS__)
+#else
+#define TLMC_SHARED(type, name, count) __shared__ __align__(16) type name[count]
+#define TLMC_DYNAMIC_SHARED(type, name) extern __shared__ __align__(16) type name[]
+#define TLMC_LAUNCH(kernel, grid, block, shared_bytes, stream, ...) \
+  tlmc_launch(kernel, grid, block, shared_bytes, stream, __VA_ARGS__)
+
+/* The arguments converted to the kernel's parameter types, then their addresses, as
+ * cudaLaunchKernel reads them. */
+template <typename... Params, size_t... I>
+static cudaError_t tlmc_launch_tuple(void (*kernel)(Params...), dim3 grid, dim3 block,
+                                     size_t shared_bytes, cudaStream_t stream,
+                                     std::tuple<Params...>& values, std::index_sequence<I...>) {
+  void* args[] = {static_cast<void*>(&std::get<I>(values))...};
+  return cudaLaunchKernel(reinterpret_cast<const void*>(kernel), grid, block, args, shared_bytes,
+                          stream);
+}
+template <typename... Params, typename... Args>
+static cudaError_t tlmc_launch(void (*kernel)(Params...), dim3 grid, dim3 block,
+                               size_t shared_bytes, cudaStream_t stream, Args... args) {
+  std::tuple<Params...> values(args...);
+  return tlmc_launch_tuple(kernel, grid, block, shared_bytes, stream, values,
+                           std::index_sequence_for<Params...>{});
+}
+#endif
+
+#endif

@@ -1,0 +1,157 @@
+// The CUDA-on-CPU emulator (runtime/cuda_emulation/cuda_runtime.h): hand-written kernels run
+// to the right results with threads and blocks in forward and in reverse order, and the
+// mistakes it exists to catch stop the launch with the kernel's name: a deleted barrier (a
+// shared-memory race), a barrier some threads skip, two different barriers, a shuffle with
+// lanes gone. A failed launch is sticky, as on a GPU.
+#include <gtest/gtest.h>
+
+#include <random>
+#include <string>
+#include <vector>
+
+#include "cuda_emulation/kernels.cuh"
+
+namespace {
+
+class Emulator : public ::testing::TestWithParam<bool> {
+ protected:
+  void SetUp() override {
+    tlmc_emulation_reset();
+    tlmc_emulation_set_reverse(GetParam());
+  }
+  void TearDown() override {
+    tlmc_emulation_reset();
+    tlmc_emulation_set_reverse(false);
+  }
+};
+
+std::vector<float> random_floats(size_t n, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> d(-1, 1);
+  std::vector<float> v(n);
+  for (float& x : v) x = d(rng);
+  return v;
+}
+
+TEST_P(Emulator, TiledMatmulComputesTheProduct) {
+  const int m = 16, n = 24, k = 32;
+  std::vector<float> a = random_floats(m * k, 1), b = random_floats(k * n, 2), c(m * n, 0.0f);
+  ASSERT_EQ(TLMC_LAUNCH(matmul_tiled<true>, dim3(n / kTile, m / kTile), dim3(kTile, kTile), 0,
+                        nullptr, a.data(), b.data(), c.data(), m, n, k),
+            cudaSuccess)
+      << tlmc_emulation_message();
+  for (int i = 0; i < m; ++i)
+    for (int j = 0; j < n; ++j) {
+      float want = 0.0f;
+      for (int p = 0; p < k; ++p) want += a[i * k + p] * b[p * n + j];
+      EXPECT_NEAR(c[i * n + j], want, 1e-4f) << i << "," << j;
+    }
+}
+
+TEST_P(Emulator, ADeletedBarrierIsASharedMemoryRace) {
+  const int m = 8, n = 8, k = 16;
+  std::vector<float> a = random_floats(m * k, 1), b = random_floats(k * n, 2), c(m * n, 0.0f);
+  EXPECT_EQ(TLMC_LAUNCH(matmul_tiled<false>, dim3(1, 1), dim3(kTile, kTile), 0, nullptr, a.data(),
+                        b.data(), c.data(), m, n, k),
+            cudaErrorLaunchFailure);
+  const std::string message = tlmc_emulation_message();
+  EXPECT_EQ(message.rfind("kernel matmul_tiled<false>, block (0,0,0): shared-memory race on ", 0),
+            0u)
+      << message;
+  EXPECT_NE(message.find("with no __syncthreads() between"), std::string::npos) << message;
+}
+
+TEST_P(Emulator, RowSumsThroughShufflesAndSharedMemory) {
+  const int rows = 5, columns = 333;
+  std::vector<float> in = random_floats(rows * columns, 3), out(rows, 0.0f);
+  for (unsigned threads : {32u, 64u, 256u}) {
+    ASSERT_EQ(
+        TLMC_LAUNCH(row_sum, dim3(rows), dim3(threads), 0, nullptr, in.data(), out.data(), columns),
+        cudaSuccess)
+        << tlmc_emulation_message();
+    for (int r = 0; r < rows; ++r) {
+      double want = 0;
+      for (int j = 0; j < columns; ++j) want += in[r * columns + j];
+      EXPECT_NEAR(out[r], want, 1e-3) << threads << " threads, row " << r;
+    }
+  }
+}
+
+TEST_P(Emulator, DynamicSharedMemoryHoldsTheLaunchsBytes) {
+  std::vector<float> data(4 * 32);
+  for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<float>(i);
+  ASSERT_EQ(
+      TLMC_LAUNCH(reverse_blocks, dim3(4), dim3(32), 32 * sizeof(float), nullptr, data.data()),
+      cudaSuccess)
+      << tlmc_emulation_message();
+  for (int b = 0; b < 4; ++b)
+    for (int t = 0; t < 32; ++t) EXPECT_EQ(data[b * 32 + t], b * 32 + 31 - t);
+  // Too little dynamic shared memory for the block: reading past it stops the launch.
+  EXPECT_EQ(
+      TLMC_LAUNCH(reverse_blocks, dim3(1), dim3(32), 16 * sizeof(float), nullptr, data.data()),
+      cudaErrorLaunchFailure);
+  EXPECT_NE(std::string(tlmc_emulation_message())
+                .find("shared array staged read or written at " +
+                      std::to_string(GetParam() ? 31 : 16) + ", outside its 16 elements"),
+            std::string::npos)
+      << tlmc_emulation_message();
+}
+
+TEST_P(Emulator, AtomicsCountEveryValue) {
+  std::vector<int> values(1000), counts(4, 0);
+  for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<int>(i * 7);
+  ASSERT_EQ(
+      TLMC_LAUNCH(histogram, dim3(8), dim3(128), 0, nullptr, values.data(), counts.data(), 1000),
+      cudaSuccess);
+  EXPECT_EQ(counts, (std::vector<int>{250, 250, 250, 250}));
+}
+
+TEST_P(Emulator, ABarrierSomeThreadsSkipStopsTheLaunch) {
+  std::vector<float> data(64, 1.0f);
+  EXPECT_EQ(TLMC_LAUNCH(early_return, dim3(1), dim3(64), 0, nullptr, data.data(), 40),
+            cudaErrorLaunchFailure);
+  const std::string message = tlmc_emulation_message();
+  EXPECT_EQ(message.rfind("kernel early_return, block (0,0,0): thread (", 0), 0u) << message;
+  EXPECT_NE(message.find("returned without the __syncthreads() of line"), std::string::npos)
+      << message;
+  EXPECT_NE(message.find("that 40 threads of its block wait at"), std::string::npos) << message;
+}
+
+TEST_P(Emulator, TwoDifferentBarriersStopTheLaunch) {
+  std::vector<float> data(64, 0.0f);
+  EXPECT_EQ(TLMC_LAUNCH(split_barriers, dim3(1), dim3(64), 0, nullptr, data.data()),
+            cudaErrorLaunchFailure);
+  EXPECT_NE(std::string(tlmc_emulation_message()).find("waits at the __syncthreads() of line"),
+            std::string::npos)
+      << tlmc_emulation_message();
+}
+
+TEST_P(Emulator, AFailedLaunchIsSticky) {
+  std::vector<float> data(64, 1.0f);
+  ASSERT_EQ(TLMC_LAUNCH(early_return, dim3(1), dim3(64), 0, nullptr, data.data(), 40),
+            cudaErrorLaunchFailure);
+  float x = 0.0f;
+  EXPECT_EQ(cudaMemcpy(&x, data.data(), 4, cudaMemcpyDeviceToHost), cudaErrorLaunchFailure);
+  EXPECT_EQ(TLMC_LAUNCH(early_return, dim3(1), dim3(64), 0, nullptr, data.data(), 64),
+            cudaErrorLaunchFailure)
+      << "every later launch fails too";
+  EXPECT_EQ(cudaGetLastError(), cudaErrorLaunchFailure);
+  EXPECT_EQ(cudaDeviceSynchronize(), cudaErrorLaunchFailure);
+  tlmc_emulation_reset();
+  EXPECT_EQ(TLMC_LAUNCH(early_return, dim3(1), dim3(64), 0, nullptr, data.data(), 64), cudaSuccess)
+      << tlmc_emulation_message();
+}
+
+TEST_P(Emulator, ABlockTooLargeDoesNotLaunch) {
+  std::vector<float> data(64, 1.0f);
+  EXPECT_EQ(TLMC_LAUNCH(early_return, dim3(1), dim3(2048), 0, nullptr, data.data(), 64),
+            cudaErrorInvalidConfiguration);
+  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess) << "a refused launch is not sticky";
+}
+
+INSTANTIATE_TEST_SUITE_P(Orders, Emulator, ::testing::Values(false, true),
+                         [](const ::testing::TestParamInfo<bool>& p) {
+                           return p.param ? std::string("Reverse") : std::string("Forward");
+                         });
+
+}  // namespace
