@@ -7,6 +7,7 @@
 #include <set>
 #include <sstream>
 
+#include "codegen/c_expression.h"
 #include "codegen/math_functions.h"
 #include "ir/diagnostic.h"
 
@@ -21,52 +22,6 @@ using ir::UnaryOp;
 
 namespace {
 
-std::string int_literal(int64_t v) {
-  if (v >= -2147483647 && v <= 2147483647) return std::to_string(v);
-  return std::to_string(v) + "LL";
-}
-
-std::string float_literal(double v, ir::DType t) {
-  if (std::isinf(v)) return v > 0 ? "INFINITY" : "(-INFINITY)";
-  if (std::isnan(v)) return "NAN";
-  char buf[64];
-  std::snprintf(buf, sizeof buf, t == ir::DType::Float32 ? "%.9g" : "%.17g", v);
-  std::string s = buf;
-  if (s.find_first_of(".e") == std::string::npos) s += ".0";
-  if (t == ir::DType::Float32) s += "f";
-  return v < 0 ? "(" + s + ")" : s;
-}
-
-// The C function for a float unary operation on one element.
-std::string unary_call(UnaryOp op, const std::string& x) {
-  switch (op) {
-    case UnaryOp::Neg:
-      return "(-" + x + ")";
-    case UnaryOp::Exp:
-      return "tlmc_expf(" + x + ")";
-    case UnaryOp::Log:
-      return "tlmc_logf(" + x + ")";
-    case UnaryOp::Sqrt:
-      return "sqrtf(" + x + ")";  // one instruction (-fno-math-errno), correctly rounded
-    case UnaryOp::Tanh:
-      return "tlmc_tanhf(" + x + ")";
-    case UnaryOp::Erf:
-      return "tlmc_erff(" + x + ")";
-    case UnaryOp::Sigmoid:
-      return "tlmc_sigmoidf(" + x + ")";
-    case UnaryOp::Abs:
-      return "fabsf(" + x + ")";
-    case UnaryOp::Not:
-      return "(!" + x + ")";
-    case UnaryOp::Floor:
-      return "floorf(" + x + ")";
-  }
-  return "";
-}
-
-std::string buf_name(int b) { return "b" + std::to_string(b); }
-std::string var_name(int v) { return "v" + std::to_string(v); }
-
 // Does any index, value or condition of `s` mention variable `var`?
 bool stmt_uses_var(const ir::Stmt& s, int var) {
   for (const Expr* e : {&s->index, &s->value, &s->cond})
@@ -74,110 +29,6 @@ bool stmt_uses_var(const ir::Stmt& s, int var) {
   for (const ir::Stmt& b : s->body)
     if (stmt_uses_var(b, var)) return true;
   return false;
-}
-
-bool positive_const(const Expr& e) {
-  int64_t c;
-  return ir::is_int_const(e, &c) && c > 0;
-}
-
-// Is an integer expression never negative? Loop variables count from 0; sums, products,
-// quotients and remainders of non-negative values stay non-negative. There C's / and %
-// are floor division and modulo, and cheaper than the general helpers.
-bool non_negative(const Expr& e) {
-  int64_t c;
-  switch (e->kind) {
-    case ExprKind::IntImm:
-      return e->int_value >= 0;
-    case ExprKind::Var:
-      return true;
-    case ExprKind::Binary:
-      switch (e->binary_op) {
-        case BinaryOp::Add:
-        case BinaryOp::Mul:
-        case BinaryOp::Min:
-        case BinaryOp::Max:
-          return non_negative(e->args[0]) && non_negative(e->args[1]);
-        case BinaryOp::FloorDiv:
-        case BinaryOp::FloorMod:
-          return non_negative(e->args[0]) && ir::is_int_const(e->args[1], &c) && c > 0;
-        default:
-          return false;
-      }
-    default:
-      return false;
-  }
-}
-
-// Scalar C text of an expression.
-std::string scalar(const Expr& e) {
-  switch (e->kind) {
-    case ExprKind::IntImm:
-      return int_literal(e->int_value);
-    case ExprKind::FloatImm:
-      return float_literal(e->float_value, e->dtype);
-    case ExprKind::Var:
-      return var_name(e->var_id);
-    case ExprKind::Load:
-      return buf_name(e->var_id) + "[" + scalar(e->args[0]) + "]";
-    case ExprKind::Unary: {
-      const std::string x = scalar(e->args[0]);
-      if (e->dtype == ir::DType::Float32) return unary_call(e->unary_op, x);
-      if (e->unary_op == UnaryOp::Neg) return "(-" + x + ")";
-      if (e->unary_op == UnaryOp::Not) return "(!" + x + ")";
-      if (e->unary_op == UnaryOp::Abs) return "(" + x + " < 0 ? -" + x + " : " + x + ")";
-      TLMC_ASSERT(false,
-                  "unary " << ir::unary_name(e->unary_op) << " on " << ir::dtype_name(e->dtype));
-      return "";
-    }
-    case ExprKind::Binary: {
-      const std::string a = scalar(e->args[0]), b = scalar(e->args[1]);
-      const bool is_float = e->args[0]->dtype == ir::DType::Float32;
-      switch (e->binary_op) {
-        case BinaryOp::Add:
-          return "(" + a + " + " + b + ")";
-        case BinaryOp::Sub:
-          return "(" + a + " - " + b + ")";
-        case BinaryOp::Mul:
-          return "(" + a + " * " + b + ")";
-        case BinaryOp::Div:
-          return is_float ? "(" + a + " / " + b + ")" : "tlmc_divi(" + a + ", " + b + ")";
-        case BinaryOp::FloorDiv:
-          if (non_negative(e->args[0]) && positive_const(e->args[1]))
-            return "(" + a + " / " + b + ")";
-          return "tlmc_floordiv(" + a + ", " + b + ")";
-        case BinaryOp::FloorMod:
-          if (non_negative(e->args[0]) && positive_const(e->args[1]))
-            return "(" + a + " % " + b + ")";
-          return "tlmc_floormod(" + a + ", " + b + ")";
-        case BinaryOp::Min:
-          return is_float ? "tlmc_fminf(" + a + ", " + b + ")" : "tlmc_mini(" + a + ", " + b + ")";
-        case BinaryOp::Max:
-          return is_float ? "tlmc_fmaxf(" + a + ", " + b + ")" : "tlmc_maxi(" + a + ", " + b + ")";
-        case BinaryOp::Pow:
-          return "powf(" + a + ", " + b + ")";
-        case BinaryOp::LT:
-          return "(" + a + " < " + b + ")";
-        case BinaryOp::LE:
-          return "(" + a + " <= " + b + ")";
-        case BinaryOp::EQ:
-          return "(" + a + " == " + b + ")";
-        case BinaryOp::NE:
-          return "(" + a + " != " + b + ")";
-        case BinaryOp::And:
-          return "(" + a + " && " + b + ")";
-        case BinaryOp::Or:
-          return "(" + a + " || " + b + ")";
-      }
-      return "";
-    }
-    case ExprKind::Select:
-      return "(" + scalar(e->args[0]) + " ? " + scalar(e->args[1]) + " : " + scalar(e->args[2]) +
-             ")";
-    case ExprKind::Cast:
-      return "((" + std::string(ir::dtype_c_type(e->dtype)) + ")" + scalar(e->args[0]) + ")";
-  }
-  return "";
 }
 
 // The coefficient of variable `v` in an integer expression, when it is affine in v.
@@ -221,7 +72,7 @@ class Vectorizer {
     std::string out = "((" + w("tlmc_vf") + "){";
     for (int k = 0; k < lanes_; ++k) {
       Expr lane = ir::substitute(e, {{v_, ir::make_var(v_, var_name(v_)) + k}});
-      out += (k ? ", " : "") + scalar(lane);
+      out += (k ? ", " : "") + scalar_c(lane);
     }
     return out + "})";
   }
@@ -231,14 +82,14 @@ class Vectorizer {
   }
 
   VecCode vec(const Expr& e) const {
-    if (!ir::uses_var(e, v_)) return {scalar(e), false};
+    if (!ir::uses_var(e, v_)) return {scalar_c(e), false};
     TLMC_ASSERT(e->dtype == ir::DType::Float32,
                 "vectorizing a " << ir::dtype_name(e->dtype) << " value");
     switch (e->kind) {
       case ExprKind::Load: {
         const auto c = coefficient(e->args[0], v_);
         if (c && *c == 1)
-          return {w("tlmc_vload") + "(&" + buf_name(e->var_id) + "[" + scalar(e->args[0]) + "])",
+          return {w("tlmc_vload") + "(&" + buf_name(e->var_id) + "[" + scalar_c(e->args[0]) + "])",
                   true};
         return {per_lane(e), true};
       }
@@ -273,7 +124,7 @@ class Vectorizer {
         // The same choice for every lane (a padded window's bounds test, along the
         // channels): one test choosing between two vectors, of which only one is read.
         if (!ir::uses_var(e->args[0], v_))
-          return {"(" + scalar(e->args[0]) + " ? " + as_vector(vec(e->args[1])) + " : " +
+          return {"(" + scalar_c(e->args[0]) + " ? " + as_vector(vec(e->args[1])) + " : " +
                       as_vector(vec(e->args[2])) + ")",
                   true};
         if (!blendable(e)) return {per_lane(e), true};
@@ -387,8 +238,8 @@ class KernelEmitter {
         for (const Stmt& c : s->body) emit(os, c, depth, in_parallel);
         return;
       case StmtKind::Store:
-        os << indent(depth) << buf_name(s->buffer) << "[" << scalar(s->index)
-           << "] = " << scalar(s->value) << ";\n";
+        os << indent(depth) << buf_name(s->buffer) << "[" << scalar_c(s->index)
+           << "] = " << scalar_c(s->value) << ";\n";
         return;
       case StmtKind::Allocate: {
         const ir::Buffer& b = p_.buffers[static_cast<size_t>(s->buffer)];
@@ -400,7 +251,7 @@ class KernelEmitter {
         return;
       }
       case StmtKind::If:
-        os << indent(depth) << "if (" << scalar(s->cond) << ") {\n";
+        os << indent(depth) << "if (" << scalar_c(s->cond) << ") {\n";
         emit(os, s->body[0], depth + 1, in_parallel);
         os << indent(depth) << "}\n";
         return;
@@ -510,7 +361,7 @@ class KernelEmitter {
       return vz.as_vector(
           vz.vec(ir::substitute(f, {{s->var_id, ir::make_var(s->var_id, v) + offset}})));
     };
-    const std::string target = buf_name(st->buffer) + "[" + scalar(index) + "]";
+    const std::string target = buf_name(st->buffer) + "[" + scalar_c(index) + "]";
     os << indent(depth) << "{\n";
     for (int k = 0; k < accs; ++k)
       os << indent(depth + 1) << vz.w("tlmc_vf") << " " << acc_name(k) << " = "
@@ -536,7 +387,7 @@ class KernelEmitter {
     if (main < s->extent)
       os << indent(depth + 1) << "for (int64_t " << v << " = " << int_literal(main) << "; " << v
          << " < " << int_literal(s->extent) << "; ++" << v << ") " << target << " = "
-         << fold(target, scalar(f), false) << ";\n";
+         << fold(target, scalar_c(f), false) << ";\n";
     os << indent(depth) << "}\n";
     return true;
   }
@@ -610,7 +461,7 @@ class KernelEmitter {
       std::ostringstream b;
       for (const Stmt& st : stores)
         b << indent(depth + 1) << vz.w("tlmc_vstore") << "(&" << buf_name(st->buffer) << "["
-          << scalar(st->index) << "], " << vz.as_vector(vz.vec(st->value)) << ");\n";
+          << scalar_c(st->index) << "], " << vz.as_vector(vz.vec(st->value)) << ");\n";
       return b.str();
     };
     auto chunk = [&](int64_t at, int width) {

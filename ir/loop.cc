@@ -115,6 +115,10 @@ std::string_view loop_kind_name(LoopKind k) {
       return "vectorized";
     case LoopKind::Unrolled:
       return "unrolled";
+    case LoopKind::GpuBlock:
+      return "blockIdx.x";
+    case LoopKind::GpuThread:
+      return "threadIdx.x";
   }
   return "?";
 }

@@ -46,7 +46,9 @@ struct Buffer {
 };
 
 enum class StmtKind { For, Seq, Store, Allocate, If };
-enum class LoopKind { Serial, Parallel, Vectorized, Unrolled };
+// GpuBlock and GpuThread loops (CUDA targets) run their iterations as the blocks of the
+// grid (blockIdx.x) and the threads of a block (threadIdx.x) of one kernel launch.
+enum class LoopKind { Serial, Parallel, Vectorized, Unrolled, GpuBlock, GpuThread };
 
 struct StmtNode;
 using Stmt = std::shared_ptr<const StmtNode>;

@@ -252,6 +252,11 @@ void apply_reorder(ScheduleState& st, const Decision& d) {
   for (size_t i = 0; i + 1 < leaves.size(); ++i)
     if (s.iters[static_cast<size_t>(leaves[i])].kind == ir::LoopKind::Vectorized)
       invalid(d, "a vectorized loop must stay innermost");
+  for (size_t i = 0; i < leaves.size(); ++i) {
+    const ir::LoopKind k = s.iters[static_cast<size_t>(s.leaves[i])].kind;
+    if ((k == ir::LoopKind::GpuBlock || k == ir::LoopKind::GpuThread) && leaves[i] != s.leaves[i])
+      invalid(d, "a loop bound to blocks or threads keeps its place");
+  }
   s.leaves = leaves;
   s.transformed = true;
 }
@@ -331,6 +336,34 @@ void apply_pack(ScheduleState& st, const Decision& d) {
   st.packed.push_back(tensor);
 }
 
+void apply_bind(ScheduleState& st, const Decision& d) {
+  StageState& s = stage_of(st, d);
+  require_changeable(s, d);
+  const size_t pos = position(s, d, 0);
+  if (d.args.size() != 2 || (d.args[1] != 0 && d.args[1] != 1))
+    invalid(d, "bind takes a loop and 0 (blocks) or 1 (threads)");
+  const ir::LoopKind kind = d.args[1] == 0 ? ir::LoopKind::GpuBlock : ir::LoopKind::GpuThread;
+  Iter& it = s.iters[static_cast<size_t>(s.leaves[pos])];
+  if (it.kind != ir::LoopKind::Serial) invalid(d, "the loop is already annotated");
+  if (it.reduce) invalid(d, "a reduction loop cannot be bound to blocks or threads");
+  for (int l : s.leaves)
+    if (s.iters[static_cast<size_t>(l)].kind == kind)
+      invalid(d, "the stage already has a loop bound to " + std::string(ir::loop_kind_name(kind)));
+  if (kind == ir::LoopKind::GpuBlock) {
+    if (s.attach != Attach::Root) invalid(d, "only a stage at the root has blocks");
+    if (pos != 0) invalid(d, "the block loop is the outermost");
+    if (it.extent > INT32_MAX) invalid(d, "a grid has at most 2^31 - 1 blocks");
+  } else {
+    // Every thread runs the loops outside its own: at the root, only the block loop.
+    if (s.attach == Attach::Root &&
+        (pos != 1 || s.iters[static_cast<size_t>(s.leaves[0])].kind != ir::LoopKind::GpuBlock))
+      invalid(d, "the thread loop of a stage at the root comes right inside its block loop");
+    if (it.extent > 1024) invalid(d, "a block has at most 1024 threads");
+  }
+  it.kind = kind;
+  s.transformed = true;
+}
+
 struct KindInfo {
   DecisionKind kind;
   std::string_view name;
@@ -338,7 +371,7 @@ struct KindInfo {
   void (*apply)(ScheduleState&, const Decision&);
 };
 
-const std::array<KindInfo, 11> kKinds = {{
+const std::array<KindInfo, 12> kKinds = {{
     {DecisionKind::Inline, "inline", false, apply_inline},
     {DecisionKind::CacheWrite, "cache_write", false, apply_cache_write},
     {DecisionKind::RFactor, "rfactor", false, apply_rfactor},
@@ -353,6 +386,7 @@ const std::array<KindInfo, 11> kKinds = {{
     {DecisionKind::Unroll, "unroll", false,
      [](ScheduleState& st, const Decision& d) { annotate(st, d, ir::LoopKind::Unrolled); }},
     {DecisionKind::Pack, "pack", false, apply_pack},
+    {DecisionKind::Bind, "bind", false, apply_bind},
 }};
 
 const KindInfo& info(DecisionKind k) { return kKinds[static_cast<size_t>(k)]; }

@@ -1,6 +1,6 @@
 // Always-inline: pointwise stages that are not outputs are substituted into their readers,
-// except a padding stage read by a reduction (its location is a space of its own) and a
-// stage kept for a reduction (is_kept_for_a_reduction: computed once per tile).
+// except, on a CPU, a padding stage read by a reduction (its location is a space of its
+// own) and a stage kept for a reduction (is_kept_for_a_reduction: computed once per tile).
 #include "scheduler/sketch_analysis.h"
 #include "scheduler/sketch_rules.h"
 
@@ -23,8 +23,8 @@ class InlineRule : public SketchRule {
       const ir::Stage& ts = st.te.stages[s];
       if (ir::is_pointwise(ts) && !st.te.is_output(ts.output) &&
           st.stages[s].attach == Attach::Root &&
-          !is_padding_of_reduction(st, static_cast<int>(s)) &&
-          !is_kept_for_a_reduction(st, static_cast<int>(s)))
+          (b.target.is_cuda() || (!is_padding_of_reduction(st, static_cast<int>(s)) &&
+                                  !is_kept_for_a_reduction(st, static_cast<int>(s)))))
         out.push_back(static_cast<int>(s));
     }
     return out;

@@ -102,10 +102,22 @@ std::vector<std::unique_ptr<SketchRule>> cpu_sketch_rules() {
   return rules;
 }
 
+std::vector<std::unique_ptr<SketchRule>> gpu_sketch_rules() {
+  std::vector<std::unique_ptr<SketchRule>> rules;
+  // Structural first: every pointwise stage that is not an output is inlined (on a GPU a
+  // padding stage too: its reader tests the bounds), so that the stages left are the ones
+  // that must exist as loops.
+  rules.push_back(make_inline_rule());
+  // Every stage at the root: one thread an element.
+  rules.push_back(make_gpu_thread_per_element_rule());
+  return rules;
+}
+
 Sketches generate_sketches(const ir::TeProgram& program, const ir::Target& target) {
   std::vector<SketchBuild> builds = {
       SketchBuild{target, SketchRun{ScheduleState(program), {}, {}}, {}, {}, 0, {}}};
-  for (const std::unique_ptr<SketchRule>& rule : cpu_sketch_rules()) {
+  for (const std::unique_ptr<SketchRule>& rule :
+       target.is_cuda() ? gpu_sketch_rules() : cpu_sketch_rules()) {
     std::vector<SketchBuild> next;
     for (SketchBuild& b : builds) {
       b.claimed.resize(b.base.state.stages.size(), false);

@@ -49,15 +49,18 @@ class SketchRule {
 };
 
 // The rules, one per file.
-std::unique_ptr<SketchRule> make_rfactor_rule();              // rule_rfactor.cc
-std::unique_ptr<SketchRule> make_inline_rule();               // rule_inline.cc
-std::unique_ptr<SketchRule> make_cache_write_rule();          // rule_cache_write.cc
-std::unique_ptr<SketchRule> make_tile_with_producers_rule();  // rule_tile_with_producers.cc
-std::unique_ptr<SketchRule> make_padding_location_rule();     // rule_padding_location.cc
-std::unique_ptr<SketchRule> make_tile_alone_rule();           // rule_tile_alone.cc
+std::unique_ptr<SketchRule> make_rfactor_rule();                 // rule_rfactor.cc
+std::unique_ptr<SketchRule> make_inline_rule();                  // rule_inline.cc
+std::unique_ptr<SketchRule> make_cache_write_rule();             // rule_cache_write.cc
+std::unique_ptr<SketchRule> make_tile_with_producers_rule();     // rule_tile_with_producers.cc
+std::unique_ptr<SketchRule> make_padding_location_rule();        // rule_padding_location.cc
+std::unique_ptr<SketchRule> make_tile_alone_rule();              // rule_tile_alone.cc
+std::unique_ptr<SketchRule> make_gpu_thread_per_element_rule();  // rule_gpu_thread_per_element.cc
 
 // The CPU rules in the order they run.
 std::vector<std::unique_ptr<SketchRule>> cpu_sketch_rules();
+// The CUDA rules in the order they run.
+std::vector<std::unique_ptr<SketchRule>> gpu_sketch_rules();
 
 // The sketches of a subgraph on a target: one per combination of the forking rules that
 // apply, the first built with none of them (its default point is the -O0 schedule).

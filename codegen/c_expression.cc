@@ -1,0 +1,160 @@
+#include "codegen/c_expression.h"
+
+#include <cmath>
+#include <cstdio>
+
+#include "ir/diagnostic.h"
+
+namespace tlmc::codegen {
+
+using ir::BinaryOp;
+using ir::Expr;
+using ir::ExprKind;
+using ir::UnaryOp;
+
+std::string int_literal(int64_t v) {
+  if (v >= -2147483647 && v <= 2147483647) return std::to_string(v);
+  return std::to_string(v) + "LL";
+}
+
+std::string float_literal(double v, ir::DType t) {
+  if (std::isinf(v)) return v > 0 ? "INFINITY" : "(-INFINITY)";
+  if (std::isnan(v)) return "NAN";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, t == ir::DType::Float32 ? "%.9g" : "%.17g", v);
+  std::string s = buf;
+  if (s.find_first_of(".e") == std::string::npos) s += ".0";
+  if (t == ir::DType::Float32) s += "f";
+  return v < 0 ? "(" + s + ")" : s;
+}
+
+std::string unary_call(UnaryOp op, const std::string& x) {
+  switch (op) {
+    case UnaryOp::Neg:
+      return "(-" + x + ")";
+    case UnaryOp::Exp:
+      return "tlmc_expf(" + x + ")";
+    case UnaryOp::Log:
+      return "tlmc_logf(" + x + ")";
+    case UnaryOp::Sqrt:
+      return "sqrtf(" + x + ")";  // one instruction (-fno-math-errno), correctly rounded
+    case UnaryOp::Tanh:
+      return "tlmc_tanhf(" + x + ")";
+    case UnaryOp::Erf:
+      return "tlmc_erff(" + x + ")";
+    case UnaryOp::Sigmoid:
+      return "tlmc_sigmoidf(" + x + ")";
+    case UnaryOp::Abs:
+      return "fabsf(" + x + ")";
+    case UnaryOp::Not:
+      return "(!" + x + ")";
+    case UnaryOp::Floor:
+      return "floorf(" + x + ")";
+  }
+  return "";
+}
+
+std::string buf_name(int b) { return "b" + std::to_string(b); }
+std::string var_name(int v) { return "v" + std::to_string(v); }
+
+bool positive_const(const Expr& e) {
+  int64_t c;
+  return ir::is_int_const(e, &c) && c > 0;
+}
+
+bool non_negative(const Expr& e) {
+  int64_t c;
+  switch (e->kind) {
+    case ExprKind::IntImm:
+      return e->int_value >= 0;
+    case ExprKind::Var:
+      return true;
+    case ExprKind::Binary:
+      switch (e->binary_op) {
+        case BinaryOp::Add:
+        case BinaryOp::Mul:
+        case BinaryOp::Min:
+        case BinaryOp::Max:
+          return non_negative(e->args[0]) && non_negative(e->args[1]);
+        case BinaryOp::FloorDiv:
+        case BinaryOp::FloorMod:
+          return non_negative(e->args[0]) && ir::is_int_const(e->args[1], &c) && c > 0;
+        default:
+          return false;
+      }
+    default:
+      return false;
+  }
+}
+
+std::string scalar_c(const Expr& e) {
+  switch (e->kind) {
+    case ExprKind::IntImm:
+      return int_literal(e->int_value);
+    case ExprKind::FloatImm:
+      return float_literal(e->float_value, e->dtype);
+    case ExprKind::Var:
+      return var_name(e->var_id);
+    case ExprKind::Load:
+      return buf_name(e->var_id) + "[" + scalar_c(e->args[0]) + "]";
+    case ExprKind::Unary: {
+      const std::string x = scalar_c(e->args[0]);
+      if (e->dtype == ir::DType::Float32) return unary_call(e->unary_op, x);
+      if (e->unary_op == UnaryOp::Neg) return "(-" + x + ")";
+      if (e->unary_op == UnaryOp::Not) return "(!" + x + ")";
+      if (e->unary_op == UnaryOp::Abs) return "(" + x + " < 0 ? -" + x + " : " + x + ")";
+      TLMC_ASSERT(false,
+                  "unary " << ir::unary_name(e->unary_op) << " on " << ir::dtype_name(e->dtype));
+      return "";
+    }
+    case ExprKind::Binary: {
+      const std::string a = scalar_c(e->args[0]), b = scalar_c(e->args[1]);
+      const bool is_float = e->args[0]->dtype == ir::DType::Float32;
+      switch (e->binary_op) {
+        case BinaryOp::Add:
+          return "(" + a + " + " + b + ")";
+        case BinaryOp::Sub:
+          return "(" + a + " - " + b + ")";
+        case BinaryOp::Mul:
+          return "(" + a + " * " + b + ")";
+        case BinaryOp::Div:
+          return is_float ? "(" + a + " / " + b + ")" : "tlmc_divi(" + a + ", " + b + ")";
+        case BinaryOp::FloorDiv:
+          if (non_negative(e->args[0]) && positive_const(e->args[1]))
+            return "(" + a + " / " + b + ")";
+          return "tlmc_floordiv(" + a + ", " + b + ")";
+        case BinaryOp::FloorMod:
+          if (non_negative(e->args[0]) && positive_const(e->args[1]))
+            return "(" + a + " % " + b + ")";
+          return "tlmc_floormod(" + a + ", " + b + ")";
+        case BinaryOp::Min:
+          return is_float ? "tlmc_fminf(" + a + ", " + b + ")" : "tlmc_mini(" + a + ", " + b + ")";
+        case BinaryOp::Max:
+          return is_float ? "tlmc_fmaxf(" + a + ", " + b + ")" : "tlmc_maxi(" + a + ", " + b + ")";
+        case BinaryOp::Pow:
+          return "powf(" + a + ", " + b + ")";
+        case BinaryOp::LT:
+          return "(" + a + " < " + b + ")";
+        case BinaryOp::LE:
+          return "(" + a + " <= " + b + ")";
+        case BinaryOp::EQ:
+          return "(" + a + " == " + b + ")";
+        case BinaryOp::NE:
+          return "(" + a + " != " + b + ")";
+        case BinaryOp::And:
+          return "(" + a + " && " + b + ")";
+        case BinaryOp::Or:
+          return "(" + a + " || " + b + ")";
+      }
+      return "";
+    }
+    case ExprKind::Select:
+      return "(" + scalar_c(e->args[0]) + " ? " + scalar_c(e->args[1]) + " : " +
+             scalar_c(e->args[2]) + ")";
+    case ExprKind::Cast:
+      return "((" + std::string(ir::dtype_c_type(e->dtype)) + ")" + scalar_c(e->args[0]) + ")";
+  }
+  return "";
+}
+
+}  // namespace tlmc::codegen

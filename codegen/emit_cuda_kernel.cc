@@ -1,0 +1,172 @@
+#include "codegen/emit_cuda_kernel.h"
+
+#include <sstream>
+
+#include "codegen/c_expression.h"
+#include "codegen/math_functions.h"
+#include "ir/diagnostic.h"
+
+namespace tlmc::codegen {
+namespace {
+
+using ir::Stmt;
+using ir::StmtKind;
+
+// The root's statements, Seqs flattened: one kernel each.
+void root_statements(const Stmt& s, std::vector<Stmt>& out) {
+  if (s->kind == StmtKind::Seq) {
+    for (const Stmt& b : s->body) root_statements(b, out);
+    return;
+  }
+  out.push_back(s);
+}
+
+bool bound(const Stmt& s, ir::LoopKind kind) {
+  return s->kind == StmtKind::For && s->loop_kind == kind;
+}
+
+class CudaEmitter {
+ public:
+  explicit CudaEmitter(const ir::LoopProgram& p) : p_(p) {}
+
+  CudaKernelSource run() {
+    CudaKernelSource out;
+    out.parameters = parameters();
+    std::vector<Stmt> roots;
+    root_statements(p_.body, roots);
+    std::ostringstream os;
+    for (size_t k = 0; k < roots.size(); ++k) {
+      CudaLaunch launch;
+      launch.kernel = p_.name + "_g" + std::to_string(k);
+      Stmt s = roots[k];
+      if (bound(s, ir::LoopKind::GpuBlock)) {
+        launch.blocks = s->extent;
+        if (bound(s->body[0], ir::LoopKind::GpuThread)) launch.threads = s->body[0]->extent;
+      } else if (bound(s, ir::LoopKind::GpuThread)) {
+        launch.threads = s->extent;
+      }
+      os << "__global__ void __launch_bounds__(" << launch.threads << ") " << launch.kernel << "("
+         << out.parameters << ") {\n";
+      for (const ir::Buffer& b : p_.buffers)
+        if (b.scope == ir::BufferScope::Scratch && uses_buffer(s, index_of(b)))
+          os << "  " << ir::dtype_c_type(b.dtype) << "* __restrict__ " << buf_name(index_of(b))
+             << " = (" << ir::dtype_c_type(b.dtype) << "*)(scratch + " << b.scratch_offset
+             << ");\n";
+      emit(os, s, 1);
+      os << "}\n\n";
+      out.launches.push_back(launch);
+    }
+    out.text = os.str();
+    return out;
+  }
+
+ private:
+  int index_of(const ir::Buffer& b) const { return static_cast<int>(&b - p_.buffers.data()); }
+
+  std::string parameters() const {
+    std::string s;
+    for (size_t i = 0; i < p_.params.size(); ++i) {
+      const int b = p_.params[i];
+      const ir::Buffer& buf = p_.buffers[static_cast<size_t>(b)];
+      s += (static_cast<int>(i) < p_.num_inputs ? "const " : "") +
+           std::string(ir::dtype_c_type(buf.dtype)) + "* __restrict__ " + buf_name(b) + ", ";
+    }
+    return s + "char* __restrict__ scratch";
+  }
+
+  static bool uses_buffer(const Stmt& s, int b) {
+    bool found = (s->kind == StmtKind::Store || s->kind == StmtKind::Allocate) && s->buffer == b;
+    for (const ir::Expr* e : {&s->index, &s->value, &s->cond})
+      if (*e)
+        ir::visit_expr(*e, [&](const ir::ExprNode& n) {
+          if (n.kind == ir::ExprKind::Load && n.var_id == b) found = true;
+        });
+    for (const Stmt& c : s->body) found = found || uses_buffer(c, b);
+    return found;
+  }
+
+  void emit(std::ostream& os, const Stmt& s, int depth) {
+    const std::string pad(static_cast<size_t>(depth) * 2, ' ');
+    switch (s->kind) {
+      case StmtKind::Seq:
+        for (const Stmt& b : s->body) emit(os, b, depth);
+        return;
+      case StmtKind::Store:
+        os << pad << buf_name(s->buffer) << "[" << scalar_c(s->index)
+           << "] = " << scalar_c(s->value) << ";\n";
+        return;
+      case StmtKind::Allocate: {
+        const ir::Buffer& b = p_.buffers[static_cast<size_t>(s->buffer)];
+        os << pad << "{\n"
+           << pad << "  " << ir::dtype_c_type(b.dtype) << " " << buf_name(s->buffer) << "["
+           << b.size << "];\n";
+        emit(os, s->body[0], depth + 1);
+        os << pad << "}\n";
+        return;
+      }
+      case StmtKind::If:
+        os << pad << "if (" << scalar_c(s->cond) << ") {\n";
+        emit(os, s->body[0], depth + 1);
+        os << pad << "}\n";
+        return;
+      case StmtKind::For:
+        emit_for(os, s, depth);
+        return;
+    }
+  }
+
+  void emit_for(std::ostream& os, const Stmt& s, int depth) {
+    const std::string pad(static_cast<size_t>(depth) * 2, ' ');
+    const std::string v = var_name(s->var_id);
+    switch (s->loop_kind) {
+      case ir::LoopKind::GpuBlock:
+        os << pad << "const int64_t " << v << " = blockIdx.x;\n";
+        emit(os, s->body[0], depth);
+        return;
+      case ir::LoopKind::GpuThread:
+        os << pad << "const int64_t " << v << " = threadIdx.x;\n";
+        emit(os, s->body[0], depth);
+        return;
+      case ir::LoopKind::Unrolled:
+        os << pad << "#pragma unroll\n";
+        break;
+      case ir::LoopKind::Serial:
+      case ir::LoopKind::Parallel:
+      case ir::LoopKind::Vectorized:
+        break;
+    }
+    os << pad << "for (int64_t " << v << " = 0; " << v << " < " << int_literal(s->extent) << "; ++"
+       << v << ") {\n";
+    emit(os, s->body[0], depth + 1);
+    os << pad << "}\n";
+  }
+
+  const ir::LoopProgram& p_;
+};
+
+}  // namespace
+
+CudaKernelSource emit_cuda_kernel(const ir::LoopProgram& p) { return CudaEmitter(p).run(); }
+
+std::string cuda_kernel_preamble() {
+  std::string s = R"(/* inline, not static: nvcc warns of an unused static function. */
+#define TLMC_HELPER __device__ __forceinline__
+TLMC_HELPER int64_t tlmc_floordiv(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+TLMC_HELPER int64_t tlmc_floormod(int64_t a, int64_t b) { return a - tlmc_floordiv(a, b) * b; }
+/* Integer Div never traps: by zero it gives 0, and min / -1 wraps (as the reference does). */
+TLMC_HELPER int64_t tlmc_divi(int64_t a, int64_t b) {
+  return b == 0 ? 0 : b == -1 ? (int64_t)(0 - (uint64_t)a) : a / b;
+}
+TLMC_HELPER int64_t tlmc_mini(int64_t a, int64_t b) { return a < b ? a : b; }
+TLMC_HELPER int64_t tlmc_maxi(int64_t a, int64_t b) { return a > b ? a : b; }
+/* NaN-propagating, as ONNX's Max/Relu: a NaN in `a` stays. */
+TLMC_HELPER float tlmc_fminf(float a, float b) { return b < a ? b : a; }
+TLMC_HELPER float tlmc_fmaxf(float a, float b) { return b > a ? b : a; }
+)";
+  return s + math_functions(1);
+}
+
+}  // namespace tlmc::codegen

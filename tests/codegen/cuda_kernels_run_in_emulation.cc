@@ -1,0 +1,239 @@
+// The CUDA kernels tlmc emits, run: for one fused subgraph of each kind of operator, the
+// -O0 point and points drawn at random from the GPU sketch's spaces are lowered, emitted as
+// CUDA C++, compiled by the host's C++ compiler against the CPU emulator
+// (runtime/cuda_emulation) and run with threads and blocks in forward and in reverse order;
+// every output must match the reference interpreter. nvcc, where it is found, compiles the
+// same text for sm_80 without a warning.
+#include <dlfcn.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <random>
+
+#include "codegen/emit_cuda_kernel.h"
+#include "frontend/fold_constants.h"
+#include "frontend/yaml_reader.h"
+#include "ir/lower.h"
+#include "reference/interpreter.h"
+#include "reference/random_inputs.h"
+#include "scheduler/decision.h"
+#include "scheduler/lower_schedule.h"
+#include "scheduler/partition.h"
+#include "scheduler/sketch.h"
+#include "scheduler/sketch_rules.h"
+#include "support/test_support.h"
+
+namespace tlmc::test {
+namespace {
+
+struct Model {
+  const char* name;
+  const char* yaml;
+};
+
+const Model kModels[] = {
+    {"gemm_bias_relu", R"(tlmc: 1
+name: m
+inputs:
+  x: {shape: [6, 37]}
+weights:
+  w: {shape: [37, 20], init: {uniform: [-1, 1]}, seed: 3}
+  b: {shape: [20], init: {uniform: [-1, 1]}, seed: 4}
+nodes:
+  - {op: MatMul, inputs: [x, w], outputs: [h]}
+  - {op: Add, inputs: [h, b], outputs: [hb]}
+  - {op: Relu, inputs: [hb], outputs: [y]}
+outputs: [y]
+)"},
+    {"conv_padded_strided", R"(tlmc: 1
+name: m
+inputs:
+  x: {shape: [1, 3, 11, 9]}
+weights:
+  w: {shape: [5, 3, 3, 3], init: {uniform: [-1, 1]}, seed: 3}
+nodes:
+  - {op: Conv, inputs: [x, w], outputs: [y], attrs: {pads: [1, 1, 1, 1], strides: [2, 1]}}
+outputs: [y]
+)"},
+    {"softmax", R"(tlmc: 1
+name: m
+inputs:
+  x: {shape: [3, 5, 19]}
+nodes:
+  - {op: Softmax, inputs: [x], outputs: [y], attrs: {axis: -1}}
+outputs: [y]
+)"},
+    {"layer_normalization", R"(tlmc: 1
+name: m
+inputs:
+  x: {shape: [4, 33]}
+weights:
+  g: {shape: [33], init: {uniform: [-1, 1]}, seed: 3}
+  b: {shape: [33], init: {uniform: [-1, 1]}, seed: 4}
+nodes:
+  - {op: LayerNormalization, inputs: [x, g, b], outputs: [y], attrs: {axis: -1}}
+outputs: [y]
+)"},
+    {"max_pool", R"(tlmc: 1
+name: m
+inputs:
+  x: {shape: [1, 4, 9, 9]}
+nodes:
+  - {op: MaxPool, inputs: [x], outputs: [y], attrs: {kernel_shape: [3, 3], pads: [1, 1, 1, 1], strides: [2, 2]}}
+outputs: [y]
+)"},
+    {"reduce_mean_all", R"(tlmc: 1
+name: m
+inputs:
+  x: {shape: [7, 13]}
+nodes:
+  - {op: ReduceMean, inputs: [x], outputs: [y], attrs: {keepdims: 0}}
+outputs: [y]
+)"},
+    {"transpose_tanh", R"(tlmc: 1
+name: m
+inputs:
+  x: {shape: [3, 17, 10]}
+nodes:
+  - {op: Transpose, inputs: [x], outputs: [t], attrs: {perm: [2, 0, 1]}}
+  - {op: Tanh, inputs: [t], outputs: [y]}
+outputs: [y]
+)"},
+};
+
+// The .cu of one kernel with a C entry point that launches it: what a test can dlopen.
+std::string test_source(const codegen::CudaKernelSource& k, const ir::LoopProgram& p) {
+  std::ostringstream os;
+  os << "#include <cstdint>\n#include <cstring>\n#include \"tlmc_cuda.h\"\n\n"
+     << codegen::cuda_kernel_preamble() << "\n"
+     << k.text << "extern \"C\" int tlmc_test_run(void* const* buffers, char* scratch) {\n";
+  for (const codegen::CudaLaunch& l : k.launches) {
+    os << "  if (TLMC_LAUNCH(" << l.kernel << ", dim3(" << l.blocks << "), dim3(" << l.threads
+       << "), 0, nullptr";
+    for (size_t i = 0; i < p.params.size(); ++i) {
+      const ir::Buffer& b = p.buffers[static_cast<size_t>(p.params[i])];
+      os << ", (" << (static_cast<int>(i) < p.num_inputs ? "const " : "")
+         << ir::dtype_c_type(b.dtype) << "*)buffers[" << i << "]";
+    }
+    os << ", scratch) != cudaSuccess) return 1;\n";
+  }
+  os << "  return cudaDeviceSynchronize() != cudaSuccess;\n}\n";
+  os << "#ifdef TLMC_CUDA_EMULATION\n"
+     << "extern \"C\" const char* tlmc_test_message() { return tlmc_emulation_message(); }\n"
+     << "extern \"C\" void tlmc_test_order(int reverse) { tlmc_emulation_reset(); "
+        "tlmc_emulation_set_reverse(reverse != 0); }\n#endif\n";
+  return os.str();
+}
+
+// Compiles the source with the emulator into a shared object; "" and `log` on failure.
+std::string compile_emulated(const TempDir& dir, const std::string& source, std::string* log) {
+  const std::string cu = dir.file("kernel.cc"), so = dir.file("kernel.so");
+  write_file(cu, source);
+  CommandResult r =
+      run_command("c++ -std=c++17 -O1 -fPIC -shared -w -I" + std::string(TLMC_SOURCE_DIR) +
+                  "/runtime/cuda_emulation -I" + std::string(TLMC_SOURCE_DIR) + "/runtime " + cu +
+                  " -o " + so + " 2>&1");
+  *log = r.out;
+  return r.exit_code == 0 ? so : "";
+}
+
+// nvcc, from PATH or CUDA's usual prefix; "" when neither has it.
+std::string nvcc() {
+  CommandResult r = run_command("command -v nvcc || ls /usr/local/cuda/bin/nvcc 2>/dev/null");
+  std::string path = r.out.substr(0, r.out.find('\n'));
+  return r.exit_code == 0 ? path : "";
+}
+
+class CudaKernels : public ::testing::TestWithParam<Model> {};
+
+TEST_P(CudaKernels, MatchTheReferenceInEmulation) {
+  const ir::Graph g = frontend::fold_constants(
+      frontend::read_yaml_text(GetParam().yaml, std::string(GetParam().name) + ".yaml"));
+  const scheduler::Partition partition = scheduler::partition_graph(g);
+  ASSERT_EQ(partition.subgraphs.size(), 1u) << "each model is one fused subgraph";
+  const ir::LoweredSubgraph lowered = ir::lower_subgraph(g, partition.subgraphs[0]);
+  const ir::Target target = *ir::parse_target("cuda-sm80");
+  const scheduler::Sketches sketches = scheduler::generate_sketches(lowered.program, target);
+
+  const std::vector<reference::HostTensor> inputs = reference::random_graph_inputs(g, 1);
+  const std::vector<reference::HostTensor> want = reference::interpret(g, inputs);
+  std::vector<const uint8_t*> sources;  // of each program input
+  for (int t : lowered.input_tensors) {
+    const auto in = std::find(g.inputs.begin(), g.inputs.end(), t);
+    ASSERT_TRUE(in != g.inputs.end() || g.tensor(t).data) << "input " << g.tensor(t).name;
+    sources.push_back(in != g.inputs.end()
+                          ? inputs[static_cast<size_t>(in - g.inputs.begin())].bytes.data()
+                          : g.tensor(t).data->data());
+  }
+  ASSERT_EQ(lowered.output_tensors, g.outputs);
+
+  std::mt19937_64 rng(7);
+  std::vector<scheduler::SpacePoint> points = {{0, scheduler::default_values(sketches[0])}};
+  for (int i = 0; i < 4; ++i) points.push_back(scheduler::random_point(sketches, rng));
+  for (const scheduler::SpacePoint& point : points) {
+    const std::string text = scheduler::space_schedule_text(sketches, point);
+    SCOPED_TRACE(text);
+    const scheduler::Sketch& sketch = sketches[point.sketch];
+    const ir::LoopProgram p = scheduler::lower_schedule(
+        scheduler::apply_schedule(lowered.program, sketch.decisions(point.values)), "k");
+    const codegen::CudaKernelSource k = codegen::emit_cuda_kernel(p);
+    const std::string source = test_source(k, p);
+    TempDir dir;
+    if (point.values == points[0].values && !nvcc().empty()) {
+      write_file(dir.file("kernel.cu"), source);
+      CommandResult r =
+          run_command(nvcc() +
+                      " -std=c++17 -Werror all-warnings -gencode arch=compute_80,code=sm_80 "
+                      "-gencode arch=compute_90,code=sm_90 -c -I" +
+                      std::string(TLMC_SOURCE_DIR) + "/runtime " + dir.file("kernel.cu") + " -o " +
+                      dir.file("kernel.o") + " 2>&1");
+      EXPECT_EQ(r.exit_code, 0) << r.out << "\n" << source;
+    }
+    std::string log;
+    const std::string so = compile_emulated(dir, source, &log);
+    ASSERT_FALSE(so.empty()) << log << "\n" << source;
+    void* lib = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
+    ASSERT_TRUE(lib) << dlerror();
+    using Run = int (*)(void* const*, char*);
+    using Message = const char* (*)();
+    using Order = void (*)(int);
+    auto run = reinterpret_cast<Run>(dlsym(lib, "tlmc_test_run"));
+    auto message = reinterpret_cast<Message>(dlsym(lib, "tlmc_test_message"));
+    auto order = reinterpret_cast<Order>(dlsym(lib, "tlmc_test_order"));
+    ASSERT_TRUE(run && message && order);
+    for (int reverse : {0, 1}) {
+      SCOPED_TRACE(reverse ? "reverse order" : "forward order");
+      std::vector<std::vector<uint8_t>> buffers;
+      for (size_t i = 0; i < p.params.size(); ++i) {
+        const ir::Buffer& b = p.buffers[static_cast<size_t>(p.params[i])];
+        const size_t bytes = static_cast<size_t>(b.size) * ir::dtype_size(b.dtype);
+        buffers.emplace_back(bytes, 0xff);  // outputs start as NaNs: each must be written
+        if (static_cast<int>(i) < p.num_inputs)
+          std::memcpy(buffers.back().data(), sources[i], bytes);
+      }
+      std::vector<char> scratch(static_cast<size_t>(p.scratch_bytes) + 64, 0);
+      std::vector<void*> pointers;
+      for (std::vector<uint8_t>& b : buffers) pointers.push_back(b.data());
+      order(reverse);
+      ASSERT_EQ(run(pointers.data(), scratch.data()), 0) << message() << "\n" << source;
+      for (size_t o = 0; o < g.outputs.size(); ++o) {
+        const float* got =
+            reinterpret_cast<const float*>(buffers[p.params.size() - g.outputs.size() + o].data());
+        const float* ref = want[o].f32();
+        for (int64_t i = 0; i < want[o].type.numel(); ++i)
+          ASSERT_NEAR(got[i], ref[i], 1e-4 + 1e-3 * std::fabs(ref[i])) << "element " << i;
+      }
+    }
+    dlclose(lib);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Operators, CudaKernels, ::testing::ValuesIn(kModels),
+                         [](const ::testing::TestParamInfo<Model>& p) {
+                           return std::string(p.param.name);
+                         });
+
+}  // namespace
+}  // namespace tlmc::test
