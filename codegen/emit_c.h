@@ -25,10 +25,15 @@ struct CodegenOptions {
   bool profile = false;
 };
 
+// A CUDA target's library is emit_cuda's (codegen/emit_cuda.h).
 std::vector<GeneratedFile> emit_c(const ModelPlan& plan, const CodegenOptions& options);
 // Only the header (--emit=header).
-GeneratedFile emit_header(const ModelPlan& plan);
-// The runtime's sources as embedded: "tlmc_runtime.h" or "tlmc_runtime.c".
+GeneratedFile emit_header(const ModelPlan& plan, const ir::Target& target);
+// The weights blob, NAME_weights.bin, and NAME_weights.S, which embeds it as the hidden
+// symbol NAME_weights (64-byte aligned, read-only).
+std::vector<GeneratedFile> weights_files(const ModelPlan& plan);
+// The runtime's sources as embedded: "tlmc_runtime.h", "tlmc_runtime.c", "tlmc_cuda.h" or the
+// CUDA emulator's "cuda_runtime.h".
 std::string runtime_file(const std::string& name);
 
 }  // namespace tlmc::codegen

@@ -53,8 +53,9 @@ CheckResult check_model(const CompiledModel& model, const ir::Target& target, ui
 
   const TempFolder dir("tlmc-check");
   const std::string so = build_shared_library(model, dir.path(), target, cc);
-  toolchain::IsolatedRun run =
-      toolchain::run_isolated(so, model.plan.name, raw_inputs, out_bytes, 120);
+  // A CUDA target's library runs in the CPU emulator, through its NAME_emulated entry.
+  toolchain::IsolatedRun run = toolchain::run_isolated(
+      so, model.plan.name + (target.is_cuda() ? "_emulated" : ""), raw_inputs, out_bytes, 600);
   if (run.status != toolchain::IsolatedRun::Ok)
     throw InternalError("the generated library " + run.message +
                         " on random inputs; this is a bug in tlmc");

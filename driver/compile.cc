@@ -36,6 +36,7 @@
 #include "scheduler/tuning_db.h"
 #include "toolchain/assemble_in_process.h"
 #include "toolchain/cc.h"
+#include "toolchain/cuda_toolkit.h"
 #include "tune/measure_task.h"
 #include "tune/shared_cache_probe.h"
 #include "tune/tuner.h"
@@ -386,6 +387,15 @@ void tune(const CompileOptions& o, const std::vector<LayoutPlan>& plans,
 // here and a tuning database; without them -O2 (the default) is -O1, with a note, and -O3
 // an error.
 int effective_level(const CompileOptions& o) {
+  // The language model and the measurements speak CPU schedules only, so far: a CUDA
+  // target's schedules are its rules' (-O0), said once.
+  if (o.target.is_cuda() && o.opt_level > 0 && o.random_schedule_seed < 0) {
+    if (o.progress_stream)
+      *o.progress_stream << "tlmc: note: -O" << o.opt_level << " for " << o.target.name
+                         << ": CUDA schedules come from the GPU sketch rules' defaults (-O0); "
+                            "the language model and measurement do not choose them yet\n";
+    return 0;
+  }
   if (o.opt_level < 2 || o.random_schedule_seed >= 0) return o.opt_level;
   std::string missing;
   if (!o.target.runs_here)
@@ -639,7 +649,22 @@ void time_plans(const CompileOptions& o, const ir::Graph& model_graph, const Spl
 CompiledModel compile_model(const CompileOptions& options) {
   const auto start = std::chrono::steady_clock::now();
   CompileOptions o = options;  // with the level and the target's cold_weights decided below
-  o.opt_level = effective_level(options);
+  // A CUDA target keeps the model's layout between kernels: channels-last and blocked are
+  // CPU vector layouts (a GPU's threads read along whichever axis the schedule binds).
+  if (o.target.is_cuda()) {
+    if (o.activation_layout == ActivationLayout::ChannelsLast ||
+        o.activation_layout == ActivationLayout::Blocked)
+      throw Diagnostic({},
+                       "--activation-layout channels-last and blocked are CPU layouts: a "
+                       "CUDA target keeps the model's layout (--activation-layout model "
+                       "or auto)");
+    o.activation_layout = ActivationLayout::Model;
+    if (o.profile)
+      throw Diagnostic({},
+                       "--profile times kernels on the target, and tlmc does not yet run "
+                       "CUDA kernels on a GPU; --check runs them in the CPU emulator");
+  }
+  o.opt_level = effective_level(o);
   CompiledModel m;
   {
     PassTimer t(o, "read");
@@ -660,11 +685,8 @@ CompiledModel compile_model(const CompileOptions& options) {
   }
   std::ostream* dump = o.dump_stream;
   if (dump && wants(o, "graph")) *dump << ir::graph_str(graph);
-  if (o.target.is_cuda())
-    throw Diagnostic({o.model_path}, "--target " + o.target.name +
-                                         ": this build of tlmc describes CUDA targets "
-                                         "(--print-target) but does not yet compile for them");
-  o.target.cold_weights = weights_leave_the_caches(graph, o);
+  // Weights leave a CPU's caches; a GPU's kernels are not measured here yet.
+  if (!o.target.is_cuda()) o.target.cold_weights = weights_leave_the_caches(graph, o);
 
   SplitModel split;
   {
@@ -741,6 +763,15 @@ namespace {
 std::vector<std::string> build_objects(const CompiledModel& m, const fs::path& dir,
                                        const ir::Target& target, bool pic, CCompiler cc) {
   const std::string& n = m.plan.name;
+  if (target.is_cuda()) {
+    // The device code by nvcc; the weights' assembler file by the host's C compiler.
+    std::vector<std::string> objects = {
+        toolchain::compile_cuda_object(dir.string(), n + ".cu", target, pic)};
+    for (const std::string& o :
+         toolchain::compile_objects(dir.string(), {n + "_weights.S"}, target, pic))
+      objects.push_back(o);
+    return objects;
+  }
   const std::vector<std::string> sources = {n + ".c", n + "_runtime.c", n + "_weights.S"};
   if (cc == CCompiler::System)
     return toolchain::compile_objects(dir.string(), sources, target, pic);
@@ -770,7 +801,7 @@ std::vector<std::string> write_output(const CompiledModel& m, EmitKind kind,
     case EmitKind::Header: {
       const fs::path target_file = ends_with(out_path, ".h") ? out : out / (n + ".h");
       StagingDir stage(target_file.parent_path());
-      write_files({codegen::emit_header(m.plan)}, stage.path());
+      write_files({codegen::emit_header(m.plan, target)}, stage.path());
       moves.emplace_back(stage.path() / (n + ".h"), target_file);
       commit(moves);
       break;
@@ -801,6 +832,44 @@ std::vector<std::string> write_output(const CompiledModel& m, EmitKind kind,
 std::string build_shared_library(const CompiledModel& m, const std::string& dir,
                                  const ir::Target& target, CCompiler cc) {
   write_files(m.files, dir);
+  if (target.is_cuda()) {
+    // The CUDA library with a host-side entry NAME_emulated_run (run_isolated's calling
+    // convention): it initialises the model once, copies the inputs into device memory,
+    // runs the model and copies the outputs back, as a program using the library on a GPU
+    // does; here device memory is the CPU emulator's.
+    const std::string& n = m.plan.name;
+    std::ofstream(fs::path(dir) / (n + "_emulated.cc"))
+        << "#include <cstdio>\n#include <vector>\n#include \"" << n << ".h\"\n"
+        << "extern \"C\" size_t " << n << "_emulated_workspace_size(void) { return 0; }\n"
+        << "static int " << n << "_emulated_fail(int status) {\n"
+        << "  std::fprintf(stderr, \"tlmc: the emulated run failed (%d): %s\\n\", status, "
+           "tlmc_emulation_message());\n  return status;\n}\n"
+        << "extern \"C\" int " << n
+        << "_emulated_run(const void* const* inputs, void* const* outputs, void*) {\n"
+        << "  static " << n << "_model* model = nullptr;\n"
+        << "  if (!model)\n    if (int status = " << n << "_init(&model)) return " << n
+        << "_emulated_fail(status);\n"
+        << "  std::vector<void*> in(" << n << "_num_inputs + 1), out(" << n
+        << "_num_outputs + 1);\n  void* ws = nullptr;\n"
+        << "  for (int i = 0; i < " << n << "_num_inputs; ++i) {\n"
+        << "    cudaMalloc(&in[i], " << n << "_inputs[i].bytes);\n"
+        << "    cudaMemcpy(in[i], inputs[i], " << n
+        << "_inputs[i].bytes, cudaMemcpyHostToDevice);\n  }\n"
+        << "  for (int i = 0; i < " << n << "_num_outputs; ++i) cudaMalloc(&out[i], " << n
+        << "_outputs[i].bytes);\n"
+        << "  cudaMalloc(&ws, " << n << "_workspace_size());\n"
+        << "  const int status = " << n << "_run(model, in.data(), out.data(), ws);\n"
+        << "  for (int i = 0; status == 0 && i < " << n << "_num_outputs; ++i)\n"
+        << "    cudaMemcpy(outputs[i], out[i], " << n
+        << "_outputs[i].bytes, cudaMemcpyDeviceToHost);\n"
+        << "  for (void* p : in) cudaFree(p);\n  for (void* p : out) cudaFree(p);\n"
+        << "  cudaFree(ws);\n"
+        << "  return status ? " << n << "_emulated_fail(status) : 0;\n}\n";
+    const std::string so = "lib" + n + ".so";
+    toolchain::build_emulated_library(dir, {n + ".cu", n + "_emulated.cc", n + "_weights.S"}, so,
+                                      codegen::runtime_file("cuda_runtime.h"));
+    return (fs::path(dir) / so).string();
+  }
   const std::vector<std::string> objects = build_objects(m, dir, target, true, cc);
   const std::string so = "lib" + m.plan.name + ".so";
   toolchain::link_shared(dir, objects, so);

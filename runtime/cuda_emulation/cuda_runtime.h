@@ -75,10 +75,23 @@ enum cudaError_t {
   cudaErrorInvalidValue = 1,
   cudaErrorMemoryAllocation = 2,
   cudaErrorInvalidConfiguration = 9,
+  cudaErrorInsufficientDriver = 35,
+  cudaErrorInvalidDeviceFunction = 98,
   cudaErrorNoDevice = 100,
   cudaErrorInvalidDevice = 101,
+  cudaErrorNoKernelImageForDevice = 209,
+  cudaErrorECCUncorrectable = 214,
+  cudaErrorIllegalAddress = 700,
   cudaErrorLaunchOutOfResources = 701,
+  cudaErrorLaunchTimeout = 702,
+  cudaErrorAssert = 710,
+  cudaErrorHardwareStackError = 714,
+  cudaErrorIllegalInstruction = 715,
+  cudaErrorMisalignedAddress = 716,
+  cudaErrorInvalidAddressSpace = 717,
+  cudaErrorInvalidPc = 718,
   cudaErrorLaunchFailure = 719,
+  cudaErrorUnknown = 999,
 };
 typedef cudaError_t cudaError;
 enum cudaMemcpyKind {
@@ -700,22 +713,31 @@ inline cudaError_t cudaGetLastError() {
 inline cudaError_t cudaPeekAtLastError() { return tlmc_emu::state().last; }
 inline const char* cudaGetErrorName(cudaError_t e) {
   switch (e) {
-    case cudaSuccess:
-      return "cudaSuccess";
-    case cudaErrorInvalidValue:
-      return "cudaErrorInvalidValue";
-    case cudaErrorMemoryAllocation:
-      return "cudaErrorMemoryAllocation";
-    case cudaErrorInvalidConfiguration:
-      return "cudaErrorInvalidConfiguration";
-    case cudaErrorNoDevice:
-      return "cudaErrorNoDevice";
-    case cudaErrorInvalidDevice:
-      return "cudaErrorInvalidDevice";
-    case cudaErrorLaunchOutOfResources:
-      return "cudaErrorLaunchOutOfResources";
-    case cudaErrorLaunchFailure:
-      return "cudaErrorLaunchFailure";
+#define TLMC_EMU_NAME(x) \
+  case x:                \
+    return #x;
+    TLMC_EMU_NAME(cudaSuccess)
+    TLMC_EMU_NAME(cudaErrorInvalidValue)
+    TLMC_EMU_NAME(cudaErrorMemoryAllocation)
+    TLMC_EMU_NAME(cudaErrorInvalidConfiguration)
+    TLMC_EMU_NAME(cudaErrorInsufficientDriver)
+    TLMC_EMU_NAME(cudaErrorInvalidDeviceFunction)
+    TLMC_EMU_NAME(cudaErrorNoDevice)
+    TLMC_EMU_NAME(cudaErrorInvalidDevice)
+    TLMC_EMU_NAME(cudaErrorNoKernelImageForDevice)
+    TLMC_EMU_NAME(cudaErrorECCUncorrectable)
+    TLMC_EMU_NAME(cudaErrorIllegalAddress)
+    TLMC_EMU_NAME(cudaErrorLaunchOutOfResources)
+    TLMC_EMU_NAME(cudaErrorLaunchTimeout)
+    TLMC_EMU_NAME(cudaErrorAssert)
+    TLMC_EMU_NAME(cudaErrorHardwareStackError)
+    TLMC_EMU_NAME(cudaErrorIllegalInstruction)
+    TLMC_EMU_NAME(cudaErrorMisalignedAddress)
+    TLMC_EMU_NAME(cudaErrorInvalidAddressSpace)
+    TLMC_EMU_NAME(cudaErrorInvalidPc)
+    TLMC_EMU_NAME(cudaErrorLaunchFailure)
+    TLMC_EMU_NAME(cudaErrorUnknown)
+#undef TLMC_EMU_NAME
   }
   return "cudaErrorUnknown";
 }

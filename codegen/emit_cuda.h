@@ -1,0 +1,19 @@
+// Writes a planned model for a CUDA target: NAME.h (the API below, with the table of inputs
+// and outputs), NAME.cu (the kernels, and the host code that launches them in order on a
+// stream), NAME_cuda.h (tlmc_cuda.h: the launch and shared-memory macros) and the weights
+// blob with its assembler file; NAME_init uploads the weights to the current device.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "codegen/emit_c.h"
+
+namespace tlmc::codegen {
+
+std::vector<GeneratedFile> emit_cuda(const ModelPlan& plan, const CodegenOptions& options);
+
+// The declarations of a CUDA library's API, for its header.
+std::string cuda_api_declarations(const ModelPlan& plan);
+
+}  // namespace tlmc::codegen
