@@ -119,7 +119,8 @@ std::vector<GeneratedFile> emit_cuda(const ModelPlan& plan, const CodegenOptions
   c << "int " << n << "_run_async(const " << n
     << "_model* model, const void* const* inputs, void* const* outputs,\n    void* workspace, "
        "cudaStream_t stream) {\n";
-  c << "  char* ws = (char*)workspace;\n  (void)ws;\n  cudaError_t e = cudaSuccess;\n  (void)e;\n";
+  c << "  [[maybe_unused]] char* ws = (char*)workspace;\n"
+    << "  [[maybe_unused]] cudaError_t e = cudaSuccess;\n";
   c << "  if (!model) return " << N << "_ERROR_ARGUMENT;\n";
   if (!plan.inputs.empty()) c << "  if (!inputs) return " << N << "_ERROR_ARGUMENT;\n";
   for (size_t i = 0; i < plan.inputs.size(); ++i)

@@ -45,6 +45,7 @@ class CudaEmitter {
       } else if (bound(s, ir::LoopKind::GpuThread)) {
         launch.threads = s->extent;
       }
+      threads_ = launch.threads;
       os << "__global__ void __launch_bounds__(" << launch.threads << ") " << launch.kernel << "("
          << out.parameters << ") {\n";
       for (const ir::Buffer& b : p_.buffers)
@@ -97,13 +98,19 @@ class CudaEmitter {
         return;
       case StmtKind::Allocate: {
         const ir::Buffer& b = p_.buffers[static_cast<size_t>(s->buffer)];
-        os << pad << "{\n"
-           << pad << "  " << ir::dtype_c_type(b.dtype) << " " << buf_name(s->buffer) << "["
-           << b.size << "];\n";
+        os << pad << "{\n" << pad << "  ";
+        if (b.scope == ir::BufferScope::Shared)
+          os << "TLMC_SHARED(" << ir::dtype_c_type(b.dtype) << ", " << buf_name(s->buffer) << ", "
+             << b.size << ");\n";
+        else
+          os << ir::dtype_c_type(b.dtype) << " " << buf_name(s->buffer) << "[" << b.size << "];\n";
         emit(os, s->body[0], depth + 1);
         os << pad << "}\n";
         return;
       }
+      case StmtKind::Barrier:
+        os << pad << "__syncthreads();\n";
+        return;
       case StmtKind::If:
         os << pad << "if (" << scalar_c(s->cond) << ") {\n";
         emit(os, s->body[0], depth + 1);
@@ -120,11 +127,20 @@ class CudaEmitter {
     const std::string v = var_name(s->var_id);
     switch (s->loop_kind) {
       case ir::LoopKind::GpuBlock:
-        os << pad << "const int64_t " << v << " = blockIdx.x;\n";
+        os << pad << "[[maybe_unused]] const int64_t " << v << " = blockIdx.x;\n";
         emit(os, s->body[0], depth);
         return;
       case ir::LoopKind::GpuThread:
-        os << pad << "const int64_t " << v << " = threadIdx.x;\n";
+        // A loop of fewer iterations than the block has threads (a stage's share of a
+        // cooperative copy): the others skip it. Never around a barrier: a stage's own
+        // loops hold none.
+        os << pad << "[[maybe_unused]] const int64_t " << v << " = threadIdx.x;\n";
+        if (s->extent < threads_) {
+          os << pad << "if (" << v << " < " << s->extent << ") {\n";
+          emit(os, s->body[0], depth + 1);
+          os << pad << "}\n";
+          return;
+        }
         emit(os, s->body[0], depth);
         return;
       case ir::LoopKind::Unrolled:
@@ -142,6 +158,7 @@ class CudaEmitter {
   }
 
   const ir::LoopProgram& p_;
+  int64_t threads_ = 1;  // of the launch being emitted
 };
 
 }  // namespace

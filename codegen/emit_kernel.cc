@@ -255,6 +255,9 @@ class KernelEmitter {
         emit(os, s->body[0], depth + 1, in_parallel);
         os << indent(depth) << "}\n";
         return;
+      case StmtKind::Barrier:
+        TLMC_ASSERT(false, "a CUDA barrier in a CPU kernel");
+        return;
       case StmtKind::For:
         emit_for(os, s, depth, in_parallel);
         return;
@@ -519,6 +522,8 @@ class KernelEmitter {
       case StmtKind::If:
         expr_uses(s->cond);
         free_uses(s->body[0], bufs, vars, bound_vars, local_bufs);
+        return;
+      case StmtKind::Barrier:
         return;
       case StmtKind::For:
         bound_vars.insert(s->var_id);

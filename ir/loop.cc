@@ -59,6 +59,8 @@ Stmt make_if(Expr cond, Stmt then_body) {
   return s;
 }
 
+Stmt make_barrier() { return stmt(StmtKind::Barrier); }
+
 std::vector<uint8_t> pack_bytes(const Packing& packing, const std::vector<uint8_t>& source,
                                 size_t element_bytes) {
   const size_t rank = packing.extents.size();
@@ -140,9 +142,13 @@ void print(std::ostream& os, const LoopProgram& p, const Stmt& s, int depth) {
       os << pad << bname(s->buffer) << "[" << expr_str(s->index, bname)
          << "] = " << expr_str(s->value, bname) << "\n";
       return;
+    case StmtKind::Barrier:
+      os << pad << "barrier\n";
+      return;
     case StmtKind::Allocate: {
       const Buffer& b = p.buffers.at(static_cast<size_t>(s->buffer));
-      os << pad << "local " << b.name << ": " << dtype_name(b.dtype) << "[" << b.size << "]\n";
+      os << pad << (b.scope == BufferScope::Shared ? "shared " : "local ") << b.name << ": "
+         << dtype_name(b.dtype) << "[" << b.size << "]\n";
       print(os, p, s->body[0], depth);
       return;
     }
@@ -162,7 +168,8 @@ void verify(const LoopProgram& p, const Stmt& s, std::set<int>& vars, std::set<i
         TLMC_ASSERT(n.var_id >= 0 && n.var_id < static_cast<int>(p.buffers.size()),
                     "load of unknown buffer");
         const Buffer& b = p.buffers[static_cast<size_t>(n.var_id)];
-        TLMC_ASSERT(b.scope != BufferScope::Local || locals.count(n.var_id),
+        TLMC_ASSERT((b.scope != BufferScope::Local && b.scope != BufferScope::Shared) ||
+                        locals.count(n.var_id),
                     "local " << b.name << " read outside its scope");
         TLMC_ASSERT(n.args.size() == 1,
                     "loop-level load of " << b.name << " must have one flat index");
@@ -183,7 +190,8 @@ void verify(const LoopProgram& p, const Stmt& s, std::set<int>& vars, std::set<i
       TLMC_ASSERT(s->buffer >= 0 && s->buffer < static_cast<int>(p.buffers.size()),
                   "store to unknown buffer");
       const Buffer& b = p.buffers[static_cast<size_t>(s->buffer)];
-      TLMC_ASSERT(b.scope != BufferScope::Local || locals.count(s->buffer),
+      TLMC_ASSERT((b.scope != BufferScope::Local && b.scope != BufferScope::Shared) ||
+                      locals.count(s->buffer),
                   "local " << b.name << " written outside its scope");
       TLMC_ASSERT(s->value->dtype == b.dtype,
                   "store of " << dtype_name(s->value->dtype) << " into " << b.name);
@@ -199,6 +207,8 @@ void verify(const LoopProgram& p, const Stmt& s, std::set<int>& vars, std::set<i
     case StmtKind::If:
       check_expr(s->cond);
       verify(p, s->body[0], vars, locals);
+      return;
+    case StmtKind::Barrier:
       return;
   }
 }

@@ -15,7 +15,9 @@ namespace tlmc::ir {
 enum class BufferScope {
   Param,    // passed to the kernel: a subgraph input or output
   Scratch,  // a kernel-lifetime intermediate at a fixed offset of the kernel's scratch memory
-  Local,    // a small array declared where its Allocate is (stack)
+  Local,    // a small array declared where its Allocate is (stack; a GPU thread's registers)
+  Shared,   // CUDA: an array of the block's shared memory, declared where its Allocate is,
+            // written by the block's threads together and read after a Barrier
 };
 
 // A constant input read through a packed copy, laid out in the order the loop nest reads it
@@ -45,7 +47,8 @@ struct Buffer {
   std::optional<Packing> packing;  // Param inputs only: the caller passes a packed copy
 };
 
-enum class StmtKind { For, Seq, Store, Allocate, If };
+// Barrier (CUDA): every thread of the block waits there for the others (__syncthreads).
+enum class StmtKind { For, Seq, Store, Allocate, If, Barrier };
 // GpuBlock and GpuThread loops (CUDA targets) run their iterations as the blocks of the
 // grid (blockIdx.x) and the threads of a block (threadIdx.x) of one kernel launch.
 enum class LoopKind { Serial, Parallel, Vectorized, Unrolled, GpuBlock, GpuThread };
@@ -74,6 +77,7 @@ Stmt make_seq(std::vector<Stmt> stmts);
 Stmt make_store(int buffer, Expr index, Expr value);
 Stmt make_allocate(int buffer, Stmt body);
 Stmt make_if(Expr cond, Stmt then_body);
+Stmt make_barrier();
 
 struct LoopProgram {
   std::string name;

@@ -336,6 +336,64 @@ void apply_pack(ScheduleState& st, const Decision& d) {
   st.packed.push_back(tensor);
 }
 
+void apply_cache_read(ScheduleState& st, const Decision& d) {
+  StageState& s = stage_of(st, d);
+  if (s.attach != Attach::Root || s.transformed || s.frozen)
+    invalid(d, "the stage is already scheduled");
+  if (d.args.size() != 1) invalid(d, "expected one operand");
+  const size_t at = static_cast<size_t>(d.stage);
+  const std::vector<int> operands = ir::stage_operands(st.te.stages[at]);
+  if (d.args[0] < 0 || d.args[0] >= static_cast<int64_t>(operands.size()))
+    invalid(d, "the stage reads no such operand");
+  const int tensor = operands[static_cast<size_t>(d.args[0])];
+  const ir::TeTensor source = st.te.tensor(tensor);
+  if (st.stages[at].shared) invalid(d, "the stage is a shared copy itself");
+  // The copy: a new tensor and stage "<tensor>.shared" before the reader.
+  ir::TeTensor copy_tensor = source;
+  copy_tensor.name += ".shared";
+  copy_tensor.stage = static_cast<int>(at);
+  copy_tensor.constant = false;
+  for (ir::TeTensor& t : st.te.tensors)
+    if (t.stage >= static_cast<int>(at)) ++t.stage;
+  const int copy_id = static_cast<int>(st.te.tensors.size());
+  st.te.tensors.push_back(copy_tensor);
+  ir::Stage copy;
+  copy.name = copy_tensor.name;
+  copy.output = copy_id;
+  std::vector<ir::Expr> idx;
+  ir::Expr inside;
+  for (size_t k = 0; k < source.shape.size(); ++k) {
+    const ir::Axis a{st.next_var++, "ax" + std::to_string(k), source.shape[k]};
+    copy.axes.push_back(a);
+    const ir::Expr v = ir::make_var(a.var_id, a.name);
+    idx.push_back(v);
+    const ir::Expr in =
+        ir::make_binary(ir::BinaryOp::And, ir::make_binary(ir::BinaryOp::LE, ir::make_int(0), v),
+                        ir::make_binary(ir::BinaryOp::LT, v, ir::make_int(source.shape[k])));
+    inside = inside ? ir::make_binary(ir::BinaryOp::And, inside, in) : in;
+  }
+  const ir::Expr load = ir::make_load(source.dtype, tensor, idx);
+  // Computed in a loop, the copy's axes are offset by its region, which reaches past the
+  // tensor where the reader pads (its reads there are not taken): those elements are 0.
+  copy.body =
+      inside ? ir::make_select(inside, load, ir::reduce_identity(ir::ReduceKind::Sum, source.dtype))
+             : load;
+  ir::Stage& reader = st.te.stages[at];
+  reader.body = ir::rewrite_loads(reader.body, [&](const ir::Expr& l,
+                                                   std::vector<ir::Expr> indices) {
+    return ir::make_load(l->dtype, l->var_id == tensor ? copy_id : l->var_id, std::move(indices));
+  });
+  st.te.stages.insert(st.te.stages.begin() + static_cast<long>(at), copy);
+  for (StageState& o : st.stages)
+    if (o.attach == Attach::At && o.at_stage >= static_cast<int>(at)) ++o.at_stage;
+  st.stages.insert(st.stages.begin() + static_cast<long>(at), StageState{});
+  for (const ir::Axis& a : copy.axes)
+    st.add_iter(static_cast<int>(at), "s" + std::to_string(at) + "_" + a.name, a.extent, false);
+  StageState& cs = st.stages[at];
+  for (size_t i = 0; i < cs.iters.size(); ++i) cs.leaves.push_back(static_cast<int>(i));
+  cs.shared = true;
+}
+
 void apply_bind(ScheduleState& st, const Decision& d) {
   StageState& s = stage_of(st, d);
   require_changeable(s, d);
@@ -371,7 +429,7 @@ struct KindInfo {
   void (*apply)(ScheduleState&, const Decision&);
 };
 
-const std::array<KindInfo, 12> kKinds = {{
+const std::array<KindInfo, 13> kKinds = {{
     {DecisionKind::Inline, "inline", false, apply_inline},
     {DecisionKind::CacheWrite, "cache_write", false, apply_cache_write},
     {DecisionKind::RFactor, "rfactor", false, apply_rfactor},
@@ -386,6 +444,7 @@ const std::array<KindInfo, 12> kKinds = {{
     {DecisionKind::Unroll, "unroll", false,
      [](ScheduleState& st, const Decision& d) { annotate(st, d, ir::LoopKind::Unrolled); }},
     {DecisionKind::Pack, "pack", false, apply_pack},
+    {DecisionKind::CacheRead, "cache_read", false, apply_cache_read},
     {DecisionKind::Bind, "bind", false, apply_bind},
 }};
 

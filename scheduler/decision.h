@@ -34,6 +34,10 @@ enum class DecisionKind {
   Pack,        // stage, args {operand k}: the k-th tensor the stage reads (in order of first
                // load in its body), a constant input read by no other stage, is passed as a
                // copy laid out in the order the stage's loops read it (pack_constants.h)
+  CacheRead,   // stage, args {operand k}: the stage reads its k-th operand through a copy in
+               // the block's shared memory (CUDA), a new stage "<tensor>.shared" placed
+               // before it; computed inside one of the stage's loops, the block's threads fill
+               // it together (reads past the tensor's bounds, where the stage pads, give 0)
   Bind,        // stage, args {loop position, 0 | 1}: a spatial loop runs as the blocks of a
                // CUDA grid (0: blockIdx.x, the outermost loop of a stage at the root) or the
                // threads of a block (1: threadIdx.x, inside the block loop); one of each

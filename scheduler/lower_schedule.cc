@@ -30,10 +30,11 @@ class Lowerer {
       if (buffer_of_.count(t)) continue;
       const StageState& ss = st_.stages[s];
       if (ss.attach == Attach::Inline) continue;
-      const ir::BufferScope scope =
-          ss.attach == Attach::At ? ir::BufferScope::Local : ir::BufferScope::Scratch;
+      const ir::BufferScope scope = ss.attach != Attach::At ? ir::BufferScope::Scratch
+                                    : ss.shared             ? ir::BufferScope::Shared
+                                                            : ir::BufferScope::Local;
       buffer_of_[t] = add_buffer(te.tensor(t), scope);
-      if (scope == ir::BufferScope::Local) {
+      if (scope != ir::BufferScope::Scratch) {
         Region r = infer_region(st_, static_cast<int>(s), ss.at_stage, ss.at_iter);
         TLMC_ASSERT(!r.min.empty(), "no region for attached stage " << te.stages[s].name);
         int64_t size = 1;
@@ -93,7 +94,9 @@ class Lowerer {
   }
 
   // The statements of stages attached inside loop `iter` of stage `s`, wrapped in their
-  // local allocations, around `inner`.
+  // local allocations, around `inner`. Shared copies are filled by the block's threads
+  // together: a barrier after them (before they are read) and after `inner` (before the
+  // next iteration overwrites them).
   Stmt with_attached(int s, int iter, Stmt inner) {
     std::vector<int> attached;
     for (size_t p = 0; p < st_.stages.size(); ++p) {
@@ -103,8 +106,14 @@ class Lowerer {
     }
     if (attached.empty()) return inner;
     std::vector<Stmt> seq;
-    for (int p : attached) seq.push_back(stage_nest(p));
+    bool shared = false;
+    for (int p : attached) {
+      seq.push_back(stage_nest(p));
+      shared = shared || st_.stages[static_cast<size_t>(p)].shared;
+    }
+    if (shared) seq.push_back(ir::make_barrier());
     seq.push_back(inner);
+    if (shared) seq.push_back(ir::make_barrier());
     Stmt body = ir::make_seq(seq);
     for (size_t i = attached.size(); i-- > 0;)
       body = ir::make_allocate(

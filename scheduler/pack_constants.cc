@@ -191,6 +191,8 @@ void find_loads(const Stmt& s, int buffer, Loops& loops, int depth, std::vector<
       scan(s->cond);
       find_loads(s->body[0], buffer, loops, depth, out, names);
       return;
+    case StmtKind::Barrier:
+      return;
   }
 }
 
@@ -210,6 +212,8 @@ Stmt rewrite_stmt(const Stmt& s, const std::function<Expr(const Expr&)>& f) {
       return ir::make_allocate(s->buffer, rewrite_stmt(s->body[0], f));
     case StmtKind::If:
       return ir::make_if(f(s->cond), rewrite_stmt(s->body[0], f));
+    case StmtKind::Barrier:
+      return s;
   }
   TLMC_ASSERT(false, "unknown statement kind");
 }

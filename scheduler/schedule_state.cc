@@ -93,7 +93,9 @@ struct Interval {
   bool ok = true;
 };
 
-Interval bound(const Expr& e, const std::map<int, int64_t>& inner) {
+// `digits`: floor division and modulo of a varying value are bounded too (below); only a
+// region relaxed over a fused thread loop needs them.
+Interval bound(const Expr& e, const std::map<int, int64_t>& inner, bool digits) {
   bool has_inner = false;
   ir::visit_expr(e, [&](const ir::ExprNode& n) {
     if (n.kind == ExprKind::Var && inner.count(n.var_id)) has_inner = true;
@@ -101,7 +103,7 @@ Interval bound(const Expr& e, const std::map<int, int64_t>& inner) {
   if (!has_inner) return Interval{e, 1, true};
   if (e->kind == ExprKind::Var) return Interval{ir::make_int(0), inner.at(e->var_id), true};
   if (e->kind != ExprKind::Binary) return Interval{nullptr, 0, false};
-  const Interval a = bound(e->args[0], inner), b = bound(e->args[1], inner);
+  const Interval a = bound(e->args[0], inner, digits), b = bound(e->args[1], inner, digits);
   if (!a.ok || !b.ok) return Interval{nullptr, 0, false};
   int64_t c;
   switch (e->binary_op) {
@@ -113,8 +115,20 @@ Interval bound(const Expr& e, const std::map<int, int64_t>& inner) {
     case BinaryOp::Mul:
       if (!ir::is_int_const(e->args[1], &c) || c < 0) return Interval{nullptr, 0, false};
       return Interval{a.min * c, (a.extent - 1) * c + 1, true};
-    // Division and modulo of a varying value would give a conservative box that may
-    // reach past the tensor: such regions are refused, so every region is exact.
+    // A digit of a fused loop: floor division or modulo by a constant of a value that
+    // ranges over [0, n) takes every value of [0, ceil(n / c)) or [0, min(n, c)). Of any
+    // other varying value it would give a conservative box that may reach past the tensor:
+    // such regions are refused, so every region is exact.
+    case BinaryOp::FloorDiv:
+    case BinaryOp::FloorMod: {
+      int64_t low = -1;
+      if (!digits || !ir::is_int_const(e->args[1], &c) || c <= 0 || b.extent != 1 ||
+          !ir::is_int_const(a.min, &low) || low != 0)
+        return Interval{nullptr, 0, false};
+      if (e->binary_op == BinaryOp::FloorDiv)
+        return Interval{ir::make_int(0), (a.extent + c - 1) / c, true};
+      return Interval{ir::make_int(0), std::min(a.extent, c), true};
+    }
     default:
       return Interval{nullptr, 0, false};
   }
@@ -150,6 +164,7 @@ Region infer_region(const ScheduleState& st, int producer, int consumer, int at_
   const ir::Shape& shape = st.te.tensor(ps.output).shape;
   std::vector<Interval> dims(shape.size(), Interval{nullptr, 0, true});
   bool failed = false;
+  const bool relaxed = st.stages.at(static_cast<size_t>(producer)).shared;
 
   auto read_from = [&](int reader, const std::map<int, int64_t>& inner) {
     const ir::Stage& rs = st.te.stages.at(static_cast<size_t>(reader));
@@ -166,7 +181,7 @@ Region infer_region(const ScheduleState& st, int producer, int consumer, int at_
     ir::visit_expr(rs.body, [&](const ir::ExprNode& n) {
       if (n.kind != ExprKind::Load || n.var_id != ps.output) return;
       for (size_t d = 0; d < n.args.size(); ++d) {
-        Interval i = bound(ir::substitute(n.args[d], subst), inner);
+        Interval i = bound(ir::substitute(n.args[d], subst), inner, relaxed);
         if (!i.ok) {
           failed = true;
           return;
@@ -194,6 +209,12 @@ Region infer_region(const ScheduleState& st, int producer, int consumer, int at_
     const Iter& it = cs.iters[static_cast<size_t>(cs.leaves[i])];
     inner[it.var_id] = it.extent;
   }
+  if (relaxed)
+    for (const StageState& s : st.stages)
+      for (int l : s.leaves) {
+        const Iter& it = s.iters[static_cast<size_t>(l)];
+        if (it.kind == ir::LoopKind::GpuThread) inner[it.var_id] = it.extent;
+      }
   read_from(consumer, inner);
   for (size_t q = 0; q < st.stages.size() && !failed; ++q) {
     const StageState& qs = st.stages[q];

@@ -38,6 +38,10 @@ struct StageState {
   int at_iter = -1;          // Attach::At: the consumer's iter id the stage is computed inside
   bool transformed = false;  // split, fuse, reorder or annotation applied
   bool frozen = false;       // another stage is attached inside: its loops may not change
+  // CUDA: a copy in the block's shared memory (CacheRead). Computed inside a loop, its region
+  // is what every thread of the block reads there, and the block's threads compute it
+  // together.
+  bool shared = false;
 };
 
 struct ScheduleState {
@@ -66,7 +70,8 @@ struct Region {
 
 // The region of stage `producer` needed inside loop `at_iter` of stage `consumer`, by its
 // readers (the consumer and the stages already attached at that loop). Empty `min` when it
-// cannot be expressed (non-affine indices).
+// cannot be expressed (non-affine indices). For a shared producer, the loops bound to
+// threads range over all their values: the region serves the whole block.
 Region infer_region(const ScheduleState& st, int producer, int consumer, int at_iter);
 
 // Original axis values of a stage (spatial then reduce) in its leaf loop variables,

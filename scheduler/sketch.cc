@@ -34,6 +34,28 @@ std::optional<SketchRun> try_step(const SketchRun& run, const SketchStep& step, 
   return next;
 }
 
+// The run after steps [from, end) with each space at its smallest value that applies (and
+// the steps after it to the next space); nullopt when some space has none.
+std::optional<SketchRun> smallest_completion(const std::vector<SketchStep>& steps, size_t from,
+                                             SketchRun run) {
+  for (size_t k = from; k < steps.size(); ++k) {
+    if (!steps[k].space) {
+      std::optional<SketchRun> next = try_step(run, steps[k], 0);
+      if (!next) return std::nullopt;
+      run = std::move(*next);
+      continue;
+    }
+    std::vector<int64_t> values = steps[k].candidates(run);
+    std::sort(values.begin(), values.end());
+    std::optional<SketchRun> next;
+    for (int64_t v : values)
+      if ((next = try_step(run, steps[k], v))) break;
+    if (!next) return std::nullopt;
+    run = std::move(*next);
+  }
+  return run;
+}
+
 }  // namespace
 
 std::string_view space_kind_name(SpaceKind k) {
@@ -113,11 +135,13 @@ void SketchCursor::advance() {
     run_ = std::move(*next);
   }
   if (done()) return;
-  // A value is valid when its own step and the fixed steps after it apply.
+  // A value is valid when its own step and the fixed steps after it apply (and, where the
+  // step asks, a completion of the whole sketch).
   for (int64_t v : steps[next_].candidates(run_)) {
     std::optional<SketchRun> r = try_step(run_, steps[next_], v);
-    for (size_t k = next_ + 1; r && k < steps.size() && !steps[k].space; ++k)
-      r = try_step(*r, steps[k], 0);
+    size_t k = next_ + 1;
+    for (; r && k < steps.size() && !steps[k].space; ++k) r = try_step(*r, steps[k], 0);
+    if (r && steps[next_].needs_completion) r = smallest_completion(steps, k, *r);
     if (r) valid_.push_back(v);
     TLMC_ASSERT(v >= 0 && v <= kLargestSpaceValue,
                 "space " << next_ << " of sketch " << sketch_.name() << " lists " << v);

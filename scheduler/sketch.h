@@ -70,6 +70,10 @@ struct SketchStep {
   // A value that gives the same loops as `value` does where the space no longer lists it
   // (SketchCursor::stand_in); absent: none but itself.
   std::function<int64_t(int64_t value)> equivalent;
+  // A value is listed only where the rest of the sketch can follow it, each later space
+  // taking its smallest value that applies: for spaces whose values bound what later fixed
+  // steps may do (a block's tile and the shared memory its copies take).
+  bool needs_completion = false;
 };
 
 class Sketch {

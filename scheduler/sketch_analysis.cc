@@ -222,4 +222,66 @@ std::vector<int64_t> register_tile(const ScheduleState& st, int root_stage,
   return tile;
 }
 
+namespace {
+
+// Sums of constants and of variables times constants: indices whose regions are exact.
+bool affine(const ir::Expr& e) {
+  int64_t c;
+  switch (e->kind) {
+    case ir::ExprKind::IntImm:
+    case ir::ExprKind::Var:
+      return true;
+    case ir::ExprKind::Binary:
+      if (e->binary_op == ir::BinaryOp::Add) return affine(e->args[0]) && affine(e->args[1]);
+      if (e->binary_op == ir::BinaryOp::Sub)
+        return affine(e->args[0]) && ir::is_int_const(e->args[1], &c);
+      if (e->binary_op == ir::BinaryOp::Mul)
+        return affine(e->args[0]) && ir::is_int_const(e->args[1], &c) && c >= 0;
+      return false;
+    default:
+      return false;
+  }
+}
+
+// Every load of `tensor` in the body is indexed affinely.
+bool read_affinely(const ir::Expr& body, int tensor) {
+  bool ok = true;
+  ir::visit_expr(body, [&](const ir::ExprNode& n) {
+    if (n.kind != ir::ExprKind::Load || n.var_id != tensor) return;
+    for (const ir::Expr& i : n.args) ok = ok && affine(i);
+  });
+  return ok;
+}
+
+}  // namespace
+
+std::vector<size_t> shared_operands(const ir::Stage& stage) {
+  std::vector<size_t> out;
+  if (ir::is_pointwise(stage)) return out;
+  const std::vector<int> operands = ir::stage_operands(stage);
+  for (size_t k = 0; k < operands.size(); ++k) {
+    if (!read_affinely(stage.body, operands[k])) continue;
+    const std::set<size_t> used = axes_indexing(stage, operands[k]);
+    for (size_t a = 0; a < stage.axes.size(); ++a)
+      if (stage.axes[a].extent > 1 && !used.count(a)) {
+        out.push_back(k);
+        break;
+      }
+  }
+  return out;
+}
+
+bool is_gpu_tiled_reduction(const ScheduleState& st, int stage) {
+  const ir::Stage& ts = st.te.stages.at(static_cast<size_t>(stage));
+  const StageState& ss = st.stages.at(static_cast<size_t>(stage));
+  if (ir::is_pointwise(ts) || ss.attach != Attach::Root || ss.shared ||
+      st.te.is_output(ts.output) || shared_operands(ts).empty())
+    return false;
+  const std::vector<int> readers = st.consumers(ts.output);
+  if (readers.size() != 1) return false;
+  const size_t r = static_cast<size_t>(readers[0]);
+  return ir::is_pointwise(st.te.stages[r]) && st.stages[r].attach == Attach::Root &&
+         read_affinely(st.te.stages[r].body, ts.output);
+}
+
 }  // namespace tlmc::scheduler

@@ -33,6 +33,15 @@ std::set<size_t> axes_indexing_any(const ScheduleState& st, const ir::Stage& sta
 // innermost axis strides through that load (indexes another of its dimensions).
 std::set<size_t> axes_read_across(const ir::Stage& stage);
 
+// Operands of a reduction stage (their numbers, as stage_operands gives them) that its
+// output elements share: read the same way along one of its spatial axes of extent > 1 (a
+// product's rows along the columns, a convolution's weights along the image).
+std::vector<size_t> shared_operands(const ir::Stage& stage);
+// CUDA: a reduction at the root, not a shared copy, read by one stage only, at the root and
+// pointwise, with operands to share: the GPU's multi-level tiling computes it per thread
+// inside that stage's tiles, its shared operands staged through shared memory.
+bool is_gpu_tiled_reduction(const ScheduleState& st, int stage);
+
 // The -O0 policy, which the spaces' default values follow too.
 // The largest divisor of n that is at most cap (1 when none is above 1).
 int64_t largest_divisor_at_most(int64_t n, int64_t cap);

@@ -33,8 +33,8 @@ namespace {
 // ("/features.0/Conv_output_0"), which must not reach space names: two subgraphs of one
 // workload key would otherwise name their spaces differently.
 bool is_lowering_suffix(const std::string& s) {
-  static const char* const kSuffixes[] = {"acc", "cache", "cl", "conv",  "i",     "max",
-                                          "mm",  "pad",   "rf", "shape", "sqsum", "sum"};
+  static const char* const kSuffixes[] = {"acc", "cache", "cl",    "conv",   "i",     "max", "mm",
+                                          "pad", "rf",    "shape", "shared", "sqsum", "sum"};
   for (const char* k : kSuffixes)
     if (s == k) return true;
   return false;
@@ -108,7 +108,14 @@ std::vector<std::unique_ptr<SketchRule>> gpu_sketch_rules() {
   // padding stage too: its reader tests the bounds), so that the stages left are the ones
   // that must exist as loops.
   rules.push_back(make_inline_rule());
-  // Every stage at the root: one thread an element.
+  // A reduction that writes an output is computed into a local stage and copied out, so
+  // that it can be computed per thread inside the copy's tiles (where it has operands to
+  // share: rule_cache_write.cc); then those operands get their shared-memory copies, both
+  // structural, before the tiling rule places them.
+  rules.push_back(make_cache_write_rule());
+  rules.push_back(make_gpu_shared_cache_read_rule());
+  rules.push_back(make_gpu_multi_level_tiling_rule());
+  // Every stage still at the root and unclaimed: one thread an element.
   rules.push_back(make_gpu_thread_per_element_rule());
   return rules;
 }

@@ -55,6 +55,8 @@ std::unique_ptr<SketchRule> make_cache_write_rule();             // rule_cache_w
 std::unique_ptr<SketchRule> make_tile_with_producers_rule();     // rule_tile_with_producers.cc
 std::unique_ptr<SketchRule> make_padding_location_rule();        // rule_padding_location.cc
 std::unique_ptr<SketchRule> make_tile_alone_rule();              // rule_tile_alone.cc
+std::unique_ptr<SketchRule> make_gpu_shared_cache_read_rule();   // rule_gpu_shared_cache_read.cc
+std::unique_ptr<SketchRule> make_gpu_multi_level_tiling_rule();  // rule_gpu_multi_level_tiling.cc
 std::unique_ptr<SketchRule> make_gpu_thread_per_element_rule();  // rule_gpu_thread_per_element.cc
 
 // The CPU rules in the order they run.

@@ -219,6 +219,8 @@ class Extractor {
       case ir::StmtKind::If:
         walk(s->body[0], true);
         return;
+      case ir::StmtKind::Barrier:
+        return;
       case ir::StmtKind::Store:
         statement(*s, guarded);
         return;

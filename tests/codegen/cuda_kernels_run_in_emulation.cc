@@ -92,6 +92,27 @@ nodes:
   - {op: ReduceMean, inputs: [x], outputs: [y], attrs: {keepdims: 0}}
 outputs: [y]
 )"},
+    {"batched_matmul_odd", R"(tlmc: 1
+name: m
+inputs:
+  a: {shape: [3, 13, 29]}
+  b: {shape: [3, 29, 11]}
+nodes:
+  - {op: MatMul, inputs: [a, b], outputs: [y]}
+outputs: [y]
+)"},
+    {"grouped_conv_dilated", R"(tlmc: 1
+name: m
+inputs:
+  x: {shape: [2, 4, 9, 8]}
+weights:
+  w: {shape: [6, 2, 3, 2], init: {uniform: [-1, 1]}, seed: 3}
+  b: {shape: [6], init: {uniform: [-1, 1]}, seed: 4}
+nodes:
+  - {op: Conv, inputs: [x, w, b], outputs: [c], attrs: {group: 2, dilations: [2, 1], pads: [2, 0, 1, 1]}}
+  - {op: Sigmoid, inputs: [c], outputs: [y]}
+outputs: [y]
+)"},
     {"transpose_tanh", R"(tlmc: 1
 name: m
 inputs:
@@ -146,42 +167,100 @@ std::string nvcc() {
   return r.exit_code == 0 ? path : "";
 }
 
+// One fused subgraph of a model, its inputs, and what the reference computes.
+struct Subgraph {
+  ir::Graph graph;
+  ir::LoweredSubgraph lowered;
+  scheduler::Sketches sketches;
+  std::vector<const uint8_t*> sources;  // of each program input
+  std::vector<reference::HostTensor> inputs, want;
+
+  explicit Subgraph(const Model& m)
+      : graph(frontend::fold_constants(
+            frontend::read_yaml_text(m.yaml, std::string(m.name) + ".yaml"))) {
+    const scheduler::Partition partition = scheduler::partition_graph(graph);
+    EXPECT_EQ(partition.subgraphs.size(), 1u) << "each model is one fused subgraph";
+    lowered = ir::lower_subgraph(graph, partition.subgraphs[0]);
+    EXPECT_EQ(lowered.output_tensors, graph.outputs);
+    sketches = scheduler::generate_sketches(lowered.program, *ir::parse_target("cuda-sm80"));
+    inputs = reference::random_graph_inputs(graph, 1);
+    want = reference::interpret(graph, inputs);
+    for (int t : lowered.input_tensors) {
+      const auto in = std::find(graph.inputs.begin(), graph.inputs.end(), t);
+      sources.push_back(in != graph.inputs.end()
+                            ? inputs[static_cast<size_t>(in - graph.inputs.begin())].bytes.data()
+                            : graph.tensor(t).data->data());
+    }
+  }
+  ir::LoopProgram loops(const scheduler::SpacePoint& point) const {
+    return scheduler::lower_schedule(
+        scheduler::apply_schedule(lowered.program, sketches[point.sketch].decisions(point.values)),
+        "k");
+  }
+};
+
+// A kernel's test source compiled against the emulator and loaded.
+class Emulated {
+ public:
+  Emulated(const std::string& source, std::string* log) {
+    so_ = compile_emulated(dir_, source, log);
+    if (so_.empty()) return;
+    lib_ = dlopen(so_.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!lib_) return;
+    run_ = reinterpret_cast<Run>(dlsym(lib_, "tlmc_test_run"));
+    message_ = reinterpret_cast<Message>(dlsym(lib_, "tlmc_test_message"));
+    order_ = reinterpret_cast<Order>(dlsym(lib_, "tlmc_test_order"));
+  }
+  ~Emulated() {
+    if (lib_) dlclose(lib_);
+  }
+  bool loaded() const { return run_ && message_ && order_; }
+  // Runs the kernel on the subgraph's inputs; its outputs, or the emulator's message.
+  int run(const Subgraph& g, const ir::LoopProgram& p, bool reverse,
+          std::vector<std::vector<uint8_t>>* outputs, std::string* message) const {
+    std::vector<std::vector<uint8_t>> buffers;
+    for (size_t i = 0; i < p.params.size(); ++i) {
+      const ir::Buffer& b = p.buffers[static_cast<size_t>(p.params[i])];
+      const size_t bytes = static_cast<size_t>(b.size) * ir::dtype_size(b.dtype);
+      buffers.emplace_back(bytes, 0xff);  // outputs start as NaNs: each must be written
+      if (static_cast<int>(i) < p.num_inputs)
+        std::memcpy(buffers.back().data(), g.sources[i], bytes);
+    }
+    std::vector<char> scratch(static_cast<size_t>(p.scratch_bytes) + 64, 0);
+    std::vector<void*> pointers;
+    for (std::vector<uint8_t>& b : buffers) pointers.push_back(b.data());
+    order_(reverse ? 1 : 0);
+    const int status = run_(pointers.data(), scratch.data());
+    *message = message_();
+    outputs->assign(buffers.end() - static_cast<long>(g.graph.outputs.size()), buffers.end());
+    return status;
+  }
+
+ private:
+  using Run = int (*)(void* const*, char*);
+  using Message = const char* (*)();
+  using Order = void (*)(int);
+  TempDir dir_;
+  std::string so_;
+  void* lib_ = nullptr;
+  Run run_ = nullptr;
+  Message message_ = nullptr;
+  Order order_ = nullptr;
+};
+
 class CudaKernels : public ::testing::TestWithParam<Model> {};
 
 TEST_P(CudaKernels, MatchTheReferenceInEmulation) {
-  const ir::Graph g = frontend::fold_constants(
-      frontend::read_yaml_text(GetParam().yaml, std::string(GetParam().name) + ".yaml"));
-  const scheduler::Partition partition = scheduler::partition_graph(g);
-  ASSERT_EQ(partition.subgraphs.size(), 1u) << "each model is one fused subgraph";
-  const ir::LoweredSubgraph lowered = ir::lower_subgraph(g, partition.subgraphs[0]);
-  const ir::Target target = *ir::parse_target("cuda-sm80");
-  const scheduler::Sketches sketches = scheduler::generate_sketches(lowered.program, target);
-
-  const std::vector<reference::HostTensor> inputs = reference::random_graph_inputs(g, 1);
-  const std::vector<reference::HostTensor> want = reference::interpret(g, inputs);
-  std::vector<const uint8_t*> sources;  // of each program input
-  for (int t : lowered.input_tensors) {
-    const auto in = std::find(g.inputs.begin(), g.inputs.end(), t);
-    ASSERT_TRUE(in != g.inputs.end() || g.tensor(t).data) << "input " << g.tensor(t).name;
-    sources.push_back(in != g.inputs.end()
-                          ? inputs[static_cast<size_t>(in - g.inputs.begin())].bytes.data()
-                          : g.tensor(t).data->data());
-  }
-  ASSERT_EQ(lowered.output_tensors, g.outputs);
-
+  const Subgraph g(GetParam());
   std::mt19937_64 rng(7);
-  std::vector<scheduler::SpacePoint> points = {{0, scheduler::default_values(sketches[0])}};
-  for (int i = 0; i < 4; ++i) points.push_back(scheduler::random_point(sketches, rng));
+  std::vector<scheduler::SpacePoint> points = {{0, scheduler::default_values(g.sketches[0])}};
+  for (int i = 0; i < 4; ++i) points.push_back(scheduler::random_point(g.sketches, rng));
   for (const scheduler::SpacePoint& point : points) {
-    const std::string text = scheduler::space_schedule_text(sketches, point);
-    SCOPED_TRACE(text);
-    const scheduler::Sketch& sketch = sketches[point.sketch];
-    const ir::LoopProgram p = scheduler::lower_schedule(
-        scheduler::apply_schedule(lowered.program, sketch.decisions(point.values)), "k");
-    const codegen::CudaKernelSource k = codegen::emit_cuda_kernel(p);
-    const std::string source = test_source(k, p);
-    TempDir dir;
+    SCOPED_TRACE(scheduler::space_schedule_text(g.sketches, point));
+    const ir::LoopProgram p = g.loops(point);
+    const std::string source = test_source(codegen::emit_cuda_kernel(p), p);
     if (point.values == points[0].values && !nvcc().empty()) {
+      TempDir dir;
       write_file(dir.file("kernel.cu"), source);
       CommandResult r =
           run_command(nvcc() +
@@ -192,42 +271,43 @@ TEST_P(CudaKernels, MatchTheReferenceInEmulation) {
       EXPECT_EQ(r.exit_code, 0) << r.out << "\n" << source;
     }
     std::string log;
-    const std::string so = compile_emulated(dir, source, &log);
-    ASSERT_FALSE(so.empty()) << log << "\n" << source;
-    void* lib = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
-    ASSERT_TRUE(lib) << dlerror();
-    using Run = int (*)(void* const*, char*);
-    using Message = const char* (*)();
-    using Order = void (*)(int);
-    auto run = reinterpret_cast<Run>(dlsym(lib, "tlmc_test_run"));
-    auto message = reinterpret_cast<Message>(dlsym(lib, "tlmc_test_message"));
-    auto order = reinterpret_cast<Order>(dlsym(lib, "tlmc_test_order"));
-    ASSERT_TRUE(run && message && order);
-    for (int reverse : {0, 1}) {
+    const Emulated kernel(source, &log);
+    ASSERT_TRUE(kernel.loaded()) << log << "\n" << source;
+    for (bool reverse : {false, true}) {
       SCOPED_TRACE(reverse ? "reverse order" : "forward order");
-      std::vector<std::vector<uint8_t>> buffers;
-      for (size_t i = 0; i < p.params.size(); ++i) {
-        const ir::Buffer& b = p.buffers[static_cast<size_t>(p.params[i])];
-        const size_t bytes = static_cast<size_t>(b.size) * ir::dtype_size(b.dtype);
-        buffers.emplace_back(bytes, 0xff);  // outputs start as NaNs: each must be written
-        if (static_cast<int>(i) < p.num_inputs)
-          std::memcpy(buffers.back().data(), sources[i], bytes);
-      }
-      std::vector<char> scratch(static_cast<size_t>(p.scratch_bytes) + 64, 0);
-      std::vector<void*> pointers;
-      for (std::vector<uint8_t>& b : buffers) pointers.push_back(b.data());
-      order(reverse);
-      ASSERT_EQ(run(pointers.data(), scratch.data()), 0) << message() << "\n" << source;
-      for (size_t o = 0; o < g.outputs.size(); ++o) {
-        const float* got =
-            reinterpret_cast<const float*>(buffers[p.params.size() - g.outputs.size() + o].data());
-        const float* ref = want[o].f32();
-        for (int64_t i = 0; i < want[o].type.numel(); ++i)
-          ASSERT_NEAR(got[i], ref[i], 1e-4 + 1e-3 * std::fabs(ref[i])) << "element " << i;
+      std::vector<std::vector<uint8_t>> got;
+      std::string message;
+      ASSERT_EQ(kernel.run(g, p, reverse, &got, &message), 0) << message << "\n" << source;
+      for (size_t o = 0; o < got.size(); ++o) {
+        const float* y = reinterpret_cast<const float*>(got[o].data());
+        const float* ref = g.want[o].f32();
+        for (int64_t i = 0; i < g.want[o].type.numel(); ++i)
+          ASSERT_NEAR(y[i], ref[i], 1e-4 + 1e-3 * std::fabs(ref[i])) << "element " << i;
       }
     }
-    dlclose(lib);
   }
+}
+
+// A product is tiled through shared memory, and without the barrier between the copies and
+// their reads the emulator stops it: the barriers the lowering places are the ones needed.
+TEST(CudaKernelsShareMemory, ADeletedBarrierIsARace) {
+  const Subgraph g(kModels[0]);
+  ASSERT_NE(g.sketches[0].name().find("multi_level_tiling"), std::string::npos)
+      << g.sketches[0].name();
+  const scheduler::SpacePoint point{0, scheduler::default_values(g.sketches[0])};
+  const ir::LoopProgram p = g.loops(point);
+  std::string source = test_source(codegen::emit_cuda_kernel(p), p);
+  ASSERT_NE(source.find("TLMC_SHARED("), std::string::npos) << source;
+  const size_t barrier = source.find("__syncthreads();");
+  ASSERT_NE(barrier, std::string::npos) << source;
+  source.erase(barrier, std::string("__syncthreads();").size());
+  std::string log;
+  const Emulated kernel(source, &log);
+  ASSERT_TRUE(kernel.loaded()) << log;
+  std::vector<std::vector<uint8_t>> got;
+  std::string message;
+  EXPECT_NE(kernel.run(g, p, false, &got, &message), 0) << source;
+  EXPECT_NE(message.find("shared-memory race on "), std::string::npos) << message;
 }
 
 INSTANTIATE_TEST_SUITE_P(Operators, CudaKernels, ::testing::ValuesIn(kModels),

@@ -43,6 +43,26 @@ TEST_P(Example, RandomSchedulesFromTheSpacesCheck) {
   }
 }
 
+// The same for a CUDA target: the -O0 library and two drawn at random check in the CPU
+// emulator (threads and blocks in reverse order for the second), and nvcc, where it is
+// found, compiles the library for sm_90 with warnings as errors.
+TEST_P(Example, CudaLibraryChecksInTheEmulator) {
+  const std::string model = std::string(TLMC_SOURCE_DIR) + "/examples/" + GetParam() + ".yaml";
+  for (int seed = -1; seed < 2; ++seed) {
+    const std::string order = seed == 1 ? "TLMC_EMULATION_ORDER=reverse " : "";
+    CommandResult check = run_command(
+        order + TLMC_EXE + " -O0 --target cuda-sm80 " + model + " --check" +
+        (seed >= 0 ? " --random-schedule-seed " + std::to_string(seed) : std::string()));
+    EXPECT_EQ(check.exit_code, 0) << "seed " << seed << ": " << check.out;
+    EXPECT_NE(check.out.find("check passed"), std::string::npos) << check.out;
+  }
+  if (run_command("command -v nvcc || ls /usr/local/cuda/bin/nvcc").exit_code != 0) return;
+  TempDir dir;
+  CommandResult lib = run_command(std::string(TLMC_EXE) + " -O0 --target cuda-sm90 " + model +
+                                  " -o " + dir.file("libm.a"));
+  EXPECT_EQ(lib.exit_code, 0) << lib.out;
+}
+
 INSTANTIATE_TEST_SUITE_P(Bundled, Example,
                          ::testing::Values("mlp", "resnet_block", "transformer_layer"));
 
