@@ -216,5 +216,55 @@ tlmc_add_library(mynet MODEL model/tiny.yaml OPT 2)
       << r.out;
 }
 
+// A CUDA target from a project that uses find_package(CUDAToolkit): the archive links with
+// the CUDA runtime through the imported target; the program initialises the model (on a GPU
+// it runs it and gives the numbers; without one CUDA refuses, as NAME_ERROR_CUDA).
+const char* kCudaMain = R"(#include <cstdio>
+#include "mynet.h"
+int main() {
+  mynet_model* model = nullptr;
+  const int init = mynet_init(&model);
+  std::printf("init %d\n", init);
+  if (init != MYNET_OK) return 0;
+  float x[4] = {1, 2, 3, 4}, y[3];
+  void *dx = nullptr, *dy = nullptr, *ws = nullptr;
+  cudaMalloc(&dx, sizeof x);
+  cudaMalloc(&dy, sizeof y);
+  cudaMalloc(&ws, mynet_workspace_size() + 16);
+  cudaMemcpy(dx, x, sizeof x, cudaMemcpyHostToDevice);
+  const void* inputs[] = {dx};
+  void* outputs[] = {dy};
+  const int rc = mynet_run(model, inputs, outputs, ws);
+  cudaMemcpy(y, dy, sizeof y, cudaMemcpyDeviceToHost);
+  std::printf("y %.9g %.9g %.9g\n", y[0], y[1], y[2]);
+  mynet_free(model);
+  return rc;
+}
+)";
+
+TEST_F(CMakeUserProject, CudaTargetLinksWithTheCudaToolkit) {
+  if (run_command("command -v nvcc || ls /usr/local/cuda/bin/nvcc").exit_code != 0)
+    GTEST_SKIP() << "no CUDA toolkit here";
+  write_file(source() + "/main.cc", kCudaMain);
+  CommandResult r = configure(R"(cmake_minimum_required(VERSION 3.20)
+project(user_of_tlmc CXX)
+find_package(CUDAToolkit REQUIRED)
+find_package(tlmc REQUIRED)
+tlmc_add_library(mynet MODEL model/tiny.yaml TARGET cuda-sm80 OPT -O0)
+add_executable(app main.cc)
+target_link_libraries(app PRIVATE mynet)
+)");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  r = build_it();
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  r = run_app();
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  if (r.out == "init 3\n") return;  // no GPU here
+  const std::vector<float> want = expected_output(weights(0.25f));
+  const std::vector<float> got = parse_output(r.out.substr(r.out.find('\n') + 1));
+  ASSERT_EQ(got.size(), 3u) << r.out;
+  for (size_t j = 0; j < 3; ++j) EXPECT_FLOAT_EQ(got[j], want[j]) << "y[" << j << "]";
+}
+
 }  // namespace
 }  // namespace tlmc::test
