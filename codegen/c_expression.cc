@@ -157,4 +157,35 @@ std::string scalar_c(const Expr& e) {
   return "";
 }
 
+std::string scalar_helpers(bool hide_minimum) {
+  std::string s = R"(TLMC_HELPER int64_t tlmc_floordiv(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+TLMC_HELPER int64_t tlmc_floormod(int64_t a, int64_t b) { return a - tlmc_floordiv(a, b) * b; }
+/* Integer Div never traps: by zero it gives 0, and min / -1 wraps (as the reference does). */
+TLMC_HELPER int64_t tlmc_divi(int64_t a, int64_t b) {
+  return b == 0 ? 0 : b == -1 ? (int64_t)(0 - (uint64_t)a) : a / b;
+}
+)";
+  s +=
+      hide_minimum
+          ? R"(/* The empty asm hides the minimum from the optimiser: clang 14's loop vectoriser, with
+   512-bit vectors, miscompiled a loop whose conditional loads were indexed by a shifted
+   tile's start min(o * t, extent - t) of an outer loop. It is still computed once per
+   outer iteration. */
+TLMC_HELPER int64_t tlmc_mini(int64_t a, int64_t b) {
+  int64_t r = a < b ? a : b;
+  __asm__("" : "+r"(r));
+  return r;
+}
+)"
+          : "TLMC_HELPER int64_t tlmc_mini(int64_t a, int64_t b) { return a < b ? a : b; }\n";
+  return s + R"(TLMC_HELPER int64_t tlmc_maxi(int64_t a, int64_t b) { return a > b ? a : b; }
+/* NaN-propagating, as ONNX's Max/Relu: a NaN in `a` stays. */
+TLMC_HELPER float tlmc_fminf(float a, float b) { return b < a ? b : a; }
+TLMC_HELPER float tlmc_fmaxf(float a, float b) { return b > a ? b : a; }
+)";
+}
+
 }  // namespace tlmc::codegen

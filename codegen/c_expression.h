@@ -23,5 +23,9 @@ bool positive_const(const ir::Expr& e);
 bool non_negative(const ir::Expr& e);
 // Scalar C text of an expression.
 std::string scalar_c(const ir::Expr& e);
+// The helper functions scalar_c calls (tlmc_floordiv, tlmc_divi, tlmc_mini, tlmc_fmaxf, ...),
+// each declared TLMC_HELPER, which the caller defines. `hide_minimum`: tlmc_mini passes its
+// result through an empty asm (a CPU compiler's workaround, below; not for CUDA).
+std::string scalar_helpers(bool hide_minimum);
 
 }  // namespace tlmc::codegen

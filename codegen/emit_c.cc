@@ -20,20 +20,6 @@ const EmbeddedFile kRuntimeFiles[] = {
 #include "runtime_sources.inc"
 };
 
-std::string storage_expr(const Storage& s, const std::string& name) {
-  switch (s.kind) {
-    case Storage::Input:
-      return "(void*)inputs[" + std::to_string(s.index) + "]";
-    case Storage::Output:
-      return "outputs[" + std::to_string(s.index) + "]";
-    case Storage::Weight:
-      return "(void*)(" + name + "_weights + " + std::to_string(s.index) + ")";
-    case Storage::Workspace:
-      return "(void*)(ws + " + std::to_string(s.index) + ")";
-  }
-  return "";
-}
-
 }  // namespace
 
 std::vector<GeneratedFile> weights_files(const ModelPlan& plan) {
@@ -187,7 +173,7 @@ std::vector<GeneratedFile> emit_c(const ModelPlan& plan, const CodegenOptions& o
       const ir::Buffer& b = k.buffers[static_cast<size_t>(k.params[i])];
       const bool in = static_cast<int>(i) < k.num_inputs;
       c << (i ? ", " : "") << "(" << (in ? "const " : "") << ir::dtype_c_type(b.dtype) << "*)"
-        << storage_expr(call.args[i], n);
+        << storage_pointer(call.args[i], n + "_weights");
     }
     // A kernel without scratch memory gets a null pointer: never an alias of its buffers.
     c << (call.args.empty() ? "" : ", ");
@@ -200,8 +186,8 @@ std::vector<GeneratedFile> emit_c(const ModelPlan& plan, const CodegenOptions& o
   }
   for (const OutputCopy& copy : plan.copies)
     if (copy.bytes > 0)
-      c << "  memcpy(outputs[" << copy.output << "], " << storage_expr(copy.source, n) << ", "
-        << copy.bytes << "u);\n";
+      c << "  memcpy(outputs[" << copy.output << "], "
+        << storage_pointer(copy.source, n + "_weights") << ", " << copy.bytes << "u);\n";
   c << "  return 0;\n}\n";
   files.push_back(GeneratedFile{n + ".c", c.str()});
 

@@ -6,24 +6,6 @@
 #include "codegen/library_text.h"
 
 namespace tlmc::codegen {
-namespace {
-
-// The device pointer of a kernel argument inside NAME_run_async.
-std::string device_pointer(const Storage& s) {
-  switch (s.kind) {
-    case Storage::Input:
-      return "(void*)inputs[" + std::to_string(s.index) + "]";
-    case Storage::Output:
-      return "outputs[" + std::to_string(s.index) + "]";
-    case Storage::Weight:
-      return "(void*)(model->weights + " + std::to_string(s.index) + ")";
-    case Storage::Workspace:
-      return "(void*)(ws + " + std::to_string(s.index) + ")";
-  }
-  return "";
-}
-
-}  // namespace
 
 std::string cuda_api_declarations(const ModelPlan& plan) {
   const std::string& n = plan.name;
@@ -143,7 +125,7 @@ std::vector<GeneratedFile> emit_cuda(const ModelPlan& plan, const CodegenOptions
       const ir::Buffer& b = k.buffers[static_cast<size_t>(k.params[i])];
       const bool in = static_cast<int>(i) < k.num_inputs;
       args += std::string(", (") + (in ? "const " : "") + std::string(ir::dtype_c_type(b.dtype)) +
-              "*)" + device_pointer(call.args[i]);
+              "*)" + storage_pointer(call.args[i], "model->weights");
     }
     args += k.scratch_bytes > 0 ? ", ws + " + std::to_string(call.scratch_offset) : ", (char*)0";
     for (const CudaLaunch& l : sources[static_cast<size_t>(call.kernel)].launches)
@@ -152,8 +134,9 @@ std::vector<GeneratedFile> emit_cuda(const ModelPlan& plan, const CodegenOptions
   }
   for (const OutputCopy& copy : plan.copies)
     if (copy.bytes > 0)
-      c << "  e = cudaMemcpyAsync(outputs[" << copy.output << "], " << device_pointer(copy.source)
-        << ", " << copy.bytes << "u, cudaMemcpyDeviceToDevice, stream);\n"
+      c << "  e = cudaMemcpyAsync(outputs[" << copy.output << "], "
+        << storage_pointer(copy.source, "model->weights") << ", " << copy.bytes
+        << "u, cudaMemcpyDeviceToDevice, stream);\n"
         << "  if (e != cudaSuccess) return " << n << "_status(e);\n";
   c << "  return " << N << "_OK;\n}\n\n";
   c << "int " << n << "_run(const " << n

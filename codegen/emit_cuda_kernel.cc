@@ -166,24 +166,9 @@ class CudaEmitter {
 CudaKernelSource emit_cuda_kernel(const ir::LoopProgram& p) { return CudaEmitter(p).run(); }
 
 std::string cuda_kernel_preamble() {
-  std::string s = R"(/* inline, not static: nvcc warns of an unused static function. */
-#define TLMC_HELPER __device__ __forceinline__
-TLMC_HELPER int64_t tlmc_floordiv(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
-}
-TLMC_HELPER int64_t tlmc_floormod(int64_t a, int64_t b) { return a - tlmc_floordiv(a, b) * b; }
-/* Integer Div never traps: by zero it gives 0, and min / -1 wraps (as the reference does). */
-TLMC_HELPER int64_t tlmc_divi(int64_t a, int64_t b) {
-  return b == 0 ? 0 : b == -1 ? (int64_t)(0 - (uint64_t)a) : a / b;
-}
-TLMC_HELPER int64_t tlmc_mini(int64_t a, int64_t b) { return a < b ? a : b; }
-TLMC_HELPER int64_t tlmc_maxi(int64_t a, int64_t b) { return a > b ? a : b; }
-/* NaN-propagating, as ONNX's Max/Relu: a NaN in `a` stays. */
-TLMC_HELPER float tlmc_fminf(float a, float b) { return b < a ? b : a; }
-TLMC_HELPER float tlmc_fmaxf(float a, float b) { return b > a ? b : a; }
-)";
-  return s + math_functions(1);
+  return "/* inline, not static: nvcc warns of an unused static function. */\n"
+         "#define TLMC_HELPER __device__ __forceinline__\n" +
+         scalar_helpers(false) + math_functions(1);
 }
 
 }  // namespace tlmc::codegen

@@ -68,6 +68,20 @@ void tensor_table(std::ostream& os, const std::string& name, const char* which,
   os << "};\n";
 }
 
+std::string storage_pointer(const Storage& s, const std::string& weights) {
+  switch (s.kind) {
+    case Storage::Input:
+      return "(void*)inputs[" + std::to_string(s.index) + "]";
+    case Storage::Output:
+      return "outputs[" + std::to_string(s.index) + "]";
+    case Storage::Weight:
+      return "(void*)(" + weights + " + " + std::to_string(s.index) + ")";
+    case Storage::Workspace:
+      return "(void*)(ws + " + std::to_string(s.index) + ")";
+  }
+  return "";
+}
+
 void kernel_comment(std::ostream& os, size_t k, const KernelInfo& kernel) {
   os << "/* kernel " << k << ": workload " << kernel.workload_key << "; schedule:\n";
   std::istringstream sched(kernel.schedule);

@@ -15,6 +15,10 @@ std::string c_string(const std::string& s);
 // Text safe inside a C comment.
 std::string comment_text(std::string s);
 std::string upper(const std::string& s);
+// The pointer to a tensor's storage inside the run function: inputs[i], outputs[i], `weights`
+// (an expression for the weights' first byte) plus its offset, or ws (the workspace, as
+// char*) plus its offset.
+std::string storage_pointer(const Storage& s, const std::string& weights);
 // The comment above kernel k: its workload key and its schedule, a decision a line.
 void kernel_comment(std::ostream& os, size_t k, const KernelInfo& kernel);
 // "#define PREFIX0_RANK ..., _SHAPE {...}, _BYTES ...u" for each tensor.

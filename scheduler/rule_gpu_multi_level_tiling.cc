@@ -162,11 +162,9 @@ void tile(SketchBuild& b, const Tiled& t) {
         order.push_back(static_cast<int64_t>(i));
     r.emit(Decision{DecisionKind::Reorder, red, -1, order});
     int64_t bytes = 0;
-    const int64_t threads = extent_of(
-        r, root,
-        r.state.stages[static_cast<size_t>(root)]
-            .iters[static_cast<size_t>(r.state.stages[static_cast<size_t>(root)].leaves[1])]
-            .name);
+    // The block's threads: the root's loop bound to them, second after the reorder.
+    const StageState& tiled = r.state.stages[static_cast<size_t>(root)];
+    const int64_t threads = tiled.iters[static_cast<size_t>(tiled.leaves[1])].extent;
     for (int c : copies) {
       r.emit(Decision{
           DecisionKind::ComputeAt, c, red, {static_cast<int64_t>(reduce_names.size()) - 1}});

@@ -12,14 +12,6 @@ namespace {
 // -O0: threads per block, at most (enough warps to hide latency, few enough registers).
 constexpr int64_t kDefaultThreads = 256;
 
-std::vector<int> unclaimed_roots(const SketchBuild& b) {
-  std::vector<int> out;
-  for (size_t s = 0; s < b.base.state.stages.size(); ++s)
-    if (!b.claimed[s] && b.base.state.stages[s].attach == Attach::Root)
-      out.push_back(static_cast<int>(s));
-  return out;
-}
-
 void bind_flat(SketchBuild& b, int stage) {
   b.claimed[static_cast<size_t>(stage)] = true;
   const ScheduleState& st = b.base.state;
@@ -62,9 +54,9 @@ void bind_flat(SketchBuild& b, int stage) {
 class GpuThreadPerElementRule : public SketchRule {
  public:
   std::string_view name() const override { return "thread_per_element"; }
-  bool applies(const SketchBuild& b) const override { return !unclaimed_roots(b).empty(); }
+  bool applies(const SketchBuild& b) const override { return !b.unclaimed_roots().empty(); }
   void apply(SketchBuild& b) const override {
-    for (int s : unclaimed_roots(b)) bind_flat(b, s);
+    for (int s : b.unclaimed_roots()) bind_flat(b, s);
   }
 };
 

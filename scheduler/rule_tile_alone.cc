@@ -12,14 +12,6 @@ namespace {
 // The -O0 policy's tile of the innermost axis, at most.
 constexpr int64_t kDefaultInnerTile = 256;
 
-std::vector<int> unclaimed_roots(const SketchBuild& b) {
-  std::vector<int> out;
-  for (size_t s = 0; s < b.base.state.stages.size(); ++s)
-    if (!b.claimed[s] && b.base.state.stages[s].attach == Attach::Root)
-      out.push_back(static_cast<int>(s));
-  return out;
-}
-
 void tile(SketchBuild& b, int stage) {
   b.claimed[static_cast<size_t>(stage)] = true;
   const ScheduleState& st = b.base.state;
@@ -77,9 +69,9 @@ void tile(SketchBuild& b, int stage) {
 class TileAloneRule : public SketchRule {
  public:
   std::string_view name() const override { return "tile"; }
-  bool applies(const SketchBuild& b) const override { return !unclaimed_roots(b).empty(); }
+  bool applies(const SketchBuild& b) const override { return !b.unclaimed_roots().empty(); }
   void apply(SketchBuild& b) const override {
-    for (int s : unclaimed_roots(b)) tile(b, s);
+    for (int s : b.unclaimed_roots()) tile(b, s);
   }
 };
 

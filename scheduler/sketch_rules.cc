@@ -64,6 +64,14 @@ std::string SketchBuild::role(int stage) const {
   return same_before ? mine + std::to_string(same_before + 1) : mine;
 }
 
+std::vector<int> SketchBuild::unclaimed_roots() const {
+  std::vector<int> out;
+  for (size_t s = 0; s < base.state.stages.size(); ++s)
+    if (!claimed[s] && base.state.stages[s].attach == Attach::Root)
+      out.push_back(static_cast<int>(s));
+  return out;
+}
+
 void SketchBuild::add_fixed(std::function<void(SketchRun&)> emit) {
   SketchStep step;
   step.emit = [emit = std::move(emit)](SketchRun& r, int64_t) { emit(r); };

@@ -29,6 +29,8 @@ struct SketchBuild {
   std::vector<bool> claimed;         // per stage: a rule has given it steps
   // The role name of a stage in spaces (stable across workloads: "conv", "pad", "out").
   std::string role(int stage) const;
+  // Stages at the root that no rule has given steps yet, in order.
+  std::vector<int> unclaimed_roots() const;
   void add_fixed(std::function<void(SketchRun&)> emit);
   // Adds a space step; returns its index among the sketch's spaces (its value's index in
   // SketchRun::values). `fallback` is the -O0 policy's value, among those valid;

@@ -37,14 +37,12 @@ std::string c_compiler() {
   return cc && *cc ? cc : "cc";
 }
 
-namespace {
 void run_or_fail(const std::string& what, const std::string& command) {
   std::string log;
   if (run_shell(command, &log) != 0)
     throw InternalError(what + " failed; this is a bug in tlmc, please report it.\ncommand: " +
                         command + "\n" + log);
 }
-}  // namespace
 
 std::vector<std::string> compile_objects(const std::string& dir,
                                          const std::vector<std::string>& sources,

@@ -27,6 +27,9 @@ void link_relocatable(const std::string& dir, const std::vector<std::string>& ob
 void link_shared(const std::string& dir, const std::vector<std::string>& objects,
                  const std::string& out);
 
+// Runs a shell command; a failure is a compiler bug: InternalError naming `what`, with the
+// command and its output.
+void run_or_fail(const std::string& what, const std::string& command);
 // Runs a shell command; returns its exit status and combined output.
 int run_shell(const std::string& command, std::string* output);
 // Quotes a string for /bin/sh.

@@ -19,13 +19,6 @@ bool executable(const fs::path& p) {
   return access(p.c_str(), X_OK) == 0 && fs::is_regular_file(p);
 }
 
-void run_or_fail(const std::string& what, const std::string& command) {
-  std::string log;
-  if (run_shell(command, &log) != 0)
-    throw InternalError(what + " failed; this is a bug in tlmc, please report it.\ncommand: " +
-                        command + "\n" + log);
-}
-
 // The C++ compiler ($CXX, else c++).
 std::string cxx_compiler() {
   const char* cxx = std::getenv("CXX");
