@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "codegen/emit_c.h"
+#include "codegen/emit_cuda_kernel.h"
 
 namespace tlmc::codegen {
 
@@ -15,5 +16,9 @@ std::vector<GeneratedFile> emit_cuda(const ModelPlan& plan, const CodegenOptions
 
 // The declarations of a CUDA library's API, for its header.
 std::string cuda_api_declarations(const ModelPlan& plan);
+
+// The __global__ functions of the .cu emit_cuda writes, each once, in order: name, blocks
+// and threads per block.
+std::vector<CudaLaunch> cuda_launches(const ModelPlan& plan, const ir::GpuLimits& gpu);
 
 }  // namespace tlmc::codegen

@@ -1,5 +1,6 @@
 #include "codegen/emit_cuda_kernel.h"
 
+#include <algorithm>
 #include <sstream>
 
 #include "codegen/c_expression.h"
@@ -12,42 +13,43 @@ namespace {
 using ir::Stmt;
 using ir::StmtKind;
 
-// The root's statements, Seqs flattened: one kernel each.
-void root_statements(const Stmt& s, std::vector<Stmt>& out) {
-  if (s->kind == StmtKind::Seq) {
-    for (const Stmt& b : s->body) root_statements(b, out);
-    return;
-  }
-  out.push_back(s);
+// The most registers a thread of a block of `threads` may use: what `regs` registers a block
+// (or SM) allow, a multiple of 8 (allocated per warp in units of 256), and no more than
+// `per_thread`.
+int64_t register_budget(int64_t threads, int64_t regs, int64_t per_thread) {
+  const int64_t warps = (threads + 31) / 32;
+  return std::min<int64_t>(per_thread, regs / (warps * 32 * 8) * 8);
 }
 
-bool bound(const Stmt& s, ir::LoopKind kind) {
-  return s->kind == StmtKind::For && s->loop_kind == kind;
+// The qualifier that bounds a kernel's registers: __launch_bounds__, from which ptxas
+// derives the hardware's budget for the block, unless the descriptor allows fewer (its
+// registers per thread or per block lowered), then __maxnreg__ (CUDA 12.4 on), exact. The
+// two cannot qualify one kernel.
+std::string register_qualifier(int64_t threads, const ir::GpuLimits& gpu) {
+  const int64_t hardware = register_budget(threads, 65536, 255);
+  const int64_t budget = register_budget(threads, gpu.regs_per_block, gpu.regs_per_thread);
+  if (budget >= hardware) return "__launch_bounds__(" + std::to_string(threads) + ")";
+  return "__maxnreg__(" + std::to_string(budget) + ")";
 }
 
 class CudaEmitter {
  public:
-  explicit CudaEmitter(const ir::LoopProgram& p) : p_(p) {}
+  CudaEmitter(const ir::LoopProgram& p, const ir::GpuLimits& gpu) : p_(p), gpu_(gpu) {}
 
   CudaKernelSource run() {
     CudaKernelSource out;
     out.parameters = parameters();
-    std::vector<Stmt> roots;
-    root_statements(p_.body, roots);
+    const std::vector<ir::GpuRoot> roots = ir::gpu_roots(p_);
     std::ostringstream os;
     for (size_t k = 0; k < roots.size(); ++k) {
       CudaLaunch launch;
       launch.kernel = p_.name + "_g" + std::to_string(k);
-      Stmt s = roots[k];
-      if (bound(s, ir::LoopKind::GpuBlock)) {
-        launch.blocks = s->extent;
-        if (bound(s->body[0], ir::LoopKind::GpuThread)) launch.threads = s->body[0]->extent;
-      } else if (bound(s, ir::LoopKind::GpuThread)) {
-        launch.threads = s->extent;
-      }
+      const Stmt& s = roots[k].stmt;
+      launch.blocks = roots[k].blocks;
+      launch.threads = roots[k].threads;
       threads_ = launch.threads;
-      os << "__global__ void __launch_bounds__(" << launch.threads << ") " << launch.kernel << "("
-         << out.parameters << ") {\n";
+      os << "extern \"C\" __global__ void " << register_qualifier(launch.threads, gpu_) << " "
+         << launch.kernel << "(" << out.parameters << ") {\n";
       for (const ir::Buffer& b : p_.buffers)
         if (b.scope == ir::BufferScope::Scratch && uses_buffer(s, index_of(b)))
           os << "  " << ir::dtype_c_type(b.dtype) << "* __restrict__ " << buf_name(index_of(b))
@@ -158,12 +160,15 @@ class CudaEmitter {
   }
 
   const ir::LoopProgram& p_;
+  const ir::GpuLimits& gpu_;
   int64_t threads_ = 1;  // of the launch being emitted
 };
 
 }  // namespace
 
-CudaKernelSource emit_cuda_kernel(const ir::LoopProgram& p) { return CudaEmitter(p).run(); }
+CudaKernelSource emit_cuda_kernel(const ir::LoopProgram& p, const ir::GpuLimits& gpu) {
+  return CudaEmitter(p, gpu).run();
+}
 
 std::string cuda_kernel_preamble() {
   return "/* inline, not static: nvcc warns of an unused static function. */\n"

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "ir/loop.h"
+#include "ir/target.h"
 
 namespace tlmc::codegen {
 
@@ -29,7 +30,9 @@ struct CudaKernelSource {
   std::string parameters;
 };
 
-CudaKernelSource emit_cuda_kernel(const ir::LoopProgram& p);
+// `gpu` bounds each kernel's registers per thread (__launch_bounds__, or __maxnreg__ where
+// the descriptor allows fewer than the hardware).
+CudaKernelSource emit_cuda_kernel(const ir::LoopProgram& p, const ir::GpuLimits& gpu);
 
 // Device helpers the kernels use (floor division, tlmc's math functions), once per .cu.
 std::string cuda_kernel_preamble();

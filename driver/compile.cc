@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "driver/confirm_in_model.h"
+#include "driver/cuda_kernel_check.h"
 #include "driver/layout_plans.h"
 #include "driver/output_files.h"
 #include "driver/profile.h"
@@ -37,6 +38,7 @@
 #include "toolchain/assemble_in_process.h"
 #include "toolchain/cc.h"
 #include "toolchain/cuda_toolkit.h"
+#include "tune/gpu_estimate_search.h"
 #include "tune/measure_task.h"
 #include "tune/shared_cache_probe.h"
 #include "tune/tuner.h"
@@ -149,6 +151,10 @@ constexpr int64_t kModelTrialsPerSubgraph = 32;
 constexpr int64_t kSearchTrialsPerSubgraph = 64;
 // -O1: the width of the language model's beam search.
 constexpr size_t kBeamWidth = 4;
+// A CUDA target's -O2 and -O3 without a GPU: points per distinct subgraph the analytic model
+// ranks (a few of them built by NVRTC).
+constexpr int kEstimatedCandidatesO2 = 32;
+constexpr int kEstimatedCandidatesO3 = 128;
 
 // The language model -O1 .. -O3 use: --lm-model's file, else the bundled one; each file
 // read once per process.
@@ -179,6 +185,24 @@ std::vector<scheduler::Decision> model_schedule(const CompileOptions& o,
   return sketches[best[0].point.sketch].decisions(best[0].point.values);
 }
 
+// -O2 and -O3 for a CUDA target: no GPU times candidates (tlmc does not run CUDA kernels on
+// a GPU yet), so the analytic model ranks them; nothing is recorded.
+std::vector<scheduler::Decision> estimated_schedule(const CompileOptions& o, const Distinct& d) {
+  const int candidates = o.opt_level >= 3 ? kEstimatedCandidatesO3 : kEstimatedCandidatesO2;
+  const tune::EstimateChoice c = tune::choose_by_estimate(d.lowered.program, o.target, candidates,
+                                                          std::stoull(d.key, nullptr, 16));
+  if (o.log_stream) {
+    char line[240];
+    std::snprintf(line, sizeof line,
+                  "tlmc: %s: estimated %.1f us (-O0 point %.1f us), best of %d candidates%s "
+                  "(%d over a limit)\n",
+                  d.key.c_str(), c.chosen.seconds * 1e6, c.default_point.seconds * 1e6, c.ranked,
+                  c.built ? "" : ", registers assumed (no NVRTC)", c.refused);
+    *o.log_stream << line;
+  }
+  return c.schedule;
+}
+
 // The schedule of one kernel: the candidate its records choose (confirm_in_model.h), else
 // the language model's at -O1, else the -O0 schedule.
 std::vector<scheduler::Decision> choose_schedule(const CompileOptions& o, const Distinct& d,
@@ -189,6 +213,7 @@ std::vector<scheduler::Decision> choose_schedule(const CompileOptions& o, const 
         static_cast<uint64_t>(o.random_schedule_seed) ^ std::stoull(d.key, nullptr, 16);
     return scheduler::random_schedule(d.lowered.program, o.target, seed);
   }
+  if (!records && o.target.is_cuda() && o.opt_level >= 2) return estimated_schedule(o, d);
   if (!records && o.opt_level == 1) return model_schedule(o, d.lowered.program);
   if (!records) return scheduler::default_schedule(d.lowered.program, o.target);
   ++*from_records;
@@ -387,14 +412,21 @@ void tune(const CompileOptions& o, const std::vector<LayoutPlan>& plans,
 // here and a tuning database; without them -O2 (the default) is -O1, with a note, and -O3
 // an error.
 int effective_level(const CompileOptions& o) {
-  // The language model and the measurements speak CPU schedules only, so far: a CUDA
-  // target's schedules are its rules' (-O0), said once.
+  // The language model speaks CPU schedules only, so far, and no GPU times CUDA kernels:
+  // -O1 is -O0 and -O2/-O3 rank by the analytic model, said once.
   if (o.target.is_cuda() && o.opt_level > 0 && o.random_schedule_seed < 0) {
-    if (o.progress_stream)
+    if (o.progress_stream && o.opt_level == 1)
+      *o.progress_stream << "tlmc: note: -O1 for " << o.target.name
+                         << ": the language model does not propose CUDA schedules yet; "
+                            "compiling at -O0 (the GPU sketch rules' defaults)\n";
+    if (o.progress_stream && o.opt_level >= 2)
       *o.progress_stream << "tlmc: note: -O" << o.opt_level << " for " << o.target.name
-                         << ": CUDA schedules come from the GPU sketch rules' defaults (-O0); "
-                            "the language model and measurement do not choose them yet\n";
-    return 0;
+                         << ": no GPU times CUDA kernels here; each kernel's schedule is the "
+                            "analytic model's best estimate of "
+                         << (o.opt_level >= 3 ? kEstimatedCandidatesO3 : kEstimatedCandidatesO2)
+                         << " candidates, the -O0 point among them: nothing was measured or "
+                            "recorded\n";
+    return o.opt_level == 1 ? 0 : o.opt_level;
   }
   if (o.opt_level < 2 || o.random_schedule_seed >= 0) return o.opt_level;
   std::string missing;
@@ -714,7 +746,10 @@ CompiledModel compile_model(const CompileOptions& options) {
       throw Diagnostic({o.model_path}, "--tune-only " + key +
                                            ": no subgraph of the model has this workload key "
                                            "(--dump te lists them)");
-  if (o.opt_level >= 2 && o.random_schedule_seed < 0) {
+  // Measuring needs the target here: a CUDA target's kernels are ranked by estimate instead
+  // (estimated_schedule), and nothing is timed.
+  const bool measures = !o.target.is_cuda() && o.random_schedule_seed < 0;
+  if (o.opt_level >= 2 && measures) {
     PassTimer t(o, "tune");
     tune(o, plans, distinct, o.opt_level == 2 ? static_cast<int>(rule) : -1);
   }
@@ -722,7 +757,7 @@ CompiledModel compile_model(const CompileOptions& options) {
   std::vector<std::optional<KernelRecords>> records = all_kernel_records(o, db, distinct);
   if (o.random_schedule_seed < 0) add_mixed_plan(o, graph, db, split, records);
   // -O3: the plans whose every subgraph has a record are timed whole, in the model.
-  if (o.opt_level >= 3 && o.random_schedule_seed < 0) {
+  if (o.opt_level >= 3 && measures) {
     PassTimer t(o, "time the layout plans");
     time_plans(o, m.graph, split, records, db);
   }
@@ -731,7 +766,7 @@ CompiledModel compile_model(const CompileOptions& options) {
   const PlanKernels kernels = plan_kernels(plan);
   // -O3, once the plan is chosen (its kernels run together): their candidates are timed in
   // the model, and those times choose the schedules below.
-  if (o.opt_level >= 3 && o.random_schedule_seed < 0) {
+  if (o.opt_level >= 3 && measures) {
     PassTimer t(o, "time in the model");
     time_in_model(o, m.graph, plan, distinct, kernels, records);
   }
@@ -747,6 +782,17 @@ CompiledModel compile_model(const CompileOptions& options) {
     *o.log_stream << "tlmc: " << from_records << " of " << schedules.size()
                   << " kernels scheduled from tuning records (" << o.tuning_db << ")\n";
   generate(o, plan, distinct, kernels, schedules, m);
+  // The CUDA text as written, compiled for the target's SM as --emit lib's nvcc will build it:
+  // a kernel over the descriptor's limits is never emitted.
+  if (o.target.is_cuda()) {
+    PassTimer t(o, "check the CUDA kernels (NVRTC)");
+    check_cuda_kernels(o.target, m, o.progress_stream);
+    for (const ir::KernelResources& k : m.cuda_kernels)
+      if (k.spill_stores > 0 && o.progress_stream)
+        *o.progress_stream << "tlmc: note: kernel " << k.name << " spills " << k.spill_stores
+                           << " bytes of registers to local memory\n";
+    if (dump && wants(o, "resources")) print_cuda_kernels(*dump, o.target, m);
+  }
   if (o.progress_stream && o.opt_level >= 1 && o.random_schedule_seed < 0) {
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

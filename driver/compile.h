@@ -9,6 +9,7 @@
 
 #include "codegen/emit_c.h"
 #include "codegen/model_plan.h"
+#include "ir/gpu_occupancy.h"
 #include "ir/graph.h"
 #include "ir/target.h"
 
@@ -57,7 +58,7 @@ struct CompileOptions {
   // >= 0: every kernel's schedule is drawn at random from its spaces, with this seed mixed
   // with the kernel's workload key (tests of the spaces; tuning records are not read).
   int64_t random_schedule_seed = -1;
-  std::vector<std::string> dumps;  // "graph", "te", "loops": printed to dump_stream
+  std::vector<std::string> dumps;  // "graph", "te", "sketch", "loops", "resources": to dump_stream
   std::ostream* dump_stream = nullptr;
   std::ostream* log_stream = nullptr;  // -v: pass timings; nullptr: quiet
 };
@@ -67,6 +68,11 @@ struct CompiledModel {
   codegen::ModelPlan plan;
   std::vector<codegen::GeneratedFile> files;
   std::vector<std::string> inputs_read;  // the model file and every weight file it names
+  // A CUDA target's kernels as ptxas built them for the target's SM (NVRTC, in process),
+  // with their threads per block; empty, with the reason in `cuda_unchecked`, when NVRTC
+  // was not found.
+  std::vector<ir::KernelResources> cuda_kernels;
+  std::string cuda_unchecked;
 };
 
 // Reads the model (YAML or ONNX, by its extension), verified, as written: no folding.

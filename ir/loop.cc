@@ -234,4 +234,41 @@ void verify_loops(const LoopProgram& p) {
   verify(p, p.body, vars, locals);
 }
 
+namespace {
+
+void flatten_root(const Stmt& s, std::vector<Stmt>& out) {
+  if (s->kind == StmtKind::Seq) {
+    for (const Stmt& b : s->body) flatten_root(b, out);
+    return;
+  }
+  out.push_back(s);
+}
+
+bool bound_to(const Stmt& s, LoopKind kind) {
+  return s->kind == StmtKind::For && s->loop_kind == kind;
+}
+
+}  // namespace
+
+std::vector<GpuRoot> gpu_roots(const LoopProgram& p) {
+  std::vector<Stmt> roots;
+  flatten_root(p.body, roots);
+  std::vector<GpuRoot> out;
+  for (const Stmt& s : roots) {
+    GpuRoot r{s, 1, 1, -1, -1, s};
+    if (bound_to(r.body, LoopKind::GpuBlock)) {
+      r.blocks = r.body->extent;
+      r.block_var = r.body->var_id;
+      r.body = r.body->body[0];
+    }
+    if (bound_to(r.body, LoopKind::GpuThread)) {
+      r.threads = r.body->extent;
+      r.thread_var = r.body->var_id;
+      r.body = r.body->body[0];
+    }
+    out.push_back(r);
+  }
+  return out;
+}
+
 }  // namespace tlmc::ir

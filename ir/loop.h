@@ -89,6 +89,17 @@ struct LoopProgram {
   int next_var = 0;
 };
 
+// A CUDA target's kernels: each statement at the root of a loop nest (Seqs flattened) is one
+// __global__ function, launched over its bound loops (GpuBlock, then GpuThread, at its top;
+// one block of one thread where none is bound).
+struct GpuRoot {
+  Stmt stmt;  // the root statement, bound loops included
+  int64_t blocks = 1, threads = 1;
+  int block_var = -1, thread_var = -1;  // -1 where unbound
+  Stmt body;                            // inside the bound loops
+};
+std::vector<GpuRoot> gpu_roots(const LoopProgram& p);
+
 // The packed copy of a tensor's bytes (elements of `element_bytes` each).
 std::vector<uint8_t> pack_bytes(const Packing& packing, const std::vector<uint8_t>& source,
                                 size_t element_bytes);

@@ -163,7 +163,10 @@ std::string gpu_limits_error(const GpuLimits& g) {
   if (g.threads_per_block % g.warp != 0) return "threads/block must be a multiple of the warp (32)";
   if (g.threads_per_block > g.threads_per_sm) return "threads/block exceeds threads/sm";
   if (g.regs_per_thread > 255) return "regs/thread is at most 255 on every NVIDIA GPU";
+  if (g.regs_per_thread < 16) return "regs/thread is at least 16 (ptxas's least register budget)";
   if (g.regs_per_block > g.regs_per_sm) return "regs/block exceeds regs/sm";
+  if (g.regs_per_block < 16 * g.threads_per_block)
+    return "regs/block must hold 16 registers for each of threads/block";
   if (g.smem_per_block > g.smem_optin_per_block) return "smem/block exceeds smem/block-optin";
   if (g.smem_optin_per_block > g.smem_per_sm) return "smem/block-optin exceeds smem/sm";
   return "";

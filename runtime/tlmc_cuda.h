@@ -5,6 +5,22 @@
 #ifndef TLMC_CUDA_H
 #define TLMC_CUDA_H
 
+#ifdef __CUDACC_RTC__
+/* NVRTC compiles the kernels alone (tlmc's static check), without the C library's headers:
+ * the fixed-width integers and the float constants the kernels use, from the compiler. */
+typedef signed char int8_t;
+typedef unsigned char uint8_t;
+typedef short int16_t;
+typedef unsigned short uint16_t;
+typedef int int32_t;
+typedef unsigned int uint32_t;
+typedef long long int64_t;
+typedef unsigned long long uint64_t;
+#define INFINITY __int_as_float(0x7f800000)
+#define NAN __int_as_float(0x7fc00000)
+#define TLMC_SHARED(type, name, count) __shared__ __align__(16) type name[count]
+#define TLMC_DYNAMIC_SHARED(type, name) extern __shared__ __align__(16) type name[]
+#else
 #include <cuda_runtime.h>
 
 #include <cstddef>
@@ -40,5 +56,7 @@ static cudaError_t tlmc_launch(void (*kernel)(Params...), dim3 grid, dim3 block,
                            std::index_sequence_for<Params...>{});
 }
 #endif
+
+#endif /* __CUDACC_RTC__ */
 
 #endif

@@ -43,6 +43,7 @@
 #define __forceinline__ inline
 #define __noinline__
 #define __launch_bounds__(...)
+#define __maxnreg__(n)
 #define __align__(n) alignas(n)
 #define __restrict__ __restrict
 // __shared__ is deliberately left undefined: shared memory must be declared through

@@ -1,0 +1,95 @@
+#include "driver/cuda_kernel_check.h"
+
+#include <cstdio>
+#include <ostream>
+
+#include "codegen/emit_cuda.h"
+#include "ir/diagnostic.h"
+#include "scheduler/gpu_cost_model.h"
+#include "toolchain/nvrtc.h"
+
+namespace tlmc::driver {
+namespace {
+
+const codegen::GeneratedFile& file_named(const CompiledModel& m, const std::string& name) {
+  for (const codegen::GeneratedFile& f : m.files)
+    if (f.name == name) return f;
+  TLMC_ASSERT(false, "no generated file " << name);
+}
+
+}  // namespace
+
+void check_cuda_kernels(const ir::Target& target, CompiledModel& m, std::ostream* note) {
+  const std::string& n = m.plan.name;
+  const std::string header = n + "_cuda.h";
+  std::string why;
+  const std::optional<toolchain::NvrtcOutput> built =
+      toolchain::nvrtc_compile(file_named(m, n + ".cu").contents, n + ".cu",
+                               {{header, file_named(m, header).contents}}, target.gpu, &why);
+  if (!built) {
+    m.cuda_unchecked = why;
+    if (note)
+      *note << "tlmc: note: the CUDA kernels' registers, spills and occupancy were not checked: "
+            << why << "\n";
+    return;
+  }
+  std::vector<ir::KernelResources> kernels;
+  std::string over;
+  for (const codegen::CudaLaunch& launch : codegen::cuda_launches(m.plan, target.gpu)) {
+    const ir::KernelResources* found = nullptr;
+    for (const ir::KernelResources& k : built->kernels)
+      if (k.name == launch.kernel) found = &k;
+    TLMC_ASSERT(found, "ptxas reported nothing of kernel " << launch.kernel << ":\n" << built->log);
+    ir::KernelResources k = *found;
+    k.threads = static_cast<int>(launch.threads);
+    for (const std::string& v : ir::limit_violations(target.gpu, k))
+      over += "  " + k.name + ": " + v + "\n";
+    kernels.push_back(k);
+  }
+  if (!over.empty())
+    throw InternalError("generated CUDA kernels exceed the limits of " + target.name + " (" +
+                        target.descriptor() + "):\n" + over);
+  m.cuda_kernels = std::move(kernels);
+}
+
+void print_cuda_kernels(std::ostream& os, const ir::Target& target, const CompiledModel& m) {
+  if (!m.cuda_unchecked.empty()) {
+    os << "# CUDA kernels not checked: " << m.cuda_unchecked << "\n";
+    return;
+  }
+  os << "# CUDA kernels for " << target.name << " (ptxas through NVRTC; occupancy for "
+     << target.gpu.sms << " SMs; estimate: the analytic model, never measured, against a peak of "
+     << target.gpu.fp32_gflops << " GFLOP/s)\n";
+  char line[320];
+  std::snprintf(line, sizeof line, "%-28s %8s %5s %5s %6s %11s %6s %3s %6s %6s %-13s %9s %8s %s\n",
+                "kernel", "blocks", "thr", "regs", "stack", "spill st/ld", "smem", "bar", "blk/SM",
+                "warps", "limited by", "est us", "GFLOP/s", "bound");
+  os << line;
+  size_t next = 0;  // m.cuda_kernels holds every kernel's launches, in order
+  for (const codegen::KernelInfo& ki : m.plan.kernels) {
+    const size_t n = scheduler::estimate_gpu_time(ki.loops, target.gpu, {}).launches.size();
+    TLMC_ASSERT(next + n <= m.cuda_kernels.size(), "ptxas reports fewer kernels than launched");
+    const std::vector<ir::KernelResources> mine(
+        m.cuda_kernels.begin() + static_cast<long>(next),
+        m.cuda_kernels.begin() + static_cast<long>(next + n));
+    next += n;
+    const scheduler::GpuEstimate estimate =
+        scheduler::estimate_gpu_time(ki.loops, target.gpu, mine);
+    for (size_t i = 0; i < n; ++i) {
+      const ir::KernelResources& k = mine[i];
+      const scheduler::GpuLaunchEstimate& e = estimate.launches[i];
+      const std::string spills =
+          std::to_string(k.spill_stores) + "/" + std::to_string(k.spill_loads);
+      std::snprintf(line, sizeof line,
+                    "%-28s %8lld %5d %5d %6d %11s %6d %3d %6d %5.0f%% %-13s %9.2f %8.0f %s\n",
+                    k.name.c_str(), static_cast<long long>(e.blocks), k.threads, k.registers,
+                    k.stack_bytes, spills.c_str(), k.shared_bytes, k.barriers,
+                    e.occupancy.blocks_per_sm, 100 * e.occupancy.warps_fraction,
+                    e.occupancy.limited_by.c_str(), e.seconds * 1e6, e.flops / e.seconds / 1e9,
+                    e.bound.c_str());
+      os << line;
+    }
+  }
+}
+
+}  // namespace tlmc::driver

@@ -1,0 +1,127 @@
+// The analytic GPU model on loop nests built by hand, where the right answer is known: a
+// warp reading consecutive floats moves 4 sectors and a strided one 32; a block too many
+// for the SMs costs another wave; threads of a warp reading one shared-memory bank in turn
+// take 32 wavefronts; spilled registers add traffic; more resident warps hide more latency.
+#include <gtest/gtest.h>
+
+#include "ir/target.h"
+#include "scheduler/gpu_cost_model.h"
+
+namespace tlmc::scheduler {
+namespace {
+
+using ir::make_int;
+using ir::make_var;
+
+const ir::GpuLimits kGpu = ir::parse_target("cuda-sm80")->gpu;
+
+// y[b * T + t] = x[read(b, t)] over `blocks` blocks of `threads` threads, each thread
+// `work` dependent FMAs into a register after the read.
+ir::LoopProgram copy_kernel(int64_t blocks, int64_t threads, bool strided_read, int64_t work = 0) {
+  ir::LoopProgram p;
+  p.name = "copy";
+  const int64_t n = blocks * threads;
+  p.buffers = {{"x", ir::DType::Float32, n, ir::BufferScope::Param, 0, std::nullopt},
+               {"y", ir::DType::Float32, n, ir::BufferScope::Param, 0, std::nullopt},
+               {"acc", ir::DType::Float32, 1, ir::BufferScope::Local, 0, std::nullopt}};
+  p.params = {0, 1};
+  p.num_inputs = 1;
+  const ir::Expr b = make_var(0, "b"), t = make_var(1, "t"), w = make_var(2, "w");
+  const ir::Expr read = strided_read ? t * blocks + b : b * threads + t;
+  const ir::Expr acc = ir::make_load(ir::DType::Float32, 2, {make_int(0)});
+  std::vector<ir::Stmt> body = {
+      ir::make_store(2, make_int(0), ir::make_load(ir::DType::Float32, 0, {read}))};
+  if (work > 0)
+    body.push_back(ir::make_for(2, "w", work, ir::LoopKind::Serial,
+                                ir::make_store(2, make_int(0), acc * acc + acc)));
+  body.push_back(ir::make_store(1, b * threads + t, acc));
+  p.body = ir::make_for(0, "b", blocks, ir::LoopKind::GpuBlock,
+                        ir::make_for(1, "t", threads, ir::LoopKind::GpuThread,
+                                     ir::make_allocate(2, ir::make_seq(std::move(body)))));
+  p.next_var = 3;
+  return p;
+}
+
+TEST(GpuCostModel, CoalescedReadsMoveFourSectorsAWarp) {
+  const GpuEstimate coalesced = estimate_gpu_time(copy_kernel(4096, 256, false), kGpu, {});
+  const GpuEstimate strided = estimate_gpu_time(copy_kernel(4096, 256, true), kGpu, {});
+  ASSERT_EQ(coalesced.launches.size(), 1u);
+  const double warps = 4096.0 * 256 / 32;
+  // A read and a write of 4 sectors each per warp.
+  EXPECT_DOUBLE_EQ(coalesced.launches[0].sector_bytes, warps * 2 * 4 * 32);
+  // The strided read: 32 sectors, one per lane.
+  EXPECT_DOUBLE_EQ(strided.launches[0].sector_bytes, warps * (32 + 4) * 32);
+  EXPECT_DOUBLE_EQ(coalesced.launches[0].dram_bytes, 2.0 * 4096 * 256 * 4);
+  // The copy is bound by DRAM; the strided read by L2, whose 32-byte sectors it moves 36
+  // where the copy moves 8 (its neighbours' blocks read the rest of each sector from L2).
+  EXPECT_EQ(coalesced.launches[0].bound, "dram");
+  EXPECT_EQ(strided.launches[0].bound, "l2");
+  EXPECT_GT(strided.seconds, 1.3 * coalesced.seconds);
+}
+
+TEST(GpuCostModel, OneBlockMoreThanTheSmsHoldIsAnotherWave) {
+  // Compute-bound blocks of 1024 threads, one resident per SM (their registers): 108 blocks
+  // take one block's time, 109 two (wave quantisation over the SMs).
+  const GpuEstimate full = estimate_gpu_time(copy_kernel(kGpu.sms, 1024, false, 4096), kGpu, {});
+  const GpuEstimate over =
+      estimate_gpu_time(copy_kernel(kGpu.sms + 1, 1024, false, 4096), kGpu, {});
+  ASSERT_EQ(full.launches[0].bound, "compute");
+  EXPECT_EQ(full.launches[0].occupancy.blocks_per_sm, 1);
+  EXPECT_NEAR((over.seconds - 2e-6) / (full.seconds - 2e-6), 2.0, 1e-9);
+  EXPECT_DOUBLE_EQ(full.flops, 108.0 * 1024 * 4096 * 2);  // an FMA a step
+}
+
+TEST(GpuCostModel, MoreResidentWarpsHideMoreLatency) {
+  // Each thread a chain of dependent FMAs: an SM with one warp waits on each; with eight it
+  // does eight times the work in the same time.
+  const GpuEstimate thin = estimate_gpu_time(copy_kernel(kGpu.sms, 32, false, 4096), kGpu, {});
+  const GpuEstimate wide = estimate_gpu_time(copy_kernel(kGpu.sms, 256, false, 4096), kGpu, {});
+  EXPECT_DOUBLE_EQ(wide.flops, 8 * thin.flops);
+  EXPECT_NEAR(wide.seconds, thin.seconds, 1e-3 * thin.seconds);
+}
+
+TEST(GpuCostModel, SpillsAddTraffic) {
+  const ir::LoopProgram p = copy_kernel(4096, 256, false, 64);
+  ir::KernelResources clean;
+  clean.name = "copy_g0";
+  clean.threads = 256;
+  clean.registers = 32;
+  ir::KernelResources spilling = clean;
+  spilling.spill_stores = 64;
+  spilling.spill_loads = 64;
+  const GpuEstimate a = estimate_gpu_time(p, kGpu, {clean});
+  const GpuEstimate b = estimate_gpu_time(p, kGpu, {spilling});
+  EXPECT_GT(b.launches[0].sector_bytes, a.launches[0].sector_bytes);
+  EXPECT_GT(b.seconds, a.seconds);
+}
+
+TEST(GpuCostModel, ABankConflictTakesAWavefrontPerLane) {
+  // Each thread writes its word of a shared array then reads word t * stride (mod 1024).
+  const auto kernel = [](int64_t stride) {
+    ir::LoopProgram p;
+    p.name = "banks";
+    p.buffers = {{"y", ir::DType::Float32, 256, ir::BufferScope::Param, 0, std::nullopt},
+                 {"s", ir::DType::Float32, 1024, ir::BufferScope::Shared, 0, std::nullopt}};
+    p.params = {0};
+    p.num_inputs = 0;
+    const ir::Expr t = make_var(1, "t");
+    const ir::Expr read = ir::make_binary(ir::BinaryOp::FloorMod, t * stride, make_int(1024));
+    p.body = ir::make_for(
+        0, "b", 1, ir::LoopKind::GpuBlock,
+        ir::make_for(
+            1, "t", 256, ir::LoopKind::GpuThread,
+            ir::make_allocate(
+                1, ir::make_seq(
+                       {ir::make_store(1, t, ir::make_float(1)), ir::make_barrier(),
+                        ir::make_store(0, t, ir::make_load(ir::DType::Float32, 1, {read}))}))));
+    p.next_var = 2;
+    return estimate_gpu_time(p, kGpu, {});
+  };
+  // 8 warps: a conflict-free write and read each, then the read with 32 lanes in one bank.
+  EXPECT_DOUBLE_EQ(kernel(1).launches[0].shared_wavefronts, 8 * (1 + 1));
+  EXPECT_DOUBLE_EQ(kernel(32).launches[0].shared_wavefronts, 8 * (1 + 32));
+  EXPECT_DOUBLE_EQ(kernel(2).launches[0].shared_wavefronts, 8 * (1 + 2));
+}
+
+}  // namespace
+}  // namespace tlmc::scheduler

@@ -1,0 +1,129 @@
+#include "tune/gpu_estimate_search.h"
+
+#include <algorithm>
+#include <optional>
+#include <random>
+#include <string>
+
+#include "codegen/emit_c.h"
+#include "codegen/emit_cuda_kernel.h"
+#include "ir/diagnostic.h"
+#include "scheduler/lower_schedule.h"
+#include "scheduler/sketch.h"
+#include "scheduler/sketch_rules.h"
+#include "toolchain/nvrtc.h"
+
+namespace tlmc::tune {
+namespace {
+
+// Draws are cheap and spaces small: a space with fewer distinct points than asked ends the
+// drawing after this many draws in a row give nothing new.
+constexpr int kFruitlessDraws = 64;
+
+// Points whose estimate with registers assumed ranks first are built: this many besides the
+// -O0 point.
+constexpr int kFinalists = 4;
+
+struct Candidate {
+  scheduler::SpacePoint point;
+  std::vector<scheduler::Decision> schedule;
+  ir::LoopProgram loops;
+  scheduler::GpuEstimate estimate;
+  bool refused = false;
+};
+
+// The candidate's kernels built by NVRTC (resources per launch, in order), or nullopt where
+// NVRTC is not installed.
+std::optional<std::vector<ir::KernelResources>> build(const ir::LoopProgram& loops,
+                                                      const ir::GpuLimits& gpu) {
+  const codegen::CudaKernelSource k = codegen::emit_cuda_kernel(loops, gpu);
+  const std::string source =
+      "#include \"tlmc_cuda.h\"\n" + codegen::cuda_kernel_preamble() + "\n" + k.text;
+  std::string why;
+  const std::optional<toolchain::NvrtcOutput> out =
+      toolchain::nvrtc_compile(source, loops.name + ".cu",
+                               {{"tlmc_cuda.h", codegen::runtime_file("tlmc_cuda.h")}}, gpu, &why);
+  if (!out) return std::nullopt;
+  std::vector<ir::KernelResources> resources;
+  for (const codegen::CudaLaunch& l : k.launches) {
+    const auto found =
+        std::find_if(out->kernels.begin(), out->kernels.end(),
+                     [&](const ir::KernelResources& r) { return r.name == l.kernel; });
+    TLMC_ASSERT(found != out->kernels.end(), "ptxas reported nothing of " << l.kernel);
+    resources.push_back(*found);
+    resources.back().threads = static_cast<int>(l.threads);
+  }
+  return resources;
+}
+
+}  // namespace
+
+EstimateChoice choose_by_estimate(const ir::TeProgram& program, const ir::Target& target,
+                                  int candidates, uint64_t seed) {
+  TLMC_ASSERT(target.is_cuda(), "choose_by_estimate for CPU target " << target.name);
+  const scheduler::Sketches sketches = scheduler::generate_sketches(program, target);
+  std::vector<scheduler::SpacePoint> points = {{0, scheduler::default_values(sketches.front())}};
+  std::mt19937_64 rng(seed);
+  for (int fruitless = 0;
+       static_cast<int>(points.size()) < candidates && fruitless < kFruitlessDraws;) {
+    scheduler::SpacePoint p = scheduler::random_point(sketches, rng);
+    if (std::find(points.begin(), points.end(), p) != points.end()) {
+      ++fruitless;
+      continue;
+    }
+    fruitless = 0;
+    points.push_back(std::move(p));
+  }
+  // Every point estimated with its registers assumed; then the -O0 point and the likeliest
+  // others, in that order, built by NVRTC and estimated again with ptxas's report, until
+  // kFinalists of them are within the limits.
+  std::vector<Candidate> all;
+  for (const scheduler::SpacePoint& point : points) {
+    Candidate c{point, sketches[point.sketch].decisions(point.values), {}, {}, false};
+    c.loops = scheduler::lower_schedule(scheduler::apply_schedule(program, c.schedule),
+                                        "k" + std::to_string(all.size()));
+    c.estimate = scheduler::estimate_gpu_time(c.loops, target.gpu, {});
+    all.push_back(std::move(c));
+  }
+  std::vector<size_t> order(all.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin() + 1, order.end(), [&](size_t a, size_t b) {
+    return all[a].estimate.seconds < all[b].estimate.seconds;
+  });
+  EstimateChoice out;
+  out.ranked = static_cast<int>(all.size());
+  out.built = true;
+  const Candidate* best = nullptr;
+  int finalists = 0;
+  for (size_t i : order) {
+    if (finalists > kFinalists) break;
+    Candidate& c = all[i];
+    if (const std::optional<std::vector<ir::KernelResources>> resources =
+            build(c.loops, target.gpu)) {
+      for (const ir::KernelResources& r : *resources)
+        c.refused = c.refused || !ir::limit_violations(target.gpu, r).empty();
+      c.estimate = scheduler::estimate_gpu_time(c.loops, target.gpu, *resources);
+    } else {
+      out.built = false;
+    }
+    if (i == 0) out.default_point = c.estimate;
+    if (c.refused) {
+      ++out.refused;
+      continue;
+    }
+    ++finalists;
+    if (!best || c.estimate.seconds < best->estimate.seconds) best = &c;
+    if (!out.built) {  // no NVRTC: the assumed registers' ranking stands
+      for (const Candidate& o : all)
+        if (o.estimate.seconds < best->estimate.seconds) best = &o;
+      break;
+    }
+  }
+  TLMC_ASSERT(best, "every candidate built is over a limit of " << target.name
+                                                                << ", the -O0 point among them");
+  out.schedule = best->schedule;
+  out.chosen = best->estimate;
+  return out;
+}
+
+}  // namespace tlmc::tune

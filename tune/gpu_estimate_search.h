@@ -1,0 +1,30 @@
+// A CUDA kernel's schedule where no GPU can time candidates: points drawn from the GPU
+// sketches' spaces (the -O0 point among them), each lowered, emitted and built by NVRTC
+// for the target's SM, one over the descriptor's limits refused, the rest ranked by the
+// analytic model (scheduler/gpu_cost_model.h). Nothing is measured, nothing recorded.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "ir/target.h"
+#include "ir/te.h"
+#include "scheduler/decision.h"
+#include "scheduler/gpu_cost_model.h"
+
+namespace tlmc::tune {
+
+struct EstimateChoice {
+  std::vector<scheduler::Decision> schedule;  // the best estimate's
+  scheduler::GpuEstimate chosen;              // its estimate
+  scheduler::GpuEstimate default_point;       // the -O0 point's
+  int ranked = 0;      // distinct candidates estimated, the -O0 point among them
+  int refused = 0;     // over a limit of the descriptor once built: never chosen
+  bool built = false;  // NVRTC built them; else registers were assumed (no spill known)
+};
+
+// `candidates` distinct points at most (drawn with `seed`), the -O0 point first.
+EstimateChoice choose_by_estimate(const ir::TeProgram& program, const ir::Target& target,
+                                  int candidates, uint64_t seed);
+
+}  // namespace tlmc::tune
