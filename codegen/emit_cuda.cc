@@ -163,4 +163,35 @@ std::vector<CudaLaunch> cuda_launches(const ModelPlan& plan, const ir::GpuLimits
   return out;
 }
 
+GeneratedFile emulated_harness(const ModelPlan& plan) {
+  const std::string& n = plan.name;
+  std::ostringstream c;
+  c << "#include <cstdio>\n#include <vector>\n#include \"" << n << ".h\"\n"
+    << "extern \"C\" size_t " << n << "_emulated_workspace_size(void) { return 0; }\n"
+    << "static int " << n << "_emulated_fail(int status) {\n"
+    << "  std::fprintf(stderr, \"tlmc: the emulated run failed (%d): %s\\n\", status, "
+       "tlmc_emulation_message());\n  return status;\n}\n"
+    << "extern \"C\" int " << n
+    << "_emulated_run(const void* const* inputs, void* const* outputs, void*) {\n"
+    << "  static " << n << "_model* model = nullptr;\n"
+    << "  if (!model)\n    if (int status = " << n << "_init(&model)) return " << n
+    << "_emulated_fail(status);\n"
+    << "  std::vector<void*> in(" << n << "_num_inputs + 1), out(" << n
+    << "_num_outputs + 1);\n  void* ws = nullptr;\n"
+    << "  for (int i = 0; i < " << n << "_num_inputs; ++i) {\n"
+    << "    cudaMalloc(&in[i], " << n << "_inputs[i].bytes);\n"
+    << "    cudaMemcpy(in[i], inputs[i], " << n << "_inputs[i].bytes, cudaMemcpyHostToDevice);\n"
+    << "  }\n"
+    << "  for (int i = 0; i < " << n << "_num_outputs; ++i) cudaMalloc(&out[i], " << n
+    << "_outputs[i].bytes);\n"
+    << "  cudaMalloc(&ws, " << n << "_workspace_size());\n"
+    << "  const int status = " << n << "_run(model, in.data(), out.data(), ws);\n"
+    << "  for (int i = 0; status == 0 && i < " << n << "_num_outputs; ++i)\n"
+    << "    cudaMemcpy(outputs[i], out[i], " << n << "_outputs[i].bytes, cudaMemcpyDeviceToHost);\n"
+    << "  for (void* p : in) cudaFree(p);\n  for (void* p : out) cudaFree(p);\n"
+    << "  cudaFree(ws);\n"
+    << "  return status ? " << n << "_emulated_fail(status) : 0;\n}\n";
+  return GeneratedFile{n + "_emulated.cc", c.str()};
+}
+
 }  // namespace tlmc::codegen

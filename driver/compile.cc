@@ -13,6 +13,7 @@
 #include <ostream>
 #include <sstream>
 
+#include "codegen/emit_cuda.h"
 #include "driver/confirm_in_model.h"
 #include "driver/cuda_kernel_check.h"
 #include "driver/layout_plans.h"
@@ -879,40 +880,11 @@ std::string build_shared_library(const CompiledModel& m, const std::string& dir,
                                  const ir::Target& target, CCompiler cc) {
   write_files(m.files, dir);
   if (target.is_cuda()) {
-    // The CUDA library with a host-side entry NAME_emulated_run (run_isolated's calling
-    // convention): it initialises the model once, copies the inputs into device memory,
-    // runs the model and copies the outputs back, as a program using the library on a GPU
-    // does; here device memory is the CPU emulator's.
     const std::string& n = m.plan.name;
-    std::ofstream(fs::path(dir) / (n + "_emulated.cc"))
-        << "#include <cstdio>\n#include <vector>\n#include \"" << n << ".h\"\n"
-        << "extern \"C\" size_t " << n << "_emulated_workspace_size(void) { return 0; }\n"
-        << "static int " << n << "_emulated_fail(int status) {\n"
-        << "  std::fprintf(stderr, \"tlmc: the emulated run failed (%d): %s\\n\", status, "
-           "tlmc_emulation_message());\n  return status;\n}\n"
-        << "extern \"C\" int " << n
-        << "_emulated_run(const void* const* inputs, void* const* outputs, void*) {\n"
-        << "  static " << n << "_model* model = nullptr;\n"
-        << "  if (!model)\n    if (int status = " << n << "_init(&model)) return " << n
-        << "_emulated_fail(status);\n"
-        << "  std::vector<void*> in(" << n << "_num_inputs + 1), out(" << n
-        << "_num_outputs + 1);\n  void* ws = nullptr;\n"
-        << "  for (int i = 0; i < " << n << "_num_inputs; ++i) {\n"
-        << "    cudaMalloc(&in[i], " << n << "_inputs[i].bytes);\n"
-        << "    cudaMemcpy(in[i], inputs[i], " << n
-        << "_inputs[i].bytes, cudaMemcpyHostToDevice);\n  }\n"
-        << "  for (int i = 0; i < " << n << "_num_outputs; ++i) cudaMalloc(&out[i], " << n
-        << "_outputs[i].bytes);\n"
-        << "  cudaMalloc(&ws, " << n << "_workspace_size());\n"
-        << "  const int status = " << n << "_run(model, in.data(), out.data(), ws);\n"
-        << "  for (int i = 0; status == 0 && i < " << n << "_num_outputs; ++i)\n"
-        << "    cudaMemcpy(outputs[i], out[i], " << n
-        << "_outputs[i].bytes, cudaMemcpyDeviceToHost);\n"
-        << "  for (void* p : in) cudaFree(p);\n  for (void* p : out) cudaFree(p);\n"
-        << "  cudaFree(ws);\n"
-        << "  return status ? " << n << "_emulated_fail(status) : 0;\n}\n";
+    const codegen::GeneratedFile harness = codegen::emulated_harness(m.plan);
+    std::ofstream(fs::path(dir) / harness.name) << harness.contents;
     const std::string so = "lib" + n + ".so";
-    toolchain::build_emulated_library(dir, {n + ".cu", n + "_emulated.cc", n + "_weights.S"}, so,
+    toolchain::build_emulated_library(dir, {n + ".cu", harness.name, n + "_weights.S"}, so,
                                       codegen::runtime_file("cuda_runtime.h"));
     return (fs::path(dir) / so).string();
   }

@@ -370,6 +370,10 @@ std::string set_target_option(Target& target, const std::string& key_value) {
     return "--target-option takes KEY=VALUE (such as cores=4 or smem/block-optin=99K), not '" +
            key_value + "'";
   const std::string key = key_value.substr(0, eq), value = key_value.substr(eq + 1);
+  // Fields not offered as options: those --target fixes, and "weights", which tlmc decides.
+  const auto fixed = [](const std::string& k) {
+    return k == "isa" || k == "vec" || k == "sm" || k == "cpu" || k == "warp" || k == "weights";
+  };
   if (key == "isa" || key == "vec" || key == "sm" || key == "cpu")
     return "--target-option " + key + "=...: the " + key + " follows --target (" + target_names() +
            ")";
@@ -382,8 +386,7 @@ std::string set_target_option(Target& target, const std::string& key_value) {
     const size_t weq = w.find('=');
     if (weq != std::string::npos) {
       const std::string k = w.substr(0, weq);
-      if (k != "isa" && k != "vec" && k != "sm" && k != "cpu" && k != "warp" && k != "weights")
-        keys += (keys.empty() ? "" : ", ") + k;
+      if (!fixed(k)) keys += (keys.empty() ? "" : ", ") + k;
       if (k == key) {
         found = true;
         w = key_value;
