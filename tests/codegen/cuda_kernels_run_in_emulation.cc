@@ -310,50 +310,6 @@ TEST_P(CudaKernels, MatchTheReferenceInEmulation) {
   }
 }
 
-// The text of each kernel of `yaml` at its -O0 point (no inputs drawn, nothing run).
-std::string kernels_text(const char* yaml) {
-  const ir::Graph g = frontend::fold_constants(frontend::read_yaml_text(yaml, "m.yaml"));
-  const ir::Target cuda = *ir::parse_target("cuda-sm80");
-  std::string text;
-  for (const std::vector<int>& nodes : scheduler::partition_graph(g).subgraphs) {
-    const ir::LoweredSubgraph l = ir::lower_subgraph(g, nodes);
-    const ir::LoopProgram p = scheduler::lower_schedule(
-        scheduler::apply_schedule(l.program, scheduler::default_schedule(l.program, cuda)), "k");
-    text += codegen::emit_cuda_kernel(p, kGpu).text;
-  }
-  return text;
-}
-
-// Kernels count in int where every index and integer they compute fits int32 (half the
-// registers, single instructions), else in int64: a product of 70000 x 40000 elements, and
-// indices read from an int64 tensor.
-TEST(CudaIndices, AreIntWhereEveryIntegerFits) {
-  const std::string small = kernels_text(kModels[0].yaml);
-  EXPECT_NE(small.find("for (int v"), std::string::npos) << small;
-  EXPECT_EQ(small.find("int64_t v"), std::string::npos) << small;
-  const std::string large = kernels_text(R"(tlmc: 1
-name: m
-inputs:
-  a: {shape: [70000, 40000]}
-  b: {shape: [40000, 8]}
-nodes:
-  - {op: MatMul, inputs: [a, b], outputs: [y]}
-outputs: [y]
-)");
-  EXPECT_NE(large.find("for (int64_t v"), std::string::npos) << large;
-  const std::string gathered = kernels_text(R"(tlmc: 1
-name: m
-inputs:
-  ids: {shape: [2, 3], dtype: int64}
-weights:
-  table: {shape: [11, 16], init: {uniform: [-1, 1]}}
-nodes:
-  - {op: Gather, inputs: [table, ids], outputs: [y]}
-outputs: [y]
-)");
-  EXPECT_NE(gathered.find("int64_t v"), std::string::npos) << gathered;
-}
-
 // A product is tiled through shared memory, and without the barrier between the copies and
 // their reads the emulator stops it: the barriers the lowering places are the ones needed.
 TEST(CudaKernelsShareMemory, ADeletedBarrierIsARace) {
