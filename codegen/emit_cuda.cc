@@ -156,10 +156,11 @@ std::vector<GeneratedFile> emit_cuda(const ModelPlan& plan, const CodegenOptions
   return files;
 }
 
-std::vector<CudaLaunch> cuda_launches(const ModelPlan& plan, const ir::GpuLimits& gpu) {
+std::vector<CudaLaunch> cuda_launches(const ModelPlan& plan) {
   std::vector<CudaLaunch> out;
   for (const KernelInfo& ki : plan.kernels)
-    for (const CudaLaunch& l : emit_cuda_kernel(ki.loops, gpu).launches) out.push_back(l);
+    for (const ir::GpuRoot& r : ir::gpu_roots(ki.loops))
+      out.push_back(CudaLaunch{r.kernel, r.blocks, r.threads});
   return out;
 }
 

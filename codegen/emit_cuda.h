@@ -25,6 +25,6 @@ GeneratedFile emulated_harness(const ModelPlan& plan);
 
 // The __global__ functions of the .cu emit_cuda writes, each once, in order: name, blocks
 // and threads per block.
-std::vector<CudaLaunch> cuda_launches(const ModelPlan& plan, const ir::GpuLimits& gpu);
+std::vector<CudaLaunch> cuda_launches(const ModelPlan& plan);
 
 }  // namespace tlmc::codegen

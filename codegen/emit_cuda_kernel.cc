@@ -43,7 +43,7 @@ class CudaEmitter {
     std::ostringstream os;
     for (size_t k = 0; k < roots.size(); ++k) {
       CudaLaunch launch;
-      launch.kernel = p_.name + "_g" + std::to_string(k);
+      launch.kernel = roots[k].kernel;
       const Stmt& s = roots[k].stmt;
       launch.blocks = roots[k].blocks;
       launch.threads = roots[k].threads;

@@ -154,8 +154,7 @@ constexpr int64_t kSearchTrialsPerSubgraph = 64;
 constexpr size_t kBeamWidth = 4;
 // A CUDA target's -O2 and -O3 without a GPU: points per distinct subgraph the analytic model
 // ranks (a few of them built by NVRTC).
-constexpr int kEstimatedCandidatesO2 = 32;
-constexpr int kEstimatedCandidatesO3 = 128;
+int estimated_candidates(int opt_level) { return opt_level >= 3 ? 128 : 32; }
 
 // The language model -O1 .. -O3 use: --lm-model's file, else the bundled one; each file
 // read once per process.
@@ -189,9 +188,9 @@ std::vector<scheduler::Decision> model_schedule(const CompileOptions& o,
 // -O2 and -O3 for a CUDA target: no GPU times candidates (tlmc does not run CUDA kernels on
 // a GPU yet), so the analytic model ranks them; nothing is recorded.
 std::vector<scheduler::Decision> estimated_schedule(const CompileOptions& o, const Distinct& d) {
-  const int candidates = o.opt_level >= 3 ? kEstimatedCandidatesO3 : kEstimatedCandidatesO2;
-  const tune::EstimateChoice c = tune::choose_by_estimate(d.lowered.program, o.target, candidates,
-                                                          std::stoull(d.key, nullptr, 16));
+  const tune::EstimateChoice c =
+      tune::choose_by_estimate(d.lowered.program, o.target, estimated_candidates(o.opt_level),
+                               std::stoull(d.key, nullptr, 16));
   if (o.log_stream) {
     char line[240];
     std::snprintf(line, sizeof line,
@@ -424,7 +423,7 @@ int effective_level(const CompileOptions& o) {
       *o.progress_stream << "tlmc: note: -O" << o.opt_level << " for " << o.target.name
                          << ": no GPU times CUDA kernels here; each kernel's schedule is the "
                             "analytic model's best estimate of "
-                         << (o.opt_level >= 3 ? kEstimatedCandidatesO3 : kEstimatedCandidatesO2)
+                         << estimated_candidates(o.opt_level)
                          << " candidates, the -O0 point among them: nothing was measured or "
                             "recorded\n";
     return o.opt_level == 1 ? 0 : o.opt_level;

@@ -33,19 +33,14 @@ void check_cuda_kernels(const ir::Target& target, CompiledModel& m, std::ostream
             << why << "\n";
     return;
   }
-  std::vector<ir::KernelResources> kernels;
+  std::vector<std::pair<std::string, int64_t>> launches;
+  for (const codegen::CudaLaunch& l : codegen::cuda_launches(m.plan))
+    launches.emplace_back(l.kernel, l.threads);
+  std::vector<ir::KernelResources> kernels = toolchain::launched_kernels(*built, launches);
   std::string over;
-  for (const codegen::CudaLaunch& launch : codegen::cuda_launches(m.plan, target.gpu)) {
-    const ir::KernelResources* found = nullptr;
-    for (const ir::KernelResources& k : built->kernels)
-      if (k.name == launch.kernel) found = &k;
-    TLMC_ASSERT(found, "ptxas reported nothing of kernel " << launch.kernel << ":\n" << built->log);
-    ir::KernelResources k = *found;
-    k.threads = static_cast<int>(launch.threads);
+  for (const ir::KernelResources& k : kernels)
     for (const std::string& v : ir::limit_violations(target.gpu, k))
       over += "  " + k.name + ": " + v + "\n";
-    kernels.push_back(k);
-  }
   if (!over.empty())
     throw InternalError("generated CUDA kernels exceed the limits of " + target.name + " (" +
                         target.descriptor() + "):\n" + over);
@@ -67,7 +62,7 @@ void print_cuda_kernels(std::ostream& os, const ir::Target& target, const Compil
   os << line;
   size_t next = 0;  // m.cuda_kernels holds every kernel's launches, in order
   for (const codegen::KernelInfo& ki : m.plan.kernels) {
-    const size_t n = scheduler::estimate_gpu_time(ki.loops, target.gpu, {}).launches.size();
+    const size_t n = ir::gpu_roots(ki.loops).size();
     TLMC_ASSERT(next + n <= m.cuda_kernels.size(), "ptxas reports fewer kernels than launched");
     const std::vector<ir::KernelResources> mine(
         m.cuda_kernels.begin() + static_cast<long>(next),

@@ -255,7 +255,7 @@ std::vector<GpuRoot> gpu_roots(const LoopProgram& p) {
   flatten_root(p.body, roots);
   std::vector<GpuRoot> out;
   for (const Stmt& s : roots) {
-    GpuRoot r{s, 1, 1, -1, -1, s};
+    GpuRoot r{p.name + "_g" + std::to_string(out.size()), s, 1, 1, -1, -1, s};
     if (bound_to(r.body, LoopKind::GpuBlock)) {
       r.blocks = r.body->extent;
       r.block_var = r.body->var_id;

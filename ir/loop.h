@@ -93,7 +93,8 @@ struct LoopProgram {
 // __global__ function, launched over its bound loops (GpuBlock, then GpuThread, at its top;
 // one block of one thread where none is bound).
 struct GpuRoot {
-  Stmt stmt;  // the root statement, bound loops included
+  std::string kernel;  // the __global__ function: the program's name, "_g", its index
+  Stmt stmt;           // the root statement, bound loops included
   int64_t blocks = 1, threads = 1;
   int block_var = -1, thread_var = -1;  // -1 where unbound
   Stmt body;                            // inside the bound loops

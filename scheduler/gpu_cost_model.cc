@@ -278,7 +278,7 @@ GpuEstimate estimate_gpu_time(const ir::LoopProgram& p, const ir::GpuLimits& gpu
   for (size_t i = 0; i < roots.size(); ++i) {
     GpuLaunchEstimate e =
         estimate_launch(p, roots[i], gpu, resources.empty() ? nullptr : &resources[i]);
-    e.kernel = p.name + "_g" + std::to_string(i);
+    e.kernel = roots[i].kernel;
     out.seconds += e.seconds;
     out.flops += e.flops;
     out.launches.push_back(std::move(e));

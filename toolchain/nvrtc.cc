@@ -235,6 +235,20 @@ std::vector<ir::KernelResources> parse_ptxas_report(const std::string& log) {
   return out;
 }
 
+std::vector<ir::KernelResources> launched_kernels(
+    const NvrtcOutput& out, const std::vector<std::pair<std::string, int64_t>>& launches) {
+  std::vector<ir::KernelResources> kernels;
+  for (const auto& [name, threads] : launches) {
+    const ir::KernelResources* found = nullptr;
+    for (const ir::KernelResources& k : out.kernels)
+      if (k.name == name) found = &k;
+    TLMC_ASSERT(found, "ptxas reported nothing of kernel " << name << ":\n" << out.log);
+    kernels.push_back(*found);
+    kernels.back().threads = static_cast<int>(threads);
+  }
+  return kernels;
+}
+
 std::optional<NvrtcOutput> nvrtc_compile(
     const std::string& source, const std::string& file_name,
     const std::vector<std::pair<std::string, std::string>>& headers, const ir::GpuLimits& gpu,

@@ -25,17 +25,16 @@ constexpr int kFruitlessDraws = 64;
 constexpr int kFinalists = 4;
 
 struct Candidate {
-  scheduler::SpacePoint point;
   std::vector<scheduler::Decision> schedule;
   ir::LoopProgram loops;
   scheduler::GpuEstimate estimate;
   bool refused = false;
 };
 
-// The candidate's kernels built by NVRTC (resources per launch, in order), or nullopt where
-// NVRTC is not installed.
-std::optional<std::vector<ir::KernelResources>> build(const ir::LoopProgram& loops,
-                                                      const ir::GpuLimits& gpu) {
+}  // namespace
+
+std::optional<std::vector<ir::KernelResources>> build_kernels(const ir::LoopProgram& loops,
+                                                              const ir::GpuLimits& gpu) {
   const codegen::CudaKernelSource k = codegen::emit_cuda_kernel(loops, gpu);
   const std::string source =
       "#include \"tlmc_cuda.h\"\n" + codegen::cuda_kernel_preamble() + "\n" + k.text;
@@ -44,19 +43,10 @@ std::optional<std::vector<ir::KernelResources>> build(const ir::LoopProgram& loo
       toolchain::nvrtc_compile(source, loops.name + ".cu",
                                {{"tlmc_cuda.h", codegen::runtime_file("tlmc_cuda.h")}}, gpu, &why);
   if (!out) return std::nullopt;
-  std::vector<ir::KernelResources> resources;
-  for (const codegen::CudaLaunch& l : k.launches) {
-    const auto found =
-        std::find_if(out->kernels.begin(), out->kernels.end(),
-                     [&](const ir::KernelResources& r) { return r.name == l.kernel; });
-    TLMC_ASSERT(found != out->kernels.end(), "ptxas reported nothing of " << l.kernel);
-    resources.push_back(*found);
-    resources.back().threads = static_cast<int>(l.threads);
-  }
-  return resources;
+  std::vector<std::pair<std::string, int64_t>> launches;
+  for (const codegen::CudaLaunch& l : k.launches) launches.emplace_back(l.kernel, l.threads);
+  return toolchain::launched_kernels(*out, launches);
 }
-
-}  // namespace
 
 EstimateChoice choose_by_estimate(const ir::TeProgram& program, const ir::Target& target,
                                   int candidates, uint64_t seed) {
@@ -79,7 +69,7 @@ EstimateChoice choose_by_estimate(const ir::TeProgram& program, const ir::Target
   // kFinalists of them are within the limits.
   std::vector<Candidate> all;
   for (const scheduler::SpacePoint& point : points) {
-    Candidate c{point, sketches[point.sketch].decisions(point.values), {}, {}, false};
+    Candidate c{sketches[point.sketch].decisions(point.values), {}, {}, false};
     c.loops = scheduler::lower_schedule(scheduler::apply_schedule(program, c.schedule),
                                         "k" + std::to_string(all.size()));
     c.estimate = scheduler::estimate_gpu_time(c.loops, target.gpu, {});
@@ -99,7 +89,7 @@ EstimateChoice choose_by_estimate(const ir::TeProgram& program, const ir::Target
     if (finalists > kFinalists) break;
     Candidate& c = all[i];
     if (const std::optional<std::vector<ir::KernelResources>> resources =
-            build(c.loops, target.gpu)) {
+            build_kernels(c.loops, target.gpu)) {
       for (const ir::KernelResources& r : *resources)
         c.refused = c.refused || !ir::limit_violations(target.gpu, r).empty();
       c.estimate = scheduler::estimate_gpu_time(c.loops, target.gpu, *resources);

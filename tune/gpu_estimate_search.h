@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "ir/target.h"
@@ -22,6 +23,12 @@ struct EstimateChoice {
   int refused = 0;     // over a limit of the descriptor once built: never chosen
   bool built = false;  // NVRTC built them; else registers were assumed (no spill known)
 };
+
+// The kernels of `loops` alone (the CUDA helpers and launch macros before them) built by
+// NVRTC for the GPU's SM: each launch's resources, in order; nullopt where NVRTC is not
+// installed or crashed on the text.
+std::optional<std::vector<ir::KernelResources>> build_kernels(const ir::LoopProgram& loops,
+                                                              const ir::GpuLimits& gpu);
 
 // `candidates` distinct points at most (drawn with `seed`), the -O0 point first.
 EstimateChoice choose_by_estimate(const ir::TeProgram& program, const ir::Target& target,

@@ -8,14 +8,12 @@
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <fstream>
 #include <iostream>
 #include <random>
 
-#include "codegen/emit_c.h"
 #include "codegen/emit_cuda_kernel.h"
 #include "frontend/fold_constants.h"
 #include "frontend/yaml_reader.h"
@@ -28,7 +26,7 @@
 #include "scheduler/sketch.h"
 #include "scheduler/sketch_rules.h"
 #include "support/test_support.h"
-#include "toolchain/nvrtc.h"
+#include "tune/gpu_estimate_search.h"
 
 namespace tlmc::test {
 namespace {
@@ -169,27 +167,16 @@ std::string compile_emulated(const TempDir& dir, const std::string& source, std:
 
 // The kernels as NVRTC builds them for `target`'s SM, held against its limits (and, for the
 // -O0 point, without a spill); false when NVRTC is not installed.
-bool expect_builds(const codegen::CudaKernelSource& k, const std::string& target, bool no_spills) {
+bool expect_builds(const ir::LoopProgram& p, const std::string& target, bool no_spills) {
   const ir::GpuLimits gpu = ir::parse_target(target)->gpu;
-  const std::string source =
-      "#include \"tlmc_cuda.h\"\n" + codegen::cuda_kernel_preamble() + "\n" + k.text;
-  std::string why;
-  const std::optional<toolchain::NvrtcOutput> out = toolchain::nvrtc_compile(
-      source, "kernel.cu", {{"tlmc_cuda.h", codegen::runtime_file("tlmc_cuda.h")}}, gpu, &why);
-  if (!out) return false;
-  for (const codegen::CudaLaunch& l : k.launches) {
-    SCOPED_TRACE(target + " " + l.kernel);
-    const auto found =
-        std::find_if(out->kernels.begin(), out->kernels.end(),
-                     [&](const ir::KernelResources& r) { return r.name == l.kernel; });
-    EXPECT_NE(found, out->kernels.end()) << out->log;
-    if (found == out->kernels.end()) continue;
-    ir::KernelResources r = *found;
-    r.threads = static_cast<int>(l.threads);
+  const std::optional<std::vector<ir::KernelResources>> built = tune::build_kernels(p, gpu);
+  if (!built) return false;
+  for (const ir::KernelResources& r : *built) {
+    SCOPED_TRACE(target + " " + r.name);
     const std::vector<std::string> over = ir::limit_violations(gpu, r);
     EXPECT_TRUE(over.empty()) << (over.empty() ? "" : over[0]);
     if (no_spills) {
-      EXPECT_EQ(r.spill_stores + r.spill_loads, 0) << out->log;
+      EXPECT_EQ(r.spill_stores + r.spill_loads, 0);
     }
   }
   return true;
@@ -288,8 +275,7 @@ TEST_P(CudaKernels, MatchTheReferenceInEmulation) {
     const ir::LoopProgram p = g.loops(point);
     const std::string source = test_source(codegen::emit_cuda_kernel(p, kGpu), p);
     for (const char* target : {"cuda-sm80", "cuda-sm90"}) {
-      if (!expect_builds(codegen::emit_cuda_kernel(p, kGpu), target,
-                         point.values == points[0].values))
+      if (!expect_builds(p, target, point.values == points[0].values))
         std::cout << "NVRTC is not installed: the kernels' build was not checked\n";
     }
     std::string log;
