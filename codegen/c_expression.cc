@@ -145,6 +145,9 @@ std::string scalar_c(const Expr& e) {
           return "(" + a + " && " + b + ")";
         case BinaryOp::Or:
           return "(" + a + " || " + b + ")";
+        case BinaryOp::ShuffleXor:
+          // CUDA only (the C emitter never meets one): the whole warp takes part.
+          return "__shfl_xor_sync(0xffffffffu, " + a + ", " + b + ")";
       }
       return "";
     }

@@ -56,6 +56,7 @@ bool fold_ints(BinaryOp op, int64_t a, int64_t b, int64_t* out) {
     case BinaryOp::NE:
     case BinaryOp::And:
     case BinaryOp::Or:
+    case BinaryOp::ShuffleXor:
       return false;
   }
   return false;
@@ -112,9 +113,12 @@ bool is_int_const(const Expr& e, int64_t* value) {
 
 Expr make_binary(BinaryOp op, Expr a, Expr b) {
   TLMC_ASSERT(a && b, "null operand");
-  TLMC_ASSERT(a->dtype == b->dtype, "operand types differ: " << dtype_name(a->dtype) << " vs "
-                                                             << dtype_name(b->dtype) << " in "
-                                                             << binary_name(op));
+  if (op == BinaryOp::ShuffleXor)
+    TLMC_ASSERT(is_int_const(b), "a shuffle's lane mask is a constant");
+  else
+    TLMC_ASSERT(a->dtype == b->dtype, "operand types differ: " << dtype_name(a->dtype) << " vs "
+                                                               << dtype_name(b->dtype) << " in "
+                                                               << binary_name(op));
   int64_t x = 0, y = 0, r = 0;
   const bool ca = is_int_const(a, &x), cb = is_int_const(b, &y);
   if (ca && cb && fold_ints(op, x, y, &r)) return make_int(r);
@@ -308,6 +312,8 @@ std::string_view binary_name(BinaryOp op) {
       return "&&";
     case BinaryOp::Or:
       return "||";
+    case BinaryOp::ShuffleXor:
+      return "shfl_xor";
   }
   return "?";
 }
@@ -344,7 +350,8 @@ void print(std::ostream& os, const Expr& e, const std::function<std::string(int)
     case ExprKind::Binary: {
       const BinaryOp op = e->binary_op;
       const bool call = op == BinaryOp::FloorDiv || op == BinaryOp::FloorMod ||
-                        op == BinaryOp::Min || op == BinaryOp::Max || op == BinaryOp::Pow;
+                        op == BinaryOp::Min || op == BinaryOp::Max || op == BinaryOp::Pow ||
+                        op == BinaryOp::ShuffleXor;
       if (call) {
         os << binary_name(op) << "(";
         print(os, e->args[0], buffer_name);

@@ -33,6 +33,9 @@ enum class BinaryOp {
   NE,
   And,
   Or,  // give Bool
+  // CUDA: a's value in the lane of the warp whose lane index is this lane's xor b (a
+  // constant); every lane of the warp evaluates it together, in uniform control flow.
+  ShuffleXor,
 };
 
 struct ExprNode;

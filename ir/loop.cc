@@ -250,6 +250,18 @@ bool bound_to(const Stmt& s, LoopKind kind) {
 
 }  // namespace
 
+namespace {
+
+// The most iterations of a thread loop in `s`, outside any other thread loop; 0 if none.
+int64_t widest_thread_loop(const Stmt& s) {
+  if (s->kind == StmtKind::For && s->loop_kind == LoopKind::GpuThread) return s->extent;
+  int64_t most = 0;
+  for (const Stmt& b : s->body) most = std::max(most, widest_thread_loop(b));
+  return most;
+}
+
+}  // namespace
+
 std::vector<GpuRoot> gpu_roots(const LoopProgram& p) {
   std::vector<Stmt> roots;
   flatten_root(p.body, roots);
@@ -265,6 +277,8 @@ std::vector<GpuRoot> gpu_roots(const LoopProgram& p) {
       r.threads = r.body->extent;
       r.thread_var = r.body->var_id;
       r.body = r.body->body[0];
+    } else {
+      r.threads = std::max<int64_t>(1, widest_thread_loop(r.body));
     }
     out.push_back(r);
   }

@@ -90,14 +90,16 @@ struct LoopProgram {
 };
 
 // A CUDA target's kernels: each statement at the root of a loop nest (Seqs flattened) is one
-// __global__ function, launched over its bound loops (GpuBlock, then GpuThread, at its top;
-// one block of one thread where none is bound).
+// __global__ function, launched over its bound loops: a GpuBlock loop at its top (else one
+// block), then a GpuThread loop right inside it, or else as many threads as the widest of
+// the thread loops in sequence inside the block (stages computed one after another by the
+// block's threads; a narrower loop leaves the other threads idle; one thread where none).
 struct GpuRoot {
   std::string kernel;  // the __global__ function: the program's name, "_g", its index
   Stmt stmt;           // the root statement, bound loops included
   int64_t blocks = 1, threads = 1;
-  int block_var = -1, thread_var = -1;  // -1 where unbound
-  Stmt body;                            // inside the bound loops
+  int block_var = -1, thread_var = -1;  // -1 where unbound (thread_var: or not at the top)
+  Stmt body;                            // inside the bound loops at the top
 };
 std::vector<GpuRoot> gpu_roots(const LoopProgram& p);
 

@@ -31,6 +31,8 @@ size_t position(const StageState& s, const Decision& d, size_t i) {
 
 void require_changeable(const StageState& s, const Decision& d) {
   if (s.frozen) invalid(d, "another stage is computed inside this stage's loops");
+  if (s.reduce_threads)
+    invalid(d, "the stage's reduction is shared by threads: its loops are final");
 }
 
 bool has_attached_at(const ScheduleState& st, int stage, int iter) {
@@ -178,6 +180,7 @@ void apply_compute_at(ScheduleState& st, const Decision& d) {
     invalid(d, "the target must be a later stage");
   StageState& c = st.stages[static_cast<size_t>(d.target)];
   if (c.attach == Attach::Inline) invalid(d, "the target is inlined");
+  if (c.reduce_threads) invalid(d, "the target's reduction is shared by threads");
   const size_t pos = position(c, d, 0);
   const int at_iter = c.leaves[pos];
   if (c.iters[static_cast<size_t>(at_iter)].kind == ir::LoopKind::Vectorized)
@@ -422,6 +425,53 @@ void apply_bind(ScheduleState& st, const Decision& d) {
   s.transformed = true;
 }
 
+void apply_thread_reduce(ScheduleState& st, const Decision& d) {
+  StageState& s = stage_of(st, d);
+  require_changeable(s, d);
+  const size_t pos = position(s, d, 0);
+  if (d.args.size() != 2) invalid(d, "thread_reduce takes a loop and a thread count");
+  const int64_t threads = d.args[1];
+  if (threads < 32 || threads > 1024 || threads % 32 != 0)
+    invalid(d, "the threads are whole warps of 32, at most 1024");
+  if (s.attach == Attach::At) {
+    // Computed inside its consumer's block loop, by all of the block's threads, into shared
+    // memory; the consumer's own threads (computed after it) are no more than these.
+    const StageState& c = st.stages[static_cast<size_t>(s.at_stage)];
+    if (c.attach != Attach::Root || c.leaves[0] != s.at_iter ||
+        c.iters[static_cast<size_t>(s.at_iter)].kind != ir::LoopKind::GpuBlock)
+      invalid(d, "a stage sharing its reduction is computed at the root or in a block loop");
+    for (int l : c.leaves) {
+      const Iter& it = c.iters[static_cast<size_t>(l)];
+      if (it.kind == ir::LoopKind::GpuThread && it.extent > threads)
+        invalid(d, "the consumer has more threads than share the reduction");
+    }
+  } else if (s.attach != Attach::Root) {
+    invalid(d, "only a stage at the root or in a block loop shares its reduction");
+  }
+  const ir::Stage& ts = st.te.stages[static_cast<size_t>(d.stage)];
+  const ir::DType t = ts.body->dtype;
+  if (t != ir::DType::Float32 && t != ir::DType::Int32 && t != ir::DType::Int64)
+    invalid(d, "a warp shuffles float32, int32 and int64 values only");
+  if (pos + 1 != s.leaves.size()) invalid(d, "the shared loop is the innermost");
+  for (size_t i = 0; i < s.leaves.size(); ++i) {
+    const Iter& it = s.iters[static_cast<size_t>(s.leaves[i])];
+    if (it.reduce != (i == pos)) invalid(d, "the shared loop is the stage's only reduction loop");
+    if (it.kind == ir::LoopKind::GpuThread) invalid(d, "the stage has a thread loop already");
+    if (it.kind != ir::LoopKind::Serial && !(i == 0 && it.kind == ir::LoopKind::GpuBlock))
+      invalid(d, "the stage's loops are annotated");
+  }
+  s.iters[static_cast<size_t>(s.leaves[pos])].kind = ir::LoopKind::GpuThread;
+  s.reduce_threads = threads;
+  s.transformed = true;
+  if (s.attach == Attach::At) {
+    s.shared = true;
+    const Region r = infer_region(st, d.stage, s.at_stage, s.at_iter);
+    bool same = !r.min.empty();
+    for (size_t j = 0; j < r.extent.size(); ++j) same = same && r.extent[j] == s.iters[j].extent;
+    if (!same) invalid(d, "the block's region of the stage differs from one thread's");
+  }
+}
+
 struct KindInfo {
   DecisionKind kind;
   std::string_view name;
@@ -429,7 +479,7 @@ struct KindInfo {
   void (*apply)(ScheduleState&, const Decision&);
 };
 
-const std::array<KindInfo, 13> kKinds = {{
+const std::array<KindInfo, 14> kKinds = {{
     {DecisionKind::Inline, "inline", false, apply_inline},
     {DecisionKind::CacheWrite, "cache_write", false, apply_cache_write},
     {DecisionKind::RFactor, "rfactor", false, apply_rfactor},
@@ -446,6 +496,7 @@ const std::array<KindInfo, 13> kKinds = {{
     {DecisionKind::Pack, "pack", false, apply_pack},
     {DecisionKind::CacheRead, "cache_read", false, apply_cache_read},
     {DecisionKind::Bind, "bind", false, apply_bind},
+    {DecisionKind::ThreadReduce, "thread_reduce", false, apply_thread_reduce},
 }};
 
 const KindInfo& info(DecisionKind k) { return kKinds[static_cast<size_t>(k)]; }

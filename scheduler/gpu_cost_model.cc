@@ -76,6 +76,7 @@ std::optional<int64_t> evaluate(const Expr& e, const std::map<int, int64_t>& var
         case ir::BinaryOp::Or:
           return *a || *b;
         case ir::BinaryOp::Pow:
+        case ir::BinaryOp::ShuffleXor:
           return std::nullopt;
       }
       return std::nullopt;

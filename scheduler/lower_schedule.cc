@@ -20,6 +20,7 @@ class Lowerer {
 
   void run() {
     const ir::TeProgram& te = st_.te;
+    out_.next_var = st_.next_var;  // lowering adds loop variables of its own after these
     for (int in : te.inputs) buffer_of_[in] = add_buffer(te.tensor(in), ir::BufferScope::Param);
     for (int o : te.outputs) buffer_of_[o] = add_buffer(te.tensor(o), ir::BufferScope::Param);
     for (int in : te.inputs) out_.params.push_back(buffer_of_[in]);
@@ -52,7 +53,6 @@ class Lowerer {
     for (size_t s = 0; s < te.stages.size(); ++s)
       if (st_.stages[s].attach == Attach::Root) root.push_back(stage_nest(static_cast<int>(s)));
     out_.body = ir::make_seq(root);
-    out_.next_var = st_.next_var;
   }
 
  private:
@@ -107,9 +107,19 @@ class Lowerer {
     if (attached.empty()) return inner;
     std::vector<Stmt> seq;
     bool shared = false;
+    std::vector<int> written;  // shared stages computed so far here
     for (int p : attached) {
+      // A stage reading a shared stage computed before it here waits for all of it.
+      for (int q : written)
+        if (reads(p, st_.te.stages[static_cast<size_t>(q)].output)) {
+          seq.push_back(ir::make_barrier());
+          written.clear();
+          break;
+        }
       seq.push_back(stage_nest(p));
-      shared = shared || st_.stages[static_cast<size_t>(p)].shared;
+      const bool is_shared = st_.stages[static_cast<size_t>(p)].shared;
+      shared = shared || is_shared;
+      if (is_shared) written.push_back(p);
     }
     if (shared) seq.push_back(ir::make_barrier());
     seq.push_back(inner);
@@ -119,6 +129,14 @@ class Lowerer {
       body = ir::make_allocate(
           buffer_of_.at(st_.te.stages[static_cast<size_t>(attached[i])].output), body);
     return body;
+  }
+
+  bool reads(int stage, int tensor) const {
+    bool found = false;
+    ir::visit_expr(st_.te.stages[static_cast<size_t>(stage)].body, [&](const ir::ExprNode& n) {
+      found = found || (n.kind == ir::ExprKind::Load && n.var_id == tensor);
+    });
+    return found;
   }
 
   Stmt loop(const Iter& it, Stmt body) {
@@ -140,6 +158,7 @@ class Lowerer {
       return ss.iters[static_cast<size_t>(ss.leaves[i])];
     };
 
+    if (ss.reduce_threads) return thread_reduce_nest(s);
     if (ir::is_pointwise(ts)) {
       Stmt body = ir::make_store(buf, out_index, value);
       for (size_t i = n; i-- > 0;) body = loop(iter(i), with_attached(s, ss.leaves[i], body));
@@ -177,6 +196,84 @@ class Lowerer {
     for (size_t i = n; i-- > 0;)
       if (!iter(i).reduce) init = loop(iter(i), init);
     return ir::make_seq({init, update});
+  }
+
+  // A stage whose reduction loop the threads of a block share (ThreadReduce): thread t
+  // accumulates iterations t, t + T, ... of it (the last round tests the bound where T does
+  // not divide the extent), the lanes of each warp combine their values by shuffles (a
+  // butterfly: every lane ends with the warp's result), the warps through a shared array of
+  // one value each, and thread 0 stores the result. The thread loop comes right inside the
+  // block loop (at the root) or is the nest (computed inside its consumer's block loop, into
+  // shared memory), the stage's other spatial loops inside it: every thread runs them, and
+  // the barriers in them, alike.
+  Stmt thread_reduce_nest(int s) {
+    const ir::Stage& ts = st_.te.stages[static_cast<size_t>(s)];
+    const StageState& ss = st_.stages[static_cast<size_t>(s)];
+    const Iter& shared = ss.iters[static_cast<size_t>(ss.leaves.back())];
+    const int64_t threads = ss.reduce_threads, warps = threads / 32;
+    const int64_t rounds = (shared.extent + threads - 1) / threads;
+    const Expr thread = ir::make_var(out_.next_var++, ts.name + ".t");
+    const Expr round = ir::make_var(out_.next_var++, shared.name + ".o");
+    const Expr step = round * threads + thread;
+    std::vector<Expr> av = axis_values(st_, s);
+    for (Expr& v : av) v = ir::substitute(v, {{shared.var_id, step}});
+    const std::vector<Expr> own(av.begin(), av.begin() + static_cast<long>(ts.axes.size()));
+    const Expr out_index = flat_index(ts.output, own);
+    const ir::DType t = ts.body->dtype;
+    const int acc = add_local(ts.name + ".acc", t, 1, ir::BufferScope::Local);
+    const Expr zero = ir::make_int(0);
+    const Expr acc_val = ir::make_load(t, acc, {zero});
+    auto combine = [&](const Expr& v) {
+      return ir::make_store(acc, zero, ir::reduce_combine(ts.reduce, acc_val, v));
+    };
+    Stmt update = combine(body_of(s, av));
+    if (rounds * threads != shared.extent)
+      update =
+          ir::make_if(ir::make_binary(ir::BinaryOp::LT, step, ir::make_int(shared.extent)), update);
+    std::vector<Stmt> seq = {
+        ir::make_store(acc, zero, ir::reduce_identity(ts.reduce, t)),
+        ir::make_for(round->var_id, round->name, rounds, ir::LoopKind::Serial, update)};
+    for (int64_t lanes = 16; lanes >= 1; lanes /= 2)
+      seq.push_back(
+          combine(ir::make_binary(ir::BinaryOp::ShuffleXor, acc_val, ir::make_int(lanes))));
+    bool in_loop = false;  // a spatial loop of several iterations inside the thread loop
+    for (size_t i = 0; i + 1 < ss.leaves.size(); ++i) {
+      const Iter& it = ss.iters[static_cast<size_t>(ss.leaves[i])];
+      in_loop = in_loop || (it.kind != ir::LoopKind::GpuBlock && it.extent > 1);
+    }
+    if (warps > 1) {
+      const int partial = add_local(ts.name + ".warps", t, warps, ir::BufferScope::Shared);
+      const Expr w = ir::make_var(out_.next_var++, ts.name + ".w");
+      std::vector<Stmt> across = {
+          ir::make_if(
+              ir::make_binary(ir::BinaryOp::EQ,
+                              ir::make_binary(ir::BinaryOp::FloorMod, thread, ir::make_int(32)),
+                              zero),
+              ir::make_store(partial,
+                             ir::make_binary(ir::BinaryOp::FloorDiv, thread, ir::make_int(32)),
+                             acc_val)),
+          ir::make_barrier(), ir::make_store(acc, zero, ir::make_load(t, partial, {zero})),
+          ir::make_for(w->var_id, w->name, warps - 1, ir::LoopKind::Unrolled,
+                       combine(ir::make_load(t, partial, {w + 1})))};
+      // Inside a loop the next round writes the array again: after every thread has read it.
+      if (in_loop) across.push_back(ir::make_barrier());
+      seq.push_back(ir::make_allocate(partial, ir::make_seq(across)));
+    }
+    seq.push_back(ir::make_if(ir::make_binary(ir::BinaryOp::EQ, thread, zero),
+                              ir::make_store(buffer_of_.at(ts.output), out_index, acc_val)));
+    Stmt body = ir::make_allocate(acc, ir::make_seq(seq));
+    for (size_t i = ss.leaves.size() - 1; i-- > 0;) {
+      const Iter& it = ss.iters[static_cast<size_t>(ss.leaves[i])];
+      if (it.kind != ir::LoopKind::GpuBlock) body = loop(it, body);
+    }
+    body = ir::make_for(thread->var_id, thread->name, threads, ir::LoopKind::GpuThread, body);
+    const Iter& outer = ss.iters[static_cast<size_t>(ss.leaves[0])];
+    return outer.kind == ir::LoopKind::GpuBlock ? loop(outer, body) : body;
+  }
+
+  int add_local(const std::string& name, ir::DType t, int64_t size, ir::BufferScope scope) {
+    out_.buffers.push_back(ir::Buffer{name, t, size, scope, 0, {}});
+    return static_cast<int>(out_.buffers.size()) - 1;
   }
 
   const ScheduleState& st_;

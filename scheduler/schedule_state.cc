@@ -96,10 +96,19 @@ struct Interval {
 // `digits`: floor division and modulo of a varying value are bounded too (below); only a
 // region relaxed over a fused thread loop needs them.
 Interval bound(const Expr& e, const std::map<int, int64_t>& inner, bool digits) {
-  bool has_inner = false;
+  bool has_inner = false, has_single = false;
   ir::visit_expr(e, [&](const ir::ExprNode& n) {
-    if (n.kind == ExprKind::Var && inner.count(n.var_id)) has_inner = true;
+    if (n.kind != ExprKind::Var) return;
+    const auto it = inner.find(n.var_id);
+    if (it != inner.end()) (it->second == 1 ? has_single : has_inner) = true;
   });
+  // The variable of a loop of one iteration is 0 (the region then holds no digit of it).
+  if (has_single) {
+    std::vector<std::pair<int, Expr>> zero;
+    for (const auto& [var, extent] : inner)
+      if (extent == 1) zero.emplace_back(var, ir::make_int(0));
+    return bound(ir::substitute(e, zero), inner, digits);
+  }
   if (!has_inner) return Interval{e, 1, true};
   if (e->kind == ExprKind::Var) return Interval{ir::make_int(0), inner.at(e->var_id), true};
   if (e->kind != ExprKind::Binary) return Interval{nullptr, 0, false};

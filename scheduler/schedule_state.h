@@ -42,6 +42,9 @@ struct StageState {
   // is what every thread of the block reads there, and the block's threads compute it
   // together.
   bool shared = false;
+  // CUDA: the threads of a block that share the stage's reduction loop (ThreadReduce); 0
+  // where none do.
+  int64_t reduce_threads = 0;
 };
 
 struct ScheduleState {

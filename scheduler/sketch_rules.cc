@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 
 namespace tlmc::scheduler {
 
@@ -123,6 +124,8 @@ std::vector<std::unique_ptr<SketchRule>> gpu_sketch_rules() {
   rules.push_back(make_cache_write_rule());
   rules.push_back(make_gpu_shared_cache_read_rule());
   rules.push_back(make_gpu_multi_level_tiling_rule());
+  // Reductions with nothing to share: their threads share each reduction (a fork).
+  rules.push_back(make_gpu_cross_thread_reduction_rule());
   // Every stage still at the root and unclaimed: one thread an element.
   rules.push_back(make_gpu_thread_per_element_rule());
   return rules;
@@ -140,10 +143,14 @@ Sketches generate_sketches(const ir::TeProgram& program, const ir::Target& targe
         next.push_back(std::move(b));
         continue;
       }
-      if (rule->forks()) next.push_back(b);  // the sketch without it comes first
+      std::optional<SketchBuild> without;
+      const bool with_first = rule->forks() && rule->first(b);
+      if (rule->forks()) without.emplace(b);
+      if (without && !with_first) next.push_back(*without);
       rule->apply(b);
       b.applied.emplace_back(rule->name());
       next.push_back(std::move(b));
+      if (without && with_first) next.push_back(std::move(*without));
     }
     builds = std::move(next);
   }

@@ -48,6 +48,9 @@ class SketchRule {
   virtual void apply(SketchBuild& b) const = 0;
   // A rule that forks: where it applies, the sketches are built both with and without it.
   virtual bool forks() const { return false; }
+  // A forking rule: whether the sketch built with it comes first (and its default point is
+  // the -O0 schedule) rather than the one without it. Asked before apply.
+  virtual bool first(const SketchBuild&) const { return false; }
 };
 
 // The rules, one per file.
@@ -59,6 +62,8 @@ std::unique_ptr<SketchRule> make_padding_location_rule();        // rule_padding
 std::unique_ptr<SketchRule> make_tile_alone_rule();              // rule_tile_alone.cc
 std::unique_ptr<SketchRule> make_gpu_shared_cache_read_rule();   // rule_gpu_shared_cache_read.cc
 std::unique_ptr<SketchRule> make_gpu_multi_level_tiling_rule();  // rule_gpu_multi_level_tiling.cc
+std::unique_ptr<SketchRule> make_gpu_cross_thread_reduction_rule();
+// (rule_gpu_cross_thread_reduction.cc)
 std::unique_ptr<SketchRule> make_gpu_thread_per_element_rule();  // rule_gpu_thread_per_element.cc
 
 // The CPU rules in the order they run.
@@ -67,7 +72,8 @@ std::vector<std::unique_ptr<SketchRule>> cpu_sketch_rules();
 std::vector<std::unique_ptr<SketchRule>> gpu_sketch_rules();
 
 // The sketches of a subgraph on a target: one per combination of the forking rules that
-// apply, the first built with none of them (its default point is the -O0 schedule).
+// apply, the first built with those whose first() says so and none of the others (its
+// default point is the -O0 schedule).
 Sketches generate_sketches(const ir::TeProgram& program, const ir::Target& target);
 // The first of them.
 Sketch generate_sketch(const ir::TeProgram& program, const ir::Target& target);

@@ -1,5 +1,6 @@
 // The CUDA kernels tlmc emits, run: for one fused subgraph of each kind of operator, the
-// -O0 point and points drawn at random from the GPU sketch's spaces are lowered, emitted as
+// -O0 point, each other sketch's default point and points drawn at random from the GPU
+// sketches' spaces are lowered, emitted as
 // CUDA C++, compiled by the host's C++ compiler against the CPU emulator
 // (runtime/cuda_emulation) and run with threads and blocks in forward and in reverse order;
 // every output must match the reference interpreter. NVRTC, where it is installed, builds
@@ -77,6 +78,31 @@ weights:
   b: {shape: [33], init: {uniform: [-1, 1]}, seed: 4}
 nodes:
   - {op: LayerNormalization, inputs: [x, g, b], outputs: [y], attrs: {axis: -1}}
+outputs: [y]
+)"},
+    {"softmax_wide_rows", R"(tlmc: 1
+name: m
+inputs:
+  x: {shape: [3, 200]}
+nodes:
+  - {op: Softmax, inputs: [x], outputs: [y], attrs: {axis: -1}}
+outputs: [y]
+)"},
+    {"global_average_pool", R"(tlmc: 1
+name: m
+inputs:
+  x: {shape: [2, 5, 9, 9]}
+nodes:
+  - {op: GlobalAveragePool, inputs: [x], outputs: [y]}
+outputs: [y]
+)"},
+    {"reduce_mean_strided", R"(tlmc: 1
+name: m
+inputs:
+  x: {shape: [3, 70, 5]}
+nodes:
+  - {op: ReduceMean, inputs: [x], outputs: [s], attrs: {axes: [1], keepdims: 0}}
+  - {op: Neg, inputs: [s], outputs: [y]}
 outputs: [y]
 )"},
     {"max_pool", R"(tlmc: 1
@@ -268,7 +294,9 @@ class CudaKernels : public ::testing::TestWithParam<Model> {};
 TEST_P(CudaKernels, MatchTheReferenceInEmulation) {
   const Subgraph g(GetParam());
   std::mt19937_64 rng(7);
-  std::vector<scheduler::SpacePoint> points = {{0, scheduler::default_values(g.sketches[0])}};
+  std::vector<scheduler::SpacePoint> points;
+  for (size_t k = 0; k < g.sketches.size(); ++k)
+    points.push_back({k, scheduler::default_values(g.sketches[k])});
   for (int i = 0; i < 4; ++i) points.push_back(scheduler::random_point(g.sketches, rng));
   for (const scheduler::SpacePoint& point : points) {
     SCOPED_TRACE(scheduler::space_schedule_text(g.sketches, point));
@@ -296,16 +324,17 @@ TEST_P(CudaKernels, MatchTheReferenceInEmulation) {
   }
 }
 
-// A product is tiled through shared memory, and without the barrier between the copies and
-// their reads the emulator stops it: the barriers the lowering places are the ones needed.
-TEST(CudaKernelsShareMemory, ADeletedBarrierIsARace) {
-  const Subgraph g(kModels[0]);
-  ASSERT_NE(g.sketches[0].name().find("multi_level_tiling"), std::string::npos)
-      << g.sketches[0].name();
+// The -O0 kernel of model `index`, whose first sketch is `sketch` and whose text holds
+// `feature`, run with its first barrier deleted: the emulator must stop it on a race.
+void expect_race_without_first_barrier(size_t index, const std::string& name,
+                                       const std::string& sketch, const std::string& feature) {
+  ASSERT_EQ(std::string(kModels[index].name), name);
+  const Subgraph g(kModels[index]);
+  ASSERT_NE(g.sketches[0].name().find(sketch), std::string::npos) << g.sketches[0].name();
   const scheduler::SpacePoint point{0, scheduler::default_values(g.sketches[0])};
   const ir::LoopProgram p = g.loops(point);
   std::string source = test_source(codegen::emit_cuda_kernel(p, kGpu), p);
-  ASSERT_NE(source.find("TLMC_SHARED("), std::string::npos) << source;
+  ASSERT_NE(source.find(feature), std::string::npos) << source;
   const size_t barrier = source.find("__syncthreads();");
   ASSERT_NE(barrier, std::string::npos) << source;
   source.erase(barrier, std::string("__syncthreads();").size());
@@ -316,6 +345,19 @@ TEST(CudaKernelsShareMemory, ADeletedBarrierIsARace) {
   std::string message;
   EXPECT_NE(kernel.run(g, p, false, &got, &message), 0) << source;
   EXPECT_NE(message.find("shared-memory race on "), std::string::npos) << message;
+}
+
+// A product is tiled through shared memory, and without the barrier between the copies and
+// their reads the emulator stops it: the barriers the lowering places are the ones needed.
+TEST(CudaKernelsShareMemory, ADeletedBarrierIsARace) {
+  expect_race_without_first_barrier(0, "gemm_bias_relu", "multi_level_tiling", "TLMC_SHARED(");
+}
+
+// Rows of 200 shared by 128 threads, four warps: the warps' results meet in shared memory,
+// and without the barrier before they are read the emulator stops the kernel.
+TEST(CudaKernelsShareMemory, ADeletedBarrierOfACrossThreadReductionIsARace) {
+  expect_race_without_first_barrier(4, "softmax_wide_rows", "cross_thread_reduction",
+                                    "__shfl_xor_sync(");
 }
 
 INSTANTIATE_TEST_SUITE_P(Operators, CudaKernels, ::testing::ValuesIn(kModels),

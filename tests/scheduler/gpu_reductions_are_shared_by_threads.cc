@@ -1,0 +1,147 @@
+// The CUDA cross-thread reduction (rule_gpu_cross_thread_reduction.cc, ThreadReduce): what the
+// decision accepts, which sketch comes first, and the loop nest it lowers to. Running the
+// kernels is tests/codegen/cuda_kernels_run_in_emulation.cc's part.
+#include <gtest/gtest.h>
+
+#include <functional>
+
+#include "ir/target.h"
+#include "scheduler/lower_schedule.h"
+#include "scheduler/schedule_support.h"
+#include "scheduler/sketch.h"
+#include "scheduler/sketch_rules.h"
+
+namespace tlmc::scheduler {
+namespace {
+
+using test::error_of;
+using test::program_of;
+
+const ir::Target kSm80 = *ir::parse_target("cuda-sm80");
+
+std::string layer_norm_yaml(int rows, int width) {
+  return "tlmc: 1\nname: ln\ninputs:\n  x: {shape: [" + std::to_string(rows) + ", " +
+         std::to_string(width) + "]}\nweights:\n  g: {shape: [" + std::to_string(width) +
+         "], init: ones}\n  b: {shape: [" + std::to_string(width) +
+         "], init: zeros}\nnodes:\n  - {op: LayerNormalization, inputs: [x, g, b], outputs: "
+         "[y], attrs: {axis: -1}}\noutputs: [y]\n";
+}
+
+// A row's mean: stage 0 sums the row, stage 1 scales the sum.
+std::string row_mean_yaml(int rows, int width) {
+  return "tlmc: 1\nname: s\ninputs:\n  x: {shape: [" + std::to_string(rows) + ", " +
+         std::to_string(width) +
+         "]}\nnodes:\n  - {op: ReduceMean, inputs: [x], outputs: [y], attrs: {axes: [-1], "
+         "keepdims: 0}}\noutputs: [y]\n";
+}
+
+// Counts the statements of a loop nest that `match` accepts.
+int count(const ir::Stmt& s, const std::function<bool(const ir::StmtNode&)>& match) {
+  int n = match(*s) ? 1 : 0;
+  for (const ir::Stmt& b : s->body) n += count(b, match);
+  return n;
+}
+
+int shuffles(const ir::Stmt& s) {
+  int n = 0;
+  std::function<void(const ir::Stmt&)> walk = [&](const ir::Stmt& t) {
+    if (t->value)
+      ir::visit_expr(t->value, [&](const ir::ExprNode& e) {
+        n += e.kind == ir::ExprKind::Binary && e.binary_op == ir::BinaryOp::ShuffleXor;
+      });
+    for (const ir::Stmt& b : t->body) walk(b);
+  };
+  walk(s);
+  return n;
+}
+
+TEST(ThreadReduce, TakesTheInnermostReductionLoopOfWholeWarps) {
+  // A row sum of [6, 100]: [i0, r1].
+  ScheduleState st(program_of(row_mean_yaml(6, 100)));
+  ASSERT_EQ(error_of(st, {DecisionKind::Bind, 0, -1, {0, 0}}), "");
+  EXPECT_EQ(error_of(st, {DecisionKind::ThreadReduce, 0, -1, {1, 48}}),
+            "thread_reduce 0 [1, 48]: the threads are whole warps of 32, at most 1024");
+  EXPECT_EQ(error_of(st, {DecisionKind::ThreadReduce, 0, -1, {1, 2048}}),
+            "thread_reduce 0 [1, 2048]: the threads are whole warps of 32, at most 1024");
+  EXPECT_EQ(error_of(st, {DecisionKind::ThreadReduce, 0, -1, {0, 64}}),
+            "thread_reduce 0 [0, 64]: the shared loop is the innermost");
+  EXPECT_EQ(error_of(st, {DecisionKind::ThreadReduce, 0, -1, {1, 64}}), "");
+  EXPECT_EQ(st.stages[0].reduce_threads, 64);
+  EXPECT_EQ(error_of(st, {DecisionKind::Unroll, 0, -1, {1}}),
+            "unroll 0 [1]: the loop is already annotated");
+  EXPECT_EQ(error_of(st, {DecisionKind::Split, 0, -1, {0, 2}}),
+            "split 0 [0, 2]: the stage's reduction is shared by threads: its loops are final");
+
+  // A pointwise stage has no reduction to share.
+  ScheduleState relu(program_of(
+      "tlmc: 1\nname: r\ninputs:\n  x: {shape: [3, 50]}\nnodes:\n  - {op: Relu, inputs: [x], "
+      "outputs: [y]}\noutputs: [y]\n"));
+  EXPECT_EQ(error_of(relu, {DecisionKind::ThreadReduce, 0, -1, {1, 32}}),
+            "thread_reduce 0 [1, 32]: the shared loop is the stage's only reduction loop");
+}
+
+TEST(ThreadReduce, LowersToStridedPartsShufflesAndAGuardedLastRound) {
+  ScheduleState st(program_of(row_mean_yaml(6, 100)));
+  for (const Decision& d : std::vector<Decision>{{DecisionKind::Bind, 0, -1, {0, 0}},
+                                                 {DecisionKind::ThreadReduce, 0, -1, {1, 64}}})
+    apply_decision(st, d);
+  const ir::LoopProgram p = lower_schedule(st, "s");
+  const std::vector<ir::GpuRoot> roots = ir::gpu_roots(p);
+  ASSERT_EQ(roots.size(), 2u);  // the sum, then the scaling, not bound here
+  EXPECT_EQ(roots[0].blocks, 6);
+  EXPECT_EQ(roots[0].threads, 64);
+  // Five butterfly steps; two warps meet in shared memory after one barrier; the last of
+  // two rounds of 64 over 100 iterations tests the bound; thread 0 stores.
+  EXPECT_EQ(shuffles(p.body), 5);
+  EXPECT_EQ(count(p.body, [](const ir::StmtNode& s) { return s.kind == ir::StmtKind::Barrier; }),
+            1);
+  EXPECT_EQ(count(p.body, [](const ir::StmtNode& s) { return s.kind == ir::StmtKind::If; }), 3);
+  const std::string text = ir::loop_str(p);
+  EXPECT_NE(text.find("in 0..2:"), std::string::npos) << text;
+  EXPECT_NE(text.find("< 100)"), std::string::npos) << text;
+  EXPECT_NE(text.find("shared y.sum.warps: float32[2]"), std::string::npos) << text;
+}
+
+TEST(CrossThreadReduction, ALayerNormalizationIsOneKernelOfRows) {
+  const Sketches sketches = generate_sketches(program_of(layer_norm_yaml(128, 768)), kSm80);
+  ASSERT_GE(sketches.size(), 2u);
+  // 128 rows keep few threads busy one a row: the cross-thread sketch is the -O0 one.
+  EXPECT_EQ(sketches[0].name(), "cross_thread_reduction");
+  EXPECT_EQ(sketches[1].name(), "thread_per_element");
+  const std::vector<Decision> d = sketches[0].decisions(default_values(sketches[0]));
+  const ir::LoopProgram p = lower_schedule(apply_schedule(sketches[0].base().state.te, d), "ln");
+  const std::vector<ir::GpuRoot> roots = ir::gpu_roots(p);
+  ASSERT_EQ(roots.size(), 1u) << ir::loop_str(p);
+  EXPECT_EQ(roots[0].blocks, 128);
+  EXPECT_EQ(roots[0].threads, 256);
+  // The mean and the variance: five shuffles each; their warps meet in shared memory, the
+  // variance waits for the mean, the row's elements for both, and the block ends with one.
+  EXPECT_EQ(shuffles(p.body), 10);
+  EXPECT_EQ(count(p.body, [](const ir::StmtNode& s) { return s.kind == ir::StmtKind::Barrier; }), 5)
+      << ir::loop_str(p);
+}
+
+TEST(CrossThreadReduction, ManyRowsKeepOneThreadARowFirst) {
+  // 65536 rows fill the GPU one thread a row: that sketch stays the -O0 one, the other is
+  // still searched.
+  const Sketches sketches = generate_sketches(program_of(row_mean_yaml(65536, 40)), kSm80);
+  ASSERT_EQ(sketches.size(), 2u);
+  EXPECT_EQ(sketches[0].name(), "thread_per_element");
+  EXPECT_EQ(sketches[1].name(), "cross_thread_reduction");
+  EXPECT_EQ(sketches[1].spaces().size(), 1u) << "the sum computed in the mean's blocks";
+  // A reduction no longer than a warp is left alone.
+  EXPECT_EQ(generate_sketches(program_of(row_mean_yaml(4, 32)), kSm80).size(), 1u);
+}
+
+TEST(CrossThreadReduction, ThreadCountsAreWholeWarpsCoveringTheRow) {
+  const Sketches sketches = generate_sketches(program_of(row_mean_yaml(3, 200)), kSm80);
+  ASSERT_EQ(sketches[0].name(), "cross_thread_reduction");
+  SketchCursor cursor(sketches[0]);
+  ASSERT_FALSE(cursor.done());
+  EXPECT_EQ(cursor.space().axis, "threads");
+  EXPECT_EQ(cursor.valid_values(), (std::vector<int64_t>{32, 64, 128, 256}));
+  EXPECT_EQ(cursor.default_value(), 128);  // 200 rounded down to whole warps, at most 256
+}
+
+}  // namespace
+}  // namespace tlmc::scheduler
