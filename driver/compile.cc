@@ -8,13 +8,10 @@
 #include <fstream>
 #include <iterator>
 #include <map>
-#include <memory>
-#include <mutex>
 #include <ostream>
 #include <sstream>
 
 #include "codegen/emit_cuda.h"
-#include "driver/confirm_in_model.h"
 #include "driver/cuda_kernel_check.h"
 #include "driver/layout_plans.h"
 #include "driver/output_files.h"
@@ -26,10 +23,6 @@
 #include "ir/lower.h"
 #include "ir/te.h"
 #include "ir/te_text.h"
-#include "lm/checkpoint.h"
-#include "lm/default_model.h"
-#include "lm/generate.h"
-#include "lm/tensor_sentence.h"
 #include "scheduler/channels_last_activations.h"
 #include "scheduler/decision.h"
 #include "scheduler/lower_schedule.h"
@@ -39,8 +32,9 @@
 #include "toolchain/assemble_in_process.h"
 #include "toolchain/cc.h"
 #include "toolchain/cuda_toolkit.h"
-#include "tune/gpu_estimate_search.h"
+#include "tune/confirm_in_model.h"
 #include "tune/measure_task.h"
+#include "tune/schedule_choice.h"
 #include "tune/shared_cache_probe.h"
 #include "tune/tuner.h"
 
@@ -79,147 +73,38 @@ class PassTimer {
   std::chrono::steady_clock::time_point t0_;
 };
 
-// A kernel's tuning records read back: the candidates a build chooses from
-// (confirm_in_model.h), and the fastest record's time alone.
-struct KernelRecords {
-  KernelCandidates candidates;
-  double best_seconds = 0;
-};
+using tune::KernelCandidates;
+using tune::KernelRecords;
 
-// Adds the -O0 schedule to a kernel's candidates unless it is one of them already.
-void add_default_candidate(const CompileOptions& o, const ir::TeProgram& program,
-                           KernelCandidates& c) {
-  c.workload = ir::te_to_text(program);
-  const scheduler::Sketches sketches = scheduler::generate_sketches(program, o.target);
-  const std::vector<int64_t> values = scheduler::default_values(sketches[0]);
-  const std::string text = scheduler::space_schedule_text(sketches[0], values);
-  c.default_index =
-      static_cast<size_t>(std::find(c.texts.begin(), c.texts.end(), text) - c.texts.begin());
-  if (c.default_index < c.texts.size()) return;
-  c.texts.push_back(text);
-  c.schedules.push_back(sketches[0].decisions(values));
-}
-
-// The records of `program` for this target, as the candidates of its kernel: its fastest
-// records that still apply (records of an older tlmc may not), then its -O0 schedule unless
-// one of them is it. nullopt when it has no successful record.
-std::optional<KernelRecords> kernel_records(const CompileOptions& o, const scheduler::TuningDb& db,
-                                            const ir::TeProgram& program) {
-  KernelRecords k;
-  KernelCandidates& c = k.candidates;
-  c.workload_key = ir::workload_key(program);
-  for (const scheduler::TuningRecord& r : db.records(c.workload_key, o.target.descriptor())) {
-    if (r.status != scheduler::MeasureStatus::Ok || c.records == kInModelCandidates) break;
-    std::string why = "not a schedule this tlmc reads";
-    try {
-      std::optional<std::vector<scheduler::Decision>> schedule =
-          scheduler::parse_schedule_record(r.schedule);
-      if (schedule) scheduler::apply_schedule(program, *schedule);
-      if (!schedule) schedule = scheduler::schedule_from_record(r.schedule, program, o.target);
-      if (schedule) {
-        if (c.records == 0) k.best_seconds = r.seconds;
-        c.texts.push_back(r.schedule);
-        c.schedules.push_back(std::move(*schedule));
-        ++c.records;
-        continue;
-      }
-    } catch (const scheduler::InvalidDecision& e) {
-      why = e.what();
-    }
-    if (o.log_stream)
-      *o.log_stream << "tlmc: note: a tuning record of workload " << c.workload_key
-                    << " does not apply (" << why << "); trying the next\n";
-  }
-  if (c.records == 0) return std::nullopt;
-  add_default_candidate(o, program, c);
-  return k;
+// What the schedule choice (tune/schedule_choice.h) takes from the build's options.
+tune::ChoiceOptions choice_options(const CompileOptions& o) {
+  return tune::ChoiceOptions{o.target, o.opt_level, o.random_schedule_seed, o.lm_model,
+                             o.log_stream};
 }
 
 // Each distinct subgraph's tuning records (none when a random schedule is drawn): read
 // once, for the choice of the layout plan and then of its kernels' schedules.
-std::vector<std::optional<KernelRecords>> all_kernel_records(
+std::vector<std::optional<tune::KernelRecords>> all_kernel_records(
     const CompileOptions& o, const scheduler::TuningDb& db, const std::vector<Distinct>& distinct) {
-  std::vector<std::optional<KernelRecords>> records(distinct.size());
+  std::vector<std::optional<tune::KernelRecords>> records(distinct.size());
   if (o.random_schedule_seed >= 0) return records;
   for (size_t k = 0; k < distinct.size(); ++k)
-    records[k] = kernel_records(o, db, distinct[k].lowered.program);
+    records[k] = tune::kernel_records(choice_options(o), db, distinct[k].lowered.program);
   return records;
+}
+
+// A kernel's schedule (tune::choose_schedule).
+std::vector<scheduler::Decision> choose_schedule(const CompileOptions& o, const Distinct& d,
+                                                 const std::optional<tune::KernelRecords>& records,
+                                                 const scheduler::TuningDb& db, int* from_records) {
+  return tune::choose_schedule(choice_options(o), d.key, d.lowered.program, records, db,
+                               from_records);
 }
 
 // Default budgets: measurements per distinct subgraph at -O2 (the language model's
 // proposals) and at -O3 (the evolutionary search).
 constexpr int64_t kModelTrialsPerSubgraph = 32;
 constexpr int64_t kSearchTrialsPerSubgraph = 64;
-// -O1: the width of the language model's beam search.
-constexpr size_t kBeamWidth = 4;
-// A CUDA target's -O2 and -O3 without a GPU: points per distinct subgraph the analytic model
-// ranks (a few of them built by NVRTC).
-int estimated_candidates(int opt_level) { return opt_level >= 3 ? 128 : 32; }
-
-// The language model -O1 .. -O3 use: --lm-model's file, else the bundled one; each file
-// read once per process.
-const lm::Gpt& language_model(const CompileOptions& o) {
-  if (o.lm_model.empty()) return lm::default_model();
-  static std::mutex mutex;
-  static std::map<std::string, std::unique_ptr<lm::Gpt>> loaded;
-  std::lock_guard<std::mutex> lock(mutex);
-  std::unique_ptr<lm::Gpt>& model = loaded[o.lm_model];
-  if (!model) {
-    try {
-      model = std::make_unique<lm::Gpt>(lm::load_checkpoint(o.lm_model).model);
-    } catch (const lm::CheckpointError& e) {
-      throw Diagnostic({}, e.what());
-    }
-  }
-  return *model;
-}
-
-// -O1's schedule of a kernel: the language model's likeliest point (beam search), valid by
-// construction (constrained decoding).
-std::vector<scheduler::Decision> model_schedule(const CompileOptions& o,
-                                                const ir::TeProgram& program) {
-  const scheduler::Sketches sketches = scheduler::generate_sketches(program, o.target);
-  const std::vector<lm::GeneratedPoint> best = lm::beam_search(
-      language_model(o), lm::prompt_tokens(program, o.target), sketches, kBeamWidth);
-  if (best.empty()) return scheduler::default_schedule(program, o.target);  // none fits the context
-  return sketches[best[0].point.sketch].decisions(best[0].point.values);
-}
-
-// -O2 and -O3 for a CUDA target: no GPU times candidates (tlmc does not run CUDA kernels on
-// a GPU yet), so the analytic model ranks them; nothing is recorded.
-std::vector<scheduler::Decision> estimated_schedule(const CompileOptions& o, const Distinct& d) {
-  const tune::EstimateChoice c =
-      tune::choose_by_estimate(d.lowered.program, o.target, estimated_candidates(o.opt_level),
-                               std::stoull(d.key, nullptr, 16));
-  if (o.log_stream) {
-    char line[240];
-    std::snprintf(line, sizeof line,
-                  "tlmc: %s: estimated %.1f us (-O0 point %.1f us), best of %d candidates%s "
-                  "(%d over a limit)\n",
-                  d.key.c_str(), c.chosen.seconds * 1e6, c.default_point.seconds * 1e6, c.ranked,
-                  c.built ? "" : ", registers assumed (no NVRTC)", c.refused);
-    *o.log_stream << line;
-  }
-  return c.schedule;
-}
-
-// The schedule of one kernel: the candidate its records choose (confirm_in_model.h), else
-// the language model's at -O1, else the -O0 schedule.
-std::vector<scheduler::Decision> choose_schedule(const CompileOptions& o, const Distinct& d,
-                                                 const std::optional<KernelRecords>& records,
-                                                 const scheduler::TuningDb& db, int* from_records) {
-  if (o.random_schedule_seed >= 0) {
-    const uint64_t seed =
-        static_cast<uint64_t>(o.random_schedule_seed) ^ std::stoull(d.key, nullptr, 16);
-    return scheduler::random_schedule(d.lowered.program, o.target, seed);
-  }
-  if (!records && o.target.is_cuda() && o.opt_level >= 2) return estimated_schedule(o, d);
-  if (!records && o.opt_level == 1) return model_schedule(o, d.lowered.program);
-  if (!records) return scheduler::default_schedule(d.lowered.program, o.target);
-  ++*from_records;
-  const KernelCandidates& c = records->candidates;
-  return c.schedules.at(chosen_candidate(c, db, o.target.descriptor() + kInModelContext));
-}
 
 // Whether the graph has a convolution of group 1: -O0's reason to go channels-last. At -O0
 // that layout ran ResNet-50 2.8 times and MobileNetV2 3.0 times faster end to end than the
@@ -357,7 +242,8 @@ void add_mixed_plan(const CompileOptions& o, const ir::Graph& graph, const sched
           "mixed", {}, std::move(mixed->graph), std::move(mixed->chain_of_node), {}, {}, false},
       o.target);
   for (size_t k = known; k < split.distinct.size(); ++k)
-    records.push_back(kernel_records(o, db, split.distinct[k].lowered.program));
+    records.push_back(
+        tune::kernel_records(choice_options(o), db, split.distinct[k].lowered.program));
 }
 
 // -O2, -O3: the distinct subgraphs (of layout plan `only_plan`, or all of them when it is
@@ -365,8 +251,7 @@ void add_mixed_plan(const CompileOptions& o, const ir::Graph& graph, const sched
 // tuning database, where choose_schedule finds the best. -O2 measures the language model's
 // proposals, -O3 runs the evolutionary search seeded by them.
 void tune(const CompileOptions& o, const std::vector<LayoutPlan>& plans,
-          const std::vector<Distinct>& distinct, int only_plan) {
-  scheduler::TuningDb db = scheduler::TuningDb::open(o.tuning_db, true);
+          const std::vector<Distinct>& distinct, int only_plan, scheduler::TuningDb& db) {
   const bool model_search = o.opt_level == 2;
   std::vector<tune::TuneTask> tasks;
   for (size_t i = 0; i < distinct.size(); ++i) {
@@ -376,7 +261,7 @@ void tune(const CompileOptions& o, const std::vector<LayoutPlan>& plans,
         std::find(o.tune_only.begin(), o.tune_only.end(), d.key) == o.tune_only.end())
       continue;
     // -O2 uses a record as it is (design.md): a subgraph with one is not measured again.
-    if (model_search && kernel_records(o, db, d.lowered.program)) continue;
+    if (model_search && tune::kernel_records(choice_options(o), db, d.lowered.program)) continue;
     const int times = only_plan >= 0
                           ? d.occurrences[static_cast<size_t>(only_plan)]
                           : *std::max_element(d.occurrences.begin(), d.occurrences.end());
@@ -400,7 +285,7 @@ void tune(const CompileOptions& o, const std::vector<LayoutPlan>& plans,
                                                 : tune::SearchKind::Evolutionary;
   // Without a model, the evolutionary search starts from uniform samples.
   if (model_search || o.search == Search::Evolutionary)
-    options.model_search.model = &language_model(o);
+    options.model_search.model = &tune::language_model(o.lm_model);
   std::ostringstream quiet;
   std::ostream& progress = o.progress_stream ? *o.progress_stream : quiet;
   const std::vector<tune::TaskReport> reports =
@@ -423,7 +308,7 @@ int effective_level(const CompileOptions& o) {
       *o.progress_stream << "tlmc: note: -O" << o.opt_level << " for " << o.target.name
                          << ": no GPU times CUDA kernels here; each kernel's schedule is the "
                             "analytic model's best estimate of "
-                         << estimated_candidates(o.opt_level)
+                         << tune::estimated_candidates(o.opt_level)
                          << " candidates, the -O0 point among them: nothing was measured or "
                             "recorded\n";
     return o.opt_level == 1 ? 0 : o.opt_level;
@@ -459,10 +344,9 @@ ir::Graph read_model(const CompileOptions& o) {
 // tuning database recorded it for this target, else measured now, and recorded when -O3
 // writes the database (records imported from another database come without it); 0 when
 // there is no database, where no record the rule would select exists.
-int64_t shared_cache_bytes(const CompileOptions& o) {
+int64_t shared_cache_bytes(const CompileOptions& o, scheduler::TuningDb& db) {
   const bool tuning = o.opt_level >= 2;
   if (o.tuning_db.empty() || (!tuning && !fs::exists(o.tuning_db))) return 0;
-  scheduler::TuningDb db = scheduler::TuningDb::open(o.tuning_db, tuning);
   const std::string key = "shared_cache " + o.target.descriptor();
   if (const std::optional<std::string> v = db.fact(key)) {
     try {
@@ -482,13 +366,14 @@ int64_t shared_cache_bytes(const CompileOptions& o) {
 // (100 MB of weights) the layers with the largest weights ran 1.5 to 3.4 times slower than
 // their warm measurements; MobileNetV2 (14 MB), tuned cold on a machine whose shared cache
 // held 64 MB, ran slower at -O3 than at -O0.
-bool weights_leave_the_caches(const ir::Graph& g, const CompileOptions& o) {
+bool weights_leave_the_caches(const ir::Graph& g, const CompileOptions& o,
+                              scheduler::TuningDb& db) {
   size_t bytes = 0;
   for (const ir::Tensor& t : g.tensors)
     if (t.kind == ir::TensorKind::Weight) bytes += t.type.bytes();
   if (bytes <= static_cast<size_t>(o.target.l2_bytes) * static_cast<size_t>(o.target.cores))
     return false;
-  return bytes > static_cast<size_t>(shared_cache_bytes(o) / 2);
+  return bytes > static_cast<size_t>(shared_cache_bytes(o, db) / 2);
 }
 
 namespace {
@@ -558,14 +443,15 @@ constexpr double kInModelSeconds = 0.5;
 // builds of the model (`model_graph`: as read, for its inputs), and recorded.
 void time_in_model(const CompileOptions& o, const ir::Graph& model_graph, const LayoutPlan& plan,
                    const std::vector<Distinct>& distinct, const PlanKernels& plan_kernels,
-                   const std::vector<std::optional<KernelRecords>>& records) {
+                   const std::vector<std::optional<KernelRecords>>& records,
+                   scheduler::TuningDb& db) {
   std::vector<KernelCandidates> kernels;
   for (int i : plan_kernels.distinct_of) {
     const std::optional<KernelRecords>& r = records[static_cast<size_t>(i)];
     KernelCandidates c = r ? r->candidates : KernelCandidates{};
     if (!r) {  // no successful record: -O0's schedule alone
       c.workload_key = distinct[static_cast<size_t>(i)].key;
-      add_default_candidate(o, distinct[static_cast<size_t>(i)].lowered.program, c);
+      tune::add_default_candidate(o.target, distinct[static_cast<size_t>(i)].lowered.program, c);
     }
     kernels.push_back(std::move(c));
   }
@@ -573,7 +459,7 @@ void time_in_model(const CompileOptions& o, const ir::Graph& model_graph, const 
   timed.profile = true;
   timed.dump_stream = nullptr;
   timed.log_stream = nullptr;
-  const RunVariant run = [&](const std::vector<size_t>& choice) {
+  const tune::RunVariant run = [&](const std::vector<size_t>& choice) {
     std::vector<std::vector<scheduler::Decision>> schedules;
     for (size_t k = 0; k < kernels.size(); ++k)
       schedules.push_back(kernels[k].schedules.at(choice[k]));
@@ -582,7 +468,7 @@ void time_in_model(const CompileOptions& o, const ir::Graph& model_graph, const 
     generate(timed, plan, distinct, plan_kernels, schedules, build);
     const ModelProfile p =
         profile_model(build, o.target, CCompiler::InProcess, kInModelSeconds, false);
-    VariantTimes times{p.run_seconds, std::vector<double>(kernels.size(), 0)};
+    tune::VariantTimes times{p.run_seconds, std::vector<double>(kernels.size(), 0)};
     std::vector<int> calls(kernels.size(), 0);
     for (const CallProfile& c : p.calls) {
       times.kernel_seconds.at(static_cast<size_t>(c.kernel)) += c.seconds;
@@ -593,9 +479,8 @@ void time_in_model(const CompileOptions& o, const ir::Graph& model_graph, const 
     return times;
   };
   const auto t0 = std::chrono::steady_clock::now();
-  scheduler::TuningDb db = scheduler::TuningDb::open(o.tuning_db, true);
-  const InModelReport r =
-      confirm_in_model(kernels, run, db, o.target.descriptor() + kInModelContext);
+  const tune::InModelReport r =
+      tune::confirm_in_model(kernels, run, db, o.target.descriptor() + tune::kInModelContext);
   if (!r.measured || !o.progress_stream) return;
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -618,8 +503,7 @@ constexpr int kPlanRounds = 3;
 // lies between the kernels (a conversion's cache misses, the threads' wake-ups), which
 // differs from plan to plan.
 void time_plans(const CompileOptions& o, const ir::Graph& model_graph, const SplitModel& split,
-                const std::vector<std::optional<KernelRecords>>& records,
-                const scheduler::TuningDb& read_db) {
+                const std::vector<std::optional<KernelRecords>>& records, scheduler::TuningDb& db) {
   std::vector<size_t> complete;
   std::vector<double> estimates;  // of the complete plans, kept with their measurements
   for (size_t p = 0; p < split.plans.size(); ++p) {
@@ -642,7 +526,7 @@ void time_plans(const CompileOptions& o, const ir::Graph& model_graph, const Spl
     int from_records = 0;
     for (int i : kernels.distinct_of)
       schedules.push_back(choose_schedule(timed, split.distinct[static_cast<size_t>(i)],
-                                          records[static_cast<size_t>(i)], read_db, &from_records));
+                                          records[static_cast<size_t>(i)], db, &from_records));
     builds.emplace_back();
     builds.back().graph = model_graph;
     generate(timed, plan, split.distinct, kernels, schedules, builds.back());
@@ -653,7 +537,6 @@ void time_plans(const CompileOptions& o, const ir::Graph& model_graph, const Spl
       seconds[b].push_back(
           profile_model(builds[b], o.target, CCompiler::InProcess, kPlanSeconds, false)
               .run_seconds);
-  scheduler::TuningDb db = scheduler::TuningDb::open(o.tuning_db, true);
   std::string line = "tlmc: layout plans timed in the model:";
   for (size_t b = 0; b < builds.size(); ++b) {
     std::vector<double>& s = seconds[b];
@@ -717,8 +600,12 @@ CompiledModel compile_model(const CompileOptions& options) {
   }
   std::ostream* dump = o.dump_stream;
   if (dump && wants(o, "graph")) *dump << ir::graph_str(graph);
+  // The tuning database, opened once for the build: written where a CPU build measures
+  // (-O2, -O3: records, the shared cache's size, in-model times), else only read.
+  scheduler::TuningDb db = scheduler::TuningDb::open(
+      o.tuning_db, !o.tuning_db.empty() && o.opt_level >= 2 && !o.target.is_cuda());
   // Weights leave a CPU's caches; a GPU's kernels are not measured here yet.
-  if (!o.target.is_cuda()) o.target.cold_weights = weights_leave_the_caches(graph, o);
+  if (!o.target.is_cuda()) o.target.cold_weights = weights_leave_the_caches(graph, o, db);
 
   SplitModel split;
   {
@@ -751,9 +638,8 @@ CompiledModel compile_model(const CompileOptions& options) {
   const bool measures = !o.target.is_cuda() && o.random_schedule_seed < 0;
   if (o.opt_level >= 2 && measures) {
     PassTimer t(o, "tune");
-    tune(o, plans, distinct, o.opt_level == 2 ? static_cast<int>(rule) : -1);
+    tune(o, plans, distinct, o.opt_level == 2 ? static_cast<int>(rule) : -1, db);
   }
-  const scheduler::TuningDb db = scheduler::TuningDb::open(o.tuning_db, false);
   std::vector<std::optional<KernelRecords>> records = all_kernel_records(o, db, distinct);
   if (o.random_schedule_seed < 0) add_mixed_plan(o, graph, db, split, records);
   // -O3: the plans whose every subgraph has a record are timed whole, in the model.
@@ -768,7 +654,7 @@ CompiledModel compile_model(const CompileOptions& options) {
   // the model, and those times choose the schedules below.
   if (o.opt_level >= 3 && measures) {
     PassTimer t(o, "time in the model");
-    time_in_model(o, m.graph, plan, distinct, kernels, records);
+    time_in_model(o, m.graph, plan, distinct, kernels, records, db);
   }
   std::vector<std::vector<scheduler::Decision>> schedules;
   int from_records = 0;

@@ -3,6 +3,7 @@
 #include <sqlite3.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <ctime>
@@ -237,7 +238,14 @@ TuningDb::~TuningDb() = default;
 TuningDb::TuningDb(TuningDb&&) noexcept = default;
 TuningDb& TuningDb::operator=(TuningDb&&) noexcept = default;
 
+namespace {
+std::atomic<int64_t> opened_count{0};
+}  // namespace
+
+int64_t TuningDb::opened() { return opened_count.load(); }
+
 TuningDb TuningDb::open(const std::string& path, bool create) {
+  ++opened_count;
   auto impl = std::make_unique<Impl>();
   impl->path = path;
   std::error_code ec;

@@ -51,6 +51,8 @@ class TuningDb {
   // when the file is not a tlmc tuning database, or is of a newer format; a database of an
   // older format is migrated in place.
   static TuningDb open(const std::string& path, bool create);
+  // How many times this process has called open (a build opens its database once).
+  static int64_t opened();
   ~TuningDb();
   TuningDb(TuningDb&&) noexcept;
   TuningDb& operator=(TuningDb&&) noexcept;

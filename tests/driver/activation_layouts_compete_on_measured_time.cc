@@ -15,7 +15,6 @@
 #include <vector>
 
 #include "driver/compile.h"
-#include "driver/confirm_in_model.h"
 #include "driver/layout_plans.h"
 #include "frontend/fold_constants.h"
 #include "ir/target.h"
@@ -23,6 +22,7 @@
 #include "scheduler/sketch_rules.h"
 #include "scheduler/tuning_db.h"
 #include "support/test_support.h"
+#include "tune/confirm_in_model.h"
 
 namespace tlmc::test {
 namespace {
@@ -45,7 +45,7 @@ std::map<std::string, scheduler::TuningRecord> best_by_key(const std::string& db
   const scheduler::TuningDb tuning = scheduler::TuningDb::open(db, false);
   std::map<std::string, scheduler::TuningRecord> out;
   for (const scheduler::TuningRecord& r : tuning.all()) {
-    if (r.target.find(driver::kInModelContext) != std::string::npos || out.count(r.workload_key))
+    if (r.target.find(tune::kInModelContext) != std::string::npos || out.count(r.workload_key))
       continue;
     if (std::optional<scheduler::TuningRecord> best = tuning.best(r.workload_key, r.target))
       out[r.workload_key] = *best;

@@ -18,18 +18,7 @@ namespace {
 
 std::string tlmc(const std::string& args) { return std::string(TLMC_EXE) + " " + args; }
 
-const char* const kModel = R"(tlmc: 1
-name: small
-inputs:
-  a: {shape: [12, 40]}
-weights:
-  w: {shape: [40, 24], init: {uniform: [-1, 1]}, seed: 2}
-nodes:
-  - {op: MatMul, inputs: [a, w], outputs: [c]}
-  - {op: Relu, inputs: [c], outputs: [r]}
-  - {op: Softmax, inputs: [r], outputs: [y]}
-outputs: [y]
-)";
+const std::string kModel = product_softmax_yaml(12, 40, 24);
 
 TEST(LanguageModelLevels, O1WritesTheModelsScheduleCheckedAndDeterministic) {
   TempDir dir;

@@ -12,33 +12,22 @@
 #include <string>
 #include <thread>
 
-#include "driver/confirm_in_model.h"
 #include "scheduler/tuning_db.h"
 #include "support/test_support.h"
+#include "tune/confirm_in_model.h"
 
 namespace tlmc::test {
 namespace {
 
 std::string tlmc(const std::string& args) { return std::string(TLMC_EXE) + " " + args; }
 
-const char* const kModel = R"(tlmc: 1
-name: small
-inputs:
-  a: {shape: [16, 32]}
-weights:
-  w: {shape: [32, 48], init: {uniform: [-1, 1]}, seed: 2}
-nodes:
-  - {op: MatMul, inputs: [a, w], outputs: [c]}
-  - {op: Relu, inputs: [c], outputs: [r]}
-  - {op: Softmax, inputs: [r], outputs: [y]}
-outputs: [y]
-)";
+const std::string kModel = product_softmax_yaml(16, 32, 48);
 
 // Records of kernels measured alone (in_model: false) or in the model.
 size_t records_in(const std::string& db, bool in_model = false) {
   size_t n = 0;
   for (const scheduler::TuningRecord& r : scheduler::TuningDb::open(db, false).all())
-    n += (r.target.find(driver::kInModelContext) != std::string::npos) == in_model;
+    n += (r.target.find(tune::kInModelContext) != std::string::npos) == in_model;
   return n;
 }
 
@@ -46,7 +35,7 @@ size_t records_in(const std::string& db, bool in_model = false) {
 std::set<std::string> workloads_in(const std::string& db, bool in_model) {
   std::set<std::string> keys;
   for (const scheduler::TuningRecord& r : scheduler::TuningDb::open(db, false).all())
-    if ((r.target.find(driver::kInModelContext) != std::string::npos) == in_model)
+    if ((r.target.find(tune::kInModelContext) != std::string::npos) == in_model)
       keys.insert(r.workload_key);
   return keys;
 }
@@ -73,7 +62,7 @@ TEST(TuneO3, MeasuresRecordsReportsAndResumes) {
     size_t ok = 0, confirmed = 0;
     for (const scheduler::TuningRecord& r :
          scheduler::TuningDb::open(dir.file("t.db"), false).all())
-      if (r.workload_key == key && r.target.find(driver::kInModelContext) == std::string::npos &&
+      if (r.workload_key == key && r.target.find(tune::kInModelContext) == std::string::npos &&
           r.status == scheduler::MeasureStatus::Ok) {
         ++ok;
         confirmed += r.spread >= 1;

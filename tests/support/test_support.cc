@@ -56,4 +56,13 @@ int count_entries(const std::string& dir) {
   return n;
 }
 
+std::string product_softmax_yaml(int m, int k, int n) {
+  const std::string a = std::to_string(m) + ", " + std::to_string(k);
+  const std::string w = std::to_string(k) + ", " + std::to_string(n);
+  return "tlmc: 1\nname: small\ninputs:\n  a: {shape: [" + a + "]}\nweights:\n  w: {shape: [" + w +
+         "], init: {uniform: [-1, 1]}, seed: 2}\nnodes:\n  - {op: MatMul, inputs: [a, w], outputs: "
+         "[c]}\n  - {op: Relu, inputs: [c], outputs: [r]}\n  - {op: Softmax, inputs: [r], outputs: "
+         "[y]}\noutputs: [y]\n";
+}
+
 }  // namespace tlmc::test

@@ -31,4 +31,8 @@ void write_file(const std::string& path, const std::string& contents);
 // Number of entries in a folder (0 when it does not exist).
 int count_entries(const std::string& dir);
 
+// A model "small" of two subgraphs, quick to tune: a = [m, k] times the weights [k, n], its
+// ReLU, then a Softmax of the rows.
+std::string product_softmax_yaml(int m, int k, int n);
+
 }  // namespace tlmc::test

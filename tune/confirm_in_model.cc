@@ -1,11 +1,11 @@
-#include "driver/confirm_in_model.h"
+#include "tune/confirm_in_model.h"
 
 #include <algorithm>
 #include <map>
 
 #include "ir/diagnostic.h"
 
-namespace tlmc::driver {
+namespace tlmc::tune {
 namespace {
 
 // Seconds by schedule text of a kernel's successful in-model records.
@@ -95,4 +95,4 @@ InModelReport confirm_in_model(const std::vector<KernelCandidates>& kernels, con
   return report;
 }
 
-}  // namespace tlmc::driver
+}  // namespace tlmc::tune

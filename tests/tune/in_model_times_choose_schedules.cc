@@ -7,11 +7,11 @@
 #include <string>
 #include <vector>
 
-#include "driver/confirm_in_model.h"
 #include "ir/diagnostic.h"
 #include "support/test_support.h"
+#include "tune/confirm_in_model.h"
 
-namespace tlmc::driver {
+namespace tlmc::tune {
 namespace {
 
 const std::string kDescriptor = std::string("hw1 test") + kInModelContext;
@@ -98,4 +98,4 @@ TEST(InModel, ABuildReportingTheWrongNumberOfKernelsIsABug) {
 }
 
 }  // namespace
-}  // namespace tlmc::driver
+}  // namespace tlmc::tune

@@ -10,7 +10,7 @@
 #include "scheduler/decision.h"
 #include "scheduler/tuning_db.h"
 
-namespace tlmc::driver {
+namespace tlmc::tune {
 
 // In-model records are kept under the target's descriptor followed by this: a kernel alone
 // and the same kernel inside its model are two measurements, never compared.
@@ -57,4 +57,4 @@ size_t chosen_candidate(const KernelCandidates& c, const scheduler::TuningDb& db
 InModelReport confirm_in_model(const std::vector<KernelCandidates>& kernels, const RunVariant& run,
                                scheduler::TuningDb& db, const std::string& descriptor);
 
-}  // namespace tlmc::driver
+}  // namespace tlmc::tune

@@ -1,0 +1,138 @@
+#include "tune/schedule_choice.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <mutex>
+
+#include "ir/diagnostic.h"
+#include "ir/te_text.h"
+#include "lm/checkpoint.h"
+#include "lm/default_model.h"
+#include "lm/generate.h"
+#include "lm/tensor_sentence.h"
+#include "scheduler/sketch.h"
+#include "scheduler/sketch_rules.h"
+#include "tune/gpu_estimate_search.h"
+
+namespace tlmc::tune {
+
+namespace {
+
+// -O1: the width of the language model's beam search.
+constexpr size_t kBeamWidth = 4;
+
+// -O1's schedule of a kernel: the language model's likeliest point (beam search), valid by
+// construction (constrained decoding).
+std::vector<scheduler::Decision> model_schedule(const ChoiceOptions& o,
+                                                const ir::TeProgram& program) {
+  const scheduler::Sketches sketches = scheduler::generate_sketches(program, o.target);
+  const std::vector<lm::GeneratedPoint> best = lm::beam_search(
+      language_model(o.lm_model), lm::prompt_tokens(program, o.target), sketches, kBeamWidth);
+  if (best.empty()) return scheduler::default_schedule(program, o.target);  // none fits the context
+  return sketches[best[0].point.sketch].decisions(best[0].point.values);
+}
+
+// -O2 and -O3 for a CUDA target: no GPU times candidates (tlmc does not run CUDA kernels on
+// a GPU yet), so the analytic model ranks them; nothing is recorded.
+std::vector<scheduler::Decision> estimated_schedule(const ChoiceOptions& o, const std::string& key,
+                                                    const ir::TeProgram& program) {
+  const EstimateChoice c = choose_by_estimate(program, o.target, estimated_candidates(o.opt_level),
+                                              std::stoull(key, nullptr, 16));
+  if (o.log) {
+    char line[240];
+    std::snprintf(line, sizeof line,
+                  "tlmc: %s: estimated %.1f us (-O0 point %.1f us), best of %d candidates%s "
+                  "(%d over a limit)\n",
+                  key.c_str(), c.chosen.seconds * 1e6, c.default_point.seconds * 1e6, c.ranked,
+                  c.built ? "" : ", registers assumed (no NVRTC)", c.refused);
+    *o.log << line;
+  }
+  return c.schedule;
+}
+
+}  // namespace
+
+void add_default_candidate(const ir::Target& target, const ir::TeProgram& program,
+                           KernelCandidates& c) {
+  c.workload = ir::te_to_text(program);
+  const scheduler::Sketches sketches = scheduler::generate_sketches(program, target);
+  const std::vector<int64_t> values = scheduler::default_values(sketches[0]);
+  const std::string text = scheduler::space_schedule_text(sketches[0], values);
+  c.default_index =
+      static_cast<size_t>(std::find(c.texts.begin(), c.texts.end(), text) - c.texts.begin());
+  if (c.default_index < c.texts.size()) return;
+  c.texts.push_back(text);
+  c.schedules.push_back(sketches[0].decisions(values));
+}
+
+std::optional<KernelRecords> kernel_records(const ChoiceOptions& o, const scheduler::TuningDb& db,
+                                            const ir::TeProgram& program) {
+  KernelRecords k;
+  KernelCandidates& c = k.candidates;
+  c.workload_key = ir::workload_key(program);
+  for (const scheduler::TuningRecord& r : db.records(c.workload_key, o.target.descriptor())) {
+    if (r.status != scheduler::MeasureStatus::Ok || c.records == kInModelCandidates) break;
+    std::string why = "not a schedule this tlmc reads";
+    try {
+      std::optional<std::vector<scheduler::Decision>> schedule =
+          scheduler::parse_schedule_record(r.schedule);
+      if (schedule) scheduler::apply_schedule(program, *schedule);
+      if (!schedule) schedule = scheduler::schedule_from_record(r.schedule, program, o.target);
+      if (schedule) {
+        if (c.records == 0) k.best_seconds = r.seconds;
+        c.texts.push_back(r.schedule);
+        c.schedules.push_back(std::move(*schedule));
+        ++c.records;
+        continue;
+      }
+    } catch (const scheduler::InvalidDecision& e) {
+      why = e.what();
+    }
+    if (o.log)
+      *o.log << "tlmc: note: a tuning record of workload " << c.workload_key << " does not apply ("
+             << why << "); trying the next\n";
+  }
+  if (c.records == 0) return std::nullopt;
+  add_default_candidate(o.target, program, c);
+  return k;
+}
+
+const lm::Gpt& language_model(const std::string& path) {
+  if (path.empty()) return lm::default_model();
+  static std::mutex mutex;
+  static std::map<std::string, std::unique_ptr<lm::Gpt>> loaded;
+  std::lock_guard<std::mutex> lock(mutex);
+  std::unique_ptr<lm::Gpt>& model = loaded[path];
+  if (!model) {
+    try {
+      model = std::make_unique<lm::Gpt>(lm::load_checkpoint(path).model);
+    } catch (const lm::CheckpointError& e) {
+      throw Diagnostic({}, e.what());
+    }
+  }
+  return *model;
+}
+
+int estimated_candidates(int opt_level) { return opt_level >= 3 ? 128 : 32; }
+
+std::vector<scheduler::Decision> choose_schedule(const ChoiceOptions& o, const std::string& key,
+                                                 const ir::TeProgram& program,
+                                                 const std::optional<KernelRecords>& records,
+                                                 const scheduler::TuningDb& db, int* from_records) {
+  if (o.random_schedule_seed >= 0) {
+    const uint64_t seed =
+        static_cast<uint64_t>(o.random_schedule_seed) ^ std::stoull(key, nullptr, 16);
+    return scheduler::random_schedule(program, o.target, seed);
+  }
+  if (!records && o.target.is_cuda() && o.opt_level >= 2)
+    return estimated_schedule(o, key, program);
+  if (!records && o.opt_level == 1) return model_schedule(o, program);
+  if (!records) return scheduler::default_schedule(program, o.target);
+  ++*from_records;
+  const KernelCandidates& c = records->candidates;
+  return c.schedules.at(chosen_candidate(c, db, o.target.descriptor() + kInModelContext));
+}
+
+}  // namespace tlmc::tune
