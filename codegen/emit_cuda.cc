@@ -96,6 +96,12 @@ std::vector<GeneratedFile> emit_cuda(const ModelPlan& plan, const CodegenOptions
   if (!plan.weights.empty())
     c << "  if (e == cudaSuccess) e = cudaMemcpy(m->weights, " << n << "_weights, "
       << plan.weights.size() << "u, cudaMemcpyHostToDevice);\n";
+  // A kernel whose shared memory is dynamic opts in to it on this device.
+  for (const CudaKernelSource& k : sources)
+    for (const CudaLaunch& l : k.launches)
+      if (l.dynamic_shared_bytes > 0)
+        c << "  if (e == cudaSuccess) e = cudaFuncSetAttribute(" << l.kernel
+          << ", cudaFuncAttributeMaxDynamicSharedMemorySize, " << l.dynamic_shared_bytes << ");\n";
   c << "  if (e != cudaSuccess) {\n    cudaFree(m->weights);\n    free(m);\n    return " << n
     << "_status(e);\n  }\n  *model = m;\n  return " << N << "_OK;\n}\n\n";
   c << "void " << n << "_free(" << n << "_model* model) {\n  if (!model) return;\n"
@@ -134,7 +140,8 @@ std::vector<GeneratedFile> emit_cuda(const ModelPlan& plan, const CodegenOptions
     args += k.scratch_bytes > 0 ? ", ws + " + std::to_string(call.scratch_offset) : ", (char*)0";
     for (const CudaLaunch& l : sources[static_cast<size_t>(call.kernel)].launches)
       c << "  e = TLMC_LAUNCH(" << l.kernel << ", dim3(" << l.blocks << "u), dim3(" << l.threads
-        << "u), 0, stream" << args << ");\n  if (e != cudaSuccess) return " << n << "_status(e);\n";
+        << "u), " << l.dynamic_shared_bytes << "u, stream" << args
+        << ");\n  if (e != cudaSuccess) return " << n << "_status(e);\n";
   }
   for (const OutputCopy& copy : plan.copies)
     if (copy.bytes > 0)
@@ -156,11 +163,11 @@ std::vector<GeneratedFile> emit_cuda(const ModelPlan& plan, const CodegenOptions
   return files;
 }
 
-std::vector<CudaLaunch> cuda_launches(const ModelPlan& plan) {
+std::vector<CudaLaunch> cuda_launches(const ModelPlan& plan, const ir::GpuLimits& gpu) {
   std::vector<CudaLaunch> out;
   for (const KernelInfo& ki : plan.kernels)
     for (const ir::GpuRoot& r : ir::gpu_roots(ki.loops))
-      out.push_back(CudaLaunch{r.kernel, r.blocks, r.threads});
+      out.push_back(CudaLaunch{r.kernel, r.blocks, r.threads, ir::dynamic_shared_bytes(r, gpu)});
   return out;
 }
 

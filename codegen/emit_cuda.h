@@ -23,8 +23,8 @@ std::string cuda_api_declarations(const ModelPlan& plan);
 // runs the model and copies the outputs back, as a program using the library on a GPU does.
 GeneratedFile emulated_harness(const ModelPlan& plan);
 
-// The __global__ functions of the .cu emit_cuda writes, each once, in order: name, blocks
-// and threads per block.
-std::vector<CudaLaunch> cuda_launches(const ModelPlan& plan);
+// The __global__ functions of the .cu emit_cuda writes, each once, in order: name, blocks,
+// threads per block and dynamic shared memory on a GPU of `gpu`'s limits.
+std::vector<CudaLaunch> cuda_launches(const ModelPlan& plan, const ir::GpuLimits& gpu);
 
 }  // namespace tlmc::codegen

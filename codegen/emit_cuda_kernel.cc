@@ -1,6 +1,7 @@
 #include "codegen/emit_cuda_kernel.h"
 
 #include <algorithm>
+#include <map>
 #include <sstream>
 
 #include "codegen/c_expression.h"
@@ -47,9 +48,15 @@ class CudaEmitter {
       const Stmt& s = roots[k].stmt;
       launch.blocks = roots[k].blocks;
       launch.threads = roots[k].threads;
+      launch.dynamic_shared_bytes = ir::dynamic_shared_bytes(roots[k], gpu_);
       threads_ = launch.threads;
+      // Beyond what a block may declare statically, the shared arrays are placed in the
+      // launch's dynamic shared memory, each at its offset.
+      placed_.clear();
+      if (launch.dynamic_shared_bytes > 0) placed_ = ir::shared_offsets(p_, roots[k]);
       os << "extern \"C\" __global__ void " << register_qualifier(launch.threads, gpu_) << " "
          << launch.kernel << "(" << out.parameters << ") {\n";
+      if (!placed_.empty()) os << "  TLMC_DYNAMIC_SHARED_BASE(tlmc_smem);\n";
       for (const ir::Buffer& b : p_.buffers)
         if (b.scope == ir::BufferScope::Scratch && uses_buffer(s, index_of(b)))
           os << "  " << ir::dtype_c_type(b.dtype) << "* __restrict__ " << buf_name(index_of(b))
@@ -101,7 +108,10 @@ class CudaEmitter {
       case StmtKind::Allocate: {
         const ir::Buffer& b = p_.buffers[static_cast<size_t>(s->buffer)];
         os << pad << "{\n" << pad << "  ";
-        if (b.scope == ir::BufferScope::Shared)
+        if (b.scope == ir::BufferScope::Shared && placed_.count(s->buffer))
+          os << "TLMC_SHARED_AT(tlmc_smem, " << ir::dtype_c_type(b.dtype) << ", "
+             << buf_name(s->buffer) << ", " << placed_.at(s->buffer) << ", " << b.size << ");\n";
+        else if (b.scope == ir::BufferScope::Shared)
           os << "TLMC_SHARED(" << ir::dtype_c_type(b.dtype) << ", " << buf_name(s->buffer) << ", "
              << b.size << ");\n";
         else
@@ -161,7 +171,8 @@ class CudaEmitter {
 
   const ir::LoopProgram& p_;
   const ir::GpuLimits& gpu_;
-  int64_t threads_ = 1;  // of the launch being emitted
+  int64_t threads_ = 1;            // of the launch being emitted
+  std::map<int, int64_t> placed_;  // its shared arrays' offsets in dynamic shared memory
 };
 
 }  // namespace

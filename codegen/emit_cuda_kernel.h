@@ -20,6 +20,7 @@ struct CudaLaunch {
   std::string kernel;  // the __global__ function
   int64_t blocks = 1;
   int64_t threads = 1;
+  int64_t dynamic_shared_bytes = 0;  // ir::dynamic_shared_bytes: asked for at launch
 };
 
 struct CudaKernelSource {

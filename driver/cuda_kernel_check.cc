@@ -33,9 +33,9 @@ void check_cuda_kernels(const ir::Target& target, CompiledModel& m, std::ostream
             << why << "\n";
     return;
   }
-  std::vector<std::pair<std::string, int64_t>> launches;
-  for (const codegen::CudaLaunch& l : codegen::cuda_launches(m.plan))
-    launches.emplace_back(l.kernel, l.threads);
+  std::vector<toolchain::KernelLaunch> launches;
+  for (const codegen::CudaLaunch& l : codegen::cuda_launches(m.plan, target.gpu))
+    launches.push_back({l.kernel, l.threads, l.dynamic_shared_bytes});
   std::vector<ir::KernelResources> kernels = toolchain::launched_kernels(*built, launches);
   std::string over;
   for (const ir::KernelResources& k : kernels)
@@ -78,8 +78,8 @@ void print_cuda_kernels(std::ostream& os, const ir::Target& target, const Compil
       std::snprintf(line, sizeof line,
                     "%-28s %8lld %5d %5d %6d %11s %6d %3d %6d %5.0f%% %-13s %9.2f %8.0f %s\n",
                     k.name.c_str(), static_cast<long long>(e.blocks), k.threads, k.registers,
-                    k.stack_bytes, spills.c_str(), k.shared_bytes, k.barriers,
-                    e.occupancy.blocks_per_sm, 100 * e.occupancy.warps_fraction,
+                    k.stack_bytes, spills.c_str(), k.shared_bytes + k.dynamic_shared_bytes,
+                    k.barriers, e.occupancy.blocks_per_sm, 100 * e.occupancy.warps_fraction,
                     e.occupancy.limited_by.c_str(), e.seconds * 1e6, e.flops / e.seconds / 1e9,
                     e.bound.c_str());
       os << line;

@@ -12,7 +12,9 @@ int warps_of(const GpuLimits& gpu, const KernelResources& k) {
 }
 
 // Shared memory one resident block takes of its SM.
-int shared_per_block(const KernelResources& k) { return round_up(k.shared_bytes, 128) + 1024; }
+int shared_per_block(const KernelResources& k) {
+  return round_up(k.shared_bytes + k.dynamic_shared_bytes, 128) + 1024;
+}
 
 // Registers one resident block takes of its SM.
 int registers_per_block(const GpuLimits& gpu, const KernelResources& k) {
@@ -50,6 +52,8 @@ std::vector<std::string> limit_violations(const GpuLimits& gpu, const KernelReso
   over(k.registers, gpu.regs_per_thread, "registers per thread");
   over(registers_per_block(gpu, k), gpu.regs_per_block, "registers per block");
   over(k.shared_bytes, gpu.smem_per_block, "static shared memory per block");
+  over(k.shared_bytes + k.dynamic_shared_bytes, gpu.smem_optin_per_block,
+       "shared memory per block (dynamic, opted in)");
   over(shared_per_block(k), gpu.smem_per_sm, "shared memory per SM (one block, reserve included)");
   return out;
 }

@@ -11,15 +11,16 @@
 namespace tlmc::ir {
 
 struct KernelResources {
-  std::string name;        // the __global__ function
-  int threads = 1;         // per block
-  int registers = 0;       // per thread, as allocated by ptxas
-  int stack_bytes = 0;     // local memory per thread: the stack frame (spills included)
-  int spill_stores = 0;    // bytes ptxas stores to local memory for want of registers
-  int spill_loads = 0;     // and loads back
-  int shared_bytes = 0;    // static shared memory per block
-  int barriers = 0;        // named barriers used (__syncthreads is barrier 0)
-  int constant_bytes = 0;  // the kernel's parameter bank, cmem[0]
+  std::string name;              // the __global__ function
+  int threads = 1;               // per block
+  int registers = 0;             // per thread, as allocated by ptxas
+  int stack_bytes = 0;           // local memory per thread: the stack frame (spills included)
+  int spill_stores = 0;          // bytes ptxas stores to local memory for want of registers
+  int spill_loads = 0;           // and loads back
+  int shared_bytes = 0;          // static shared memory per block
+  int dynamic_shared_bytes = 0;  // asked for at launch (ir::dynamic_shared_bytes), per block
+  int barriers = 0;              // named barriers used (__syncthreads is barrier 0)
+  int constant_bytes = 0;        // the kernel's parameter bank, cmem[0]
 };
 
 struct Occupancy {
@@ -34,7 +35,8 @@ struct Occupancy {
 Occupancy occupancy(const GpuLimits& gpu, const KernelResources& k);
 
 // What `k` exceeds of the descriptor, one line each (threads, registers per thread and per
-// block, shared memory per block and per SM); empty when it can launch.
+// block, static shared memory per block, static and dynamic together per block (the opt-in
+// limit) and per SM); empty when it can launch.
 std::vector<std::string> limit_violations(const GpuLimits& gpu, const KernelResources& k);
 
 }  // namespace tlmc::ir

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <set>
 #include <sstream>
 
@@ -280,9 +281,35 @@ std::vector<GpuRoot> gpu_roots(const LoopProgram& p) {
     } else {
       r.threads = std::max<int64_t>(1, widest_thread_loop(r.body));
     }
+    for (const auto& [buffer, offset] : shared_offsets(p, r)) {
+      const Buffer& b = p.buffers[static_cast<size_t>(buffer)];
+      r.shared_bytes = std::max<int64_t>(
+          r.shared_bytes, offset + b.size * static_cast<int64_t>(dtype_size(b.dtype)));
+    }
     out.push_back(r);
   }
   return out;
+}
+
+std::map<int, int64_t> shared_offsets(const LoopProgram& p, const GpuRoot& root) {
+  std::map<int, int64_t> out;
+  int64_t next = 0;
+  std::function<void(const Stmt&)> walk = [&](const Stmt& s) {
+    if (s->kind == StmtKind::Allocate) {
+      const Buffer& b = p.buffers[static_cast<size_t>(s->buffer)];
+      if (b.scope == BufferScope::Shared && !out.count(s->buffer)) {
+        out[s->buffer] = next;
+        next += (b.size * static_cast<int64_t>(dtype_size(b.dtype)) + 15) / 16 * 16;
+      }
+    }
+    for (const Stmt& c : s->body) walk(c);
+  };
+  walk(root.stmt);
+  return out;
+}
+
+int64_t dynamic_shared_bytes(const GpuRoot& root, const GpuLimits& gpu) {
+  return root.shared_bytes > gpu.smem_per_block ? root.shared_bytes : 0;
 }
 
 }  // namespace tlmc::ir

@@ -4,11 +4,13 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "ir/expr.h"
+#include "ir/target.h"
 
 namespace tlmc::ir {
 
@@ -100,8 +102,18 @@ struct GpuRoot {
   int64_t blocks = 1, threads = 1;
   int block_var = -1, thread_var = -1;  // -1 where unbound (thread_var: or not at the top)
   Stmt body;                            // inside the bound loops at the top
+  // The block's shared memory: its Shared arrays one after another, each from a multiple
+  // of 16 bytes, in the order their Allocates come (none reuses another's bytes).
+  int64_t shared_bytes = 0;
 };
 std::vector<GpuRoot> gpu_roots(const LoopProgram& p);
+// Where a GPU root's Shared arrays lie: each array's byte offset, by buffer id, in the order
+// GpuRoot::shared_bytes counts them.
+std::map<int, int64_t> shared_offsets(const LoopProgram& p, const GpuRoot& root);
+// The shared memory a launch of `root` asks for dynamically: all of it where it exceeds what
+// a block may declare statically (`extern __shared__`, the kernel opted in to more), else
+// none.
+int64_t dynamic_shared_bytes(const GpuRoot& root, const GpuLimits& gpu);
 
 // The packed copy of a tensor's bytes (elements of `element_bytes` each).
 std::vector<uint8_t> pack_bytes(const Packing& packing, const std::vector<uint8_t>& source,

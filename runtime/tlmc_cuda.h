@@ -20,6 +20,9 @@ typedef unsigned long long uint64_t;
 #define NAN __int_as_float(0x7fc00000)
 #define TLMC_SHARED(type, name, count) __shared__ __align__(16) type name[count]
 #define TLMC_DYNAMIC_SHARED(type, name) extern __shared__ __align__(16) type name[]
+#define TLMC_DYNAMIC_SHARED_BASE(base) extern __shared__ __align__(16) unsigned char base[]
+#define TLMC_SHARED_AT(base, type, name, offset, count) \
+  type* const name = reinterpret_cast<type*>(base + (offset))
 #else
 #include <cuda_runtime.h>
 
@@ -30,11 +33,19 @@ typedef unsigned long long uint64_t;
 #ifdef TLMC_CUDA_EMULATION
 #define TLMC_SHARED(type, name, count) static ::tlmc_emu::SharedArray<type> name(#name, count)
 #define TLMC_DYNAMIC_SHARED(type, name) ::tlmc_emu::SharedArray<type> name(#name)
+#define TLMC_DYNAMIC_SHARED_BASE(base) static_cast<void>(0)
+#define TLMC_SHARED_AT(base, type, name, offset, count) \
+  ::tlmc_emu::SharedArray<type> name(#name, offset, count)
 #define TLMC_LAUNCH(kernel, grid, block, shared_bytes, stream, ...) \
   tlmc_emulated_launch(#kernel, kernel, grid, block, shared_bytes, stream, __VA_ARGS__)
 #else
 #define TLMC_SHARED(type, name, count) __shared__ __align__(16) type name[count]
 #define TLMC_DYNAMIC_SHARED(type, name) extern __shared__ __align__(16) type name[]
+/* Beyond what a block may declare statically, a kernel's shared arrays are placed in its
+ * dynamic shared memory (sized at launch, opted in by cudaFuncSetAttribute). */
+#define TLMC_DYNAMIC_SHARED_BASE(base) extern __shared__ __align__(16) unsigned char base[]
+#define TLMC_SHARED_AT(base, type, name, offset, count) \
+  type* const name = reinterpret_cast<type*>(base + (offset))
 #define TLMC_LAUNCH(kernel, grid, block, shared_bytes, stream, ...) \
   tlmc_launch(kernel, grid, block, shared_bytes, stream, __VA_ARGS__)
 

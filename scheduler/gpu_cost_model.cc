@@ -220,10 +220,12 @@ GpuLaunchEstimate estimate_launch(const ir::LoopProgram& p, const ir::GpuRoot& r
   // Without ptxas's count: a base for indices and addresses, and two registers per element
   // of the thread's local arrays (an accumulator and an operand).
   k.registers = static_cast<int>(std::min(255.0, 32 + 2 * w.register_elements));
-  k.shared_bytes = static_cast<int>(w.shared_bytes);
+  k.dynamic_shared_bytes = static_cast<int>(ir::dynamic_shared_bytes(root, gpu));
+  k.shared_bytes = k.dynamic_shared_bytes > 0 ? 0 : static_cast<int>(w.shared_bytes);
   if (ptxas) {
     k = *ptxas;
     k.threads = static_cast<int>(e.threads);
+    k.dynamic_shared_bytes = static_cast<int>(ir::dynamic_shared_bytes(root, gpu));
   }
   e.occupancy = ir::occupancy(gpu, k);
   const double blocks = static_cast<double>(e.blocks);

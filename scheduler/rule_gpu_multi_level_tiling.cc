@@ -78,7 +78,8 @@ void tile(SketchBuild& b, const Tiled& t) {
   const StageState& rss = st.stages[static_cast<size_t>(root)];
   const std::string role = b.role(root), red_role = b.role(red);
   const int64_t max_threads = std::min<int64_t>(b.target.gpu.threads_per_block, 1024);
-  const int64_t smem = b.target.gpu.smem_per_block;
+  // Beyond what a block declares statically, its shared copies are dynamic, opted in.
+  const int64_t smem = b.target.gpu.smem_optin_per_block;
 
   std::vector<std::string> names, inner_names, thread_names, block_names;
   for (size_t a = 0; a < rs.axes.size(); ++a) {
@@ -172,7 +173,10 @@ void tile(SketchBuild& b, const Tiled& t) {
       const ir::Stage& ct = r.state.te.stages[static_cast<size_t>(c)];
       int64_t elements = 1;
       for (size_t j = 0; j < ct.axes.size(); ++j) elements *= cs.iters[j].extent;
-      bytes += elements * static_cast<int64_t>(ir::dtype_size(r.state.te.tensor(ct.output).dtype));
+      // Each array from a multiple of 16 bytes (ir::shared_offsets).
+      const int64_t size =
+          elements * static_cast<int64_t>(ir::dtype_size(r.state.te.tensor(ct.output).dtype));
+      bytes += (size + 15) / 16 * 16;
       if (bytes > smem)
         throw InvalidDecision("the shared copies take " + std::to_string(bytes) +
                               " bytes, more than a block's " + std::to_string(smem));

@@ -235,16 +235,17 @@ std::vector<ir::KernelResources> parse_ptxas_report(const std::string& log) {
   return out;
 }
 
-std::vector<ir::KernelResources> launched_kernels(
-    const NvrtcOutput& out, const std::vector<std::pair<std::string, int64_t>>& launches) {
+std::vector<ir::KernelResources> launched_kernels(const NvrtcOutput& out,
+                                                  const std::vector<KernelLaunch>& launches) {
   std::vector<ir::KernelResources> kernels;
-  for (const auto& [name, threads] : launches) {
+  for (const KernelLaunch& l : launches) {
     const ir::KernelResources* found = nullptr;
     for (const ir::KernelResources& k : out.kernels)
-      if (k.name == name) found = &k;
-    TLMC_ASSERT(found, "ptxas reported nothing of kernel " << name << ":\n" << out.log);
+      if (k.name == l.kernel) found = &k;
+    TLMC_ASSERT(found, "ptxas reported nothing of kernel " << l.kernel << ":\n" << out.log);
     kernels.push_back(*found);
-    kernels.back().threads = static_cast<int>(threads);
+    kernels.back().threads = static_cast<int>(l.threads);
+    kernels.back().dynamic_shared_bytes = static_cast<int>(l.dynamic_shared_bytes);
   }
   return kernels;
 }

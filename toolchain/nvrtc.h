@@ -30,10 +30,17 @@ std::optional<NvrtcOutput> nvrtc_compile(
     const std::vector<std::pair<std::string, std::string>>& headers, const ir::GpuLimits& gpu,
     std::string* why);
 
-// Each launched kernel's resources from `out`, in the order of `launches` (name and threads
-// per block, which the report lacks); InternalError for a kernel ptxas did not report.
-std::vector<ir::KernelResources> launched_kernels(
-    const NvrtcOutput& out, const std::vector<std::pair<std::string, int64_t>>& launches);
+// One launch of a kernel: what ptxas's report lacks of it.
+struct KernelLaunch {
+  std::string kernel;
+  int64_t threads = 1;               // per block
+  int64_t dynamic_shared_bytes = 0;  // per block, asked for at launch
+};
+
+// Each launched kernel's resources from `out`, in the order of `launches`; InternalError for
+// a kernel ptxas did not report.
+std::vector<ir::KernelResources> launched_kernels(const NvrtcOutput& out,
+                                                  const std::vector<KernelLaunch>& launches);
 
 // The resources ptxas reports (its -v lines) per entry function, in order.
 std::vector<ir::KernelResources> parse_ptxas_report(const std::string& log);

@@ -43,8 +43,9 @@ std::optional<std::vector<ir::KernelResources>> build_kernels(const ir::LoopProg
       toolchain::nvrtc_compile(source, loops.name + ".cu",
                                {{"tlmc_cuda.h", codegen::runtime_file("tlmc_cuda.h")}}, gpu, &why);
   if (!out) return std::nullopt;
-  std::vector<std::pair<std::string, int64_t>> launches;
-  for (const codegen::CudaLaunch& l : k.launches) launches.emplace_back(l.kernel, l.threads);
+  std::vector<toolchain::KernelLaunch> launches;
+  for (const codegen::CudaLaunch& l : k.launches)
+    launches.push_back({l.kernel, l.threads, l.dynamic_shared_bytes});
   return toolchain::launched_kernels(*out, launches);
 }
 

@@ -393,8 +393,11 @@ class SharedArray {
     data_.resize(static_cast<size_t>(count));
     shadow_.resize(static_cast<size_t>(count) * sizeof(T) / 4);
   }
-  // A view of the dynamic shared memory of the launch in progress.
+  // A view of the dynamic shared memory of the launch in progress: all of it, or `count`
+  // elements from byte `offset` (one of several arrays the kernel places there).
   explicit SharedArray(const char* name) : name_(name), count_(0), dynamic_(true) {}
+  SharedArray(const char* name, long long offset, long long count)
+      : name_(name), count_(count), dynamic_(true), offset_(offset), placed_(true) {}
   SharedRef<T> operator[](long long i) {
     T* base = data();
     ShadowWord* shadow = shadow_words();
@@ -407,15 +410,26 @@ class SharedArray {
 
  private:
   T* data() {
-    return dynamic_ ? reinterpret_cast<T*>(launch().dynamic_shared.data()) : data_.data();
+    if (!dynamic_) return data_.data();
+    std::vector<unsigned char>& bytes = launch().dynamic_shared;
+    if (placed_ &&
+        offset_ + count_ * static_cast<long long>(sizeof(T)) > static_cast<long long>(bytes.size()))
+      fail("shared array " + std::string(name_) + " lies past the " + std::to_string(bytes.size()) +
+           " bytes of dynamic shared memory the launch gave");
+    return reinterpret_cast<T*>(bytes.data() + offset_);
   }
-  ShadowWord* shadow_words() { return dynamic_ ? launch().dynamic_shadow.data() : shadow_.data(); }
+  ShadowWord* shadow_words() {
+    return dynamic_ ? launch().dynamic_shadow.data() + offset_ / 4 : shadow_.data();
+  }
   long long size() const {
-    return dynamic_ ? static_cast<long long>(launch().dynamic_shared.size() / sizeof(T)) : count_;
+    if (!dynamic_ || placed_) return count_;
+    return static_cast<long long>(launch().dynamic_shared.size() / sizeof(T));
   }
   const char* name_;
   long long count_;
   bool dynamic_;
+  long long offset_ = 0;  // placed dynamic arrays: their first byte
+  bool placed_ = false;
   std::vector<T> data_;
   std::vector<ShadowWord> shadow_;
 };

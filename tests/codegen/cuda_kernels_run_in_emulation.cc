@@ -163,7 +163,7 @@ std::string test_source(const codegen::CudaKernelSource& k, const ir::LoopProgra
      << k.text << "extern \"C\" int tlmc_test_run(void* const* buffers, char* scratch) {\n";
   for (const codegen::CudaLaunch& l : k.launches) {
     os << "  if (TLMC_LAUNCH(" << l.kernel << ", dim3(" << l.blocks << "), dim3(" << l.threads
-       << "), 0, nullptr";
+       << "), " << l.dynamic_shared_bytes << ", nullptr";
     for (size_t i = 0; i < p.params.size(); ++i) {
       const ir::Buffer& b = p.buffers[static_cast<size_t>(p.params[i])];
       os << ", (" << (static_cast<int>(i) < p.num_inputs ? "const " : "")
@@ -289,6 +289,26 @@ class Emulated {
   Order order_ = nullptr;
 };
 
+// The kernel's source run in the emulator in both orders: every output as the reference's.
+void expect_matches_in_emulation(const Subgraph& g, const ir::LoopProgram& p,
+                                 const std::string& source) {
+  std::string log;
+  const Emulated kernel(source, &log);
+  ASSERT_TRUE(kernel.loaded()) << log << "\n" << source;
+  for (bool reverse : {false, true}) {
+    SCOPED_TRACE(reverse ? "reverse order" : "forward order");
+    std::vector<std::vector<uint8_t>> got;
+    std::string message;
+    ASSERT_EQ(kernel.run(g, p, reverse, &got, &message), 0) << message << "\n" << source;
+    for (size_t o = 0; o < got.size(); ++o) {
+      const float* y = reinterpret_cast<const float*>(got[o].data());
+      const float* ref = g.want[o].f32();
+      for (int64_t i = 0; i < g.want[o].type.numel(); ++i)
+        ASSERT_NEAR(y[i], ref[i], 1e-4 + 1e-3 * std::fabs(ref[i])) << "element " << i;
+    }
+  }
+}
+
 class CudaKernels : public ::testing::TestWithParam<Model> {};
 
 TEST_P(CudaKernels, MatchTheReferenceInEmulation) {
@@ -306,21 +326,7 @@ TEST_P(CudaKernels, MatchTheReferenceInEmulation) {
       if (!expect_builds(p, target, point.values == points[0].values))
         std::cout << "NVRTC is not installed: the kernels' build was not checked\n";
     }
-    std::string log;
-    const Emulated kernel(source, &log);
-    ASSERT_TRUE(kernel.loaded()) << log << "\n" << source;
-    for (bool reverse : {false, true}) {
-      SCOPED_TRACE(reverse ? "reverse order" : "forward order");
-      std::vector<std::vector<uint8_t>> got;
-      std::string message;
-      ASSERT_EQ(kernel.run(g, p, reverse, &got, &message), 0) << message << "\n" << source;
-      for (size_t o = 0; o < got.size(); ++o) {
-        const float* y = reinterpret_cast<const float*>(got[o].data());
-        const float* ref = g.want[o].f32();
-        for (int64_t i = 0; i < g.want[o].type.numel(); ++i)
-          ASSERT_NEAR(y[i], ref[i], 1e-4 + 1e-3 * std::fabs(ref[i])) << "element " << i;
-      }
-    }
+    expect_matches_in_emulation(g, p, source);
   }
 }
 
@@ -358,6 +364,47 @@ TEST(CudaKernelsShareMemory, ADeletedBarrierIsARace) {
 TEST(CudaKernelsShareMemory, ADeletedBarrierOfACrossThreadReductionIsARace) {
   expect_race_without_first_barrier(4, "softmax_wide_rows", "cross_thread_reduction",
                                     "__shfl_xor_sync(");
+}
+
+// A GPU whose blocks may declare less shared memory statically than the product's tiles
+// take: the kernel places its copies in dynamic shared memory and asks for it at launch.
+// It runs as the static one does, NVRTC builds it within the (opt-in) limits, and launched
+// with too little dynamic memory the emulator stops it.
+TEST(CudaKernelsShareMemory, ArraysBeyondTheStaticLimitLieInDynamicSharedMemory) {
+  const Subgraph g(kModels[0]);
+  const scheduler::SpacePoint point{0, scheduler::default_values(g.sketches[0])};
+  const ir::LoopProgram p = g.loops(point);
+  const std::vector<ir::GpuRoot> roots = ir::gpu_roots(p);
+  ASSERT_EQ(roots.size(), 1u);
+  ir::GpuLimits small = kGpu;
+  small.smem_per_block = static_cast<int>(roots[0].shared_bytes) - 16;
+  const codegen::CudaKernelSource k = codegen::emit_cuda_kernel(p, small);
+  ASSERT_EQ(k.launches.size(), 1u);
+  EXPECT_EQ(k.launches[0].dynamic_shared_bytes, roots[0].shared_bytes);
+  EXPECT_EQ(codegen::emit_cuda_kernel(p, kGpu).launches[0].dynamic_shared_bytes, 0);
+  const std::string source = test_source(k, p);
+  EXPECT_NE(source.find("TLMC_DYNAMIC_SHARED_BASE(tlmc_smem);"), std::string::npos) << source;
+  EXPECT_NE(source.find("TLMC_SHARED_AT(tlmc_smem, "), std::string::npos) << source;
+  EXPECT_EQ(source.find("TLMC_SHARED("), std::string::npos) << source;
+  expect_matches_in_emulation(g, p, source);
+  if (const auto built = tune::build_kernels(p, small)) {
+    ASSERT_EQ(built->size(), 1u);
+    EXPECT_EQ((*built)[0].dynamic_shared_bytes, roots[0].shared_bytes);
+    EXPECT_EQ((*built)[0].shared_bytes, 0) << "nothing static";
+    EXPECT_TRUE(ir::limit_violations(small, (*built)[0]).empty());
+  }
+  std::string starved = source;
+  const std::string asked = ", " + std::to_string(roots[0].shared_bytes) + ", nullptr";
+  ASSERT_NE(starved.find(asked), std::string::npos) << source;
+  starved.replace(starved.find(asked), asked.size(), ", 16, nullptr");
+  std::string log;
+  const Emulated kernel(starved, &log);
+  ASSERT_TRUE(kernel.loaded()) << log;
+  std::vector<std::vector<uint8_t>> got;
+  std::string message;
+  EXPECT_NE(kernel.run(g, p, false, &got, &message), 0);
+  EXPECT_NE(message.find("bytes of dynamic shared memory the launch gave"), std::string::npos)
+      << message;
 }
 
 INSTANTIATE_TEST_SUITE_P(Operators, CudaKernels, ::testing::ValuesIn(kModels),

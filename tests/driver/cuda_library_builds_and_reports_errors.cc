@@ -76,6 +76,40 @@ TEST_F(CudaLibrary, CheckRunsInTheEmulator) {
   EXPECT_NE(layout.out.find("a CUDA target keeps the model's layout"), std::string::npos);
 }
 
+// Where a block may declare less shared memory statically than a kernel's tiles take (here
+// lowered to 4 KiB, below the -O0 product's 5 KiB), the kernel's arrays lie in dynamic
+// shared memory: NAME_init opts the kernel in, the launch asks for it, the emulated check
+// passes, and nvcc builds the archive.
+TEST_F(CudaLibrary, SharedMemoryBeyondTheStaticLimitIsDynamic) {
+  write_file(dir.file("wide.yaml"), R"(tlmc: 1
+name: wide
+inputs:
+  x: {shape: [128, 256]}
+weights:
+  w: {shape: [256, 128], init: {uniform: [-1, 1]}, seed: 3}
+nodes:
+  - {op: MatMul, inputs: [x, w], outputs: [y]}
+outputs: [y]
+)");
+  const std::string args =
+      "-O0 --target cuda-sm80 --target-option smem/block=4K " + dir.file("wide.yaml");
+  CommandResult r = run_command(tlmc(args + " --check"));
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("check passed"), std::string::npos) << r.out;
+  r = run_command(tlmc(args + " --emit source -o " + dir.file("src")));
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const std::string cu = read_file(dir.file("src/wide.cu"));
+  EXPECT_NE(cu.find("TLMC_DYNAMIC_SHARED_BASE(tlmc_smem);"), std::string::npos) << cu;
+  EXPECT_NE(cu.find("cudaFuncSetAttribute(wide_k0_g0, "
+                    "cudaFuncAttributeMaxDynamicSharedMemorySize, 5120)"),
+            std::string::npos)
+      << cu;
+  EXPECT_NE(cu.find("), 5120u, stream"), std::string::npos) << cu;
+  if (nvcc().empty()) GTEST_SKIP() << "no nvcc here: the archive was not built";
+  CommandResult lib = run_command(tlmc(args + " -o " + dir.file("libwide.a")));
+  EXPECT_EQ(lib.exit_code, 0) << lib.out;
+}
+
 // A program that inits and runs the library, printing the codes.
 const char* kProgram = R"(#include <cstdio>
 #include "tiny.h"

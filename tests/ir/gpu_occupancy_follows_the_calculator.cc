@@ -73,5 +73,25 @@ TEST(GpuOccupancy, AKernelOverALimitCannotLaunch) {
   EXPECT_EQ(over[0], "registers per thread 65 > 64");
 }
 
+TEST(GpuOccupancy, DynamicSharedMemoryCountsUpToTheOptInLimit) {
+  // 100 KiB asked for at launch, none static: one block (plus its reserve) of an A100's
+  // 164 KiB, two of an H100's 228 KiB.
+  KernelResources k = kernel(256, 32, 0);
+  k.dynamic_shared_bytes = 100 * 1024;
+  EXPECT_TRUE(limit_violations(a100(), k).empty());
+  EXPECT_EQ(occupancy(a100(), k).blocks_per_sm, 1);
+  EXPECT_EQ(occupancy(a100(), k).limited_by, "shared memory");
+  EXPECT_EQ(occupancy(h100(), k).blocks_per_sm, 2);
+  // Past the A100's opt-in 163 KiB (static and dynamic together), within the H100's 227.
+  k.shared_bytes = 64;
+  k.dynamic_shared_bytes = 163 * 1024;
+  const std::vector<std::string> over = limit_violations(a100(), k);
+  ASSERT_EQ(over.size(), 2u);
+  EXPECT_EQ(over[0], "shared memory per block (dynamic, opted in) 166976 > 166912");
+  EXPECT_EQ(over[1], "shared memory per SM (one block, reserve included) 168064 > 167936");
+  EXPECT_EQ(occupancy(a100(), k).blocks_per_sm, 0);
+  EXPECT_TRUE(limit_violations(h100(), k).empty());
+}
+
 }  // namespace
 }  // namespace tlmc::ir
