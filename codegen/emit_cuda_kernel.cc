@@ -84,6 +84,19 @@ class CudaEmitter {
     return s + "char* __restrict__ scratch";
   }
 
+  // Does `s` hold a barrier or a warp shuffle?
+  static bool collective(const Stmt& s) {
+    bool found = s->kind == StmtKind::Barrier;
+    for (const ir::Expr* e : {&s->index, &s->value, &s->cond})
+      if (*e)
+        ir::visit_expr(*e, [&](const ir::ExprNode& n) {
+          found =
+              found || (n.kind == ir::ExprKind::Binary && n.binary_op == ir::BinaryOp::ShuffleXor);
+        });
+    for (const Stmt& c : s->body) found = found || collective(c);
+    return found;
+  }
+
   static bool uses_buffer(const Stmt& s, int b) {
     bool found = (s->kind == StmtKind::Store || s->kind == StmtKind::Allocate) && s->buffer == b;
     for (const ir::Expr* e : {&s->index, &s->value, &s->cond})
@@ -144,10 +157,14 @@ class CudaEmitter {
         return;
       case ir::LoopKind::GpuThread:
         // A loop of fewer iterations than the block has threads (a stage's share of a
-        // cooperative copy): the others skip it. Never around a barrier: a stage's own
-        // loops hold none.
+        // cooperative copy, a row's elements after its reductions): the others skip it.
+        // Never around a barrier or a shuffle, which every thread of the block (warp)
+        // must reach: the loops of a stage's share hold none, and a shared reduction's
+        // thread loop is as wide as the block (ThreadReduce).
         os << pad << "[[maybe_unused]] const int64_t " << v << " = threadIdx.x;\n";
         if (s->extent < threads_) {
+          TLMC_ASSERT(!collective(s->body[0]),
+                      "a barrier or shuffle in a thread loop narrower than the block: " << v);
           os << pad << "if (" << v << " < " << s->extent << ") {\n";
           emit(os, s->body[0], depth + 1);
           os << pad << "}\n";

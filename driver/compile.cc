@@ -600,8 +600,9 @@ CompiledModel compile_model(const CompileOptions& options) {
   }
   std::ostream* dump = o.dump_stream;
   if (dump && wants(o, "graph")) *dump << ir::graph_str(graph);
-  // The tuning database, opened once for the build: written where a CPU build measures
-  // (-O2, -O3: records, the shared cache's size, in-model times), else only read.
+  // The tuning database, opened once for the build: created if need be at -O2 and -O3 for
+  // a CPU target (measured records, the shared cache's size, in-model times); at the other
+  // levels and for a CUDA target nothing writes it.
   scheduler::TuningDb db = scheduler::TuningDb::open(
       o.tuning_db, !o.tuning_db.empty() && o.opt_level >= 2 && !o.target.is_cuda());
   // Weights leave a CPU's caches; a GPU's kernels are not measured here yet.

@@ -445,6 +445,12 @@ void apply_thread_reduce(ScheduleState& st, const Decision& d) {
       if (it.kind == ir::LoopKind::GpuThread && it.extent > threads)
         invalid(d, "the consumer has more threads than share the reduction");
     }
+    // Their barriers and shuffles take every thread of the block: one count for all.
+    for (const StageState& o : st.stages)
+      if (&o != &s && o.attach == Attach::At && o.at_stage == s.at_stage &&
+          o.at_iter == s.at_iter && o.reduce_threads && o.reduce_threads != threads)
+        invalid(d, "another reduction in this block is shared by " +
+                       std::to_string(o.reduce_threads) + " threads");
   } else if (s.attach != Attach::Root) {
     invalid(d, "only a stage at the root or in a block loop shares its reduction");
   }

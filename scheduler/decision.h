@@ -42,11 +42,13 @@ enum class DecisionKind {
                // CUDA grid (0: blockIdx.x, the outermost loop of a stage at the root) or the
                // threads of a block (1: threadIdx.x, inside the block loop); one of each
   ThreadReduce,  // stage, args {loop position, threads T}: the reduction loop of a stage at
-                 // the root, its innermost and only one, is shared by the T threads of a
-                 // block (CUDA; T a multiple of 32 up to 1024, the stage's thread loop): thread
-                 // t accumulates iterations t, t + T, ..., and the block combines the partial
-                 // results (warp shuffles, then shared memory across warps). The stage's loops
-                 // are final after it.
+                 // the root or computed in its consumer's block loop (then into shared
+                 // memory, every such stage of the block with the same T, no thread loop of
+                 // the consumer wider), its innermost and only one, is shared by the T
+                 // threads of a block (CUDA; T a multiple of 32 up to 1024, the stage's
+                 // thread loop): thread t accumulates iterations t, t + T, ..., and the block
+                 // combines the partial results (warp shuffles, then shared memory across
+                 // warps). The stage's loops are final after it.
 };
 
 struct Decision {

@@ -170,6 +170,12 @@ std::optional<Group> group_of(const SketchBuild& b, int c, const std::vector<int
   }
   const std::set<size_t> rows = axes_indexing_any(st, ts, g.reductions);
   if (rows.empty()) return std::nullopt;
+  // Each reduction the stage reads is indexed by all of the rows: one of fewer axes (a
+  // column's sum beside a row's) would be computed whole again in every block.
+  for (int p : g.reductions) {
+    const std::set<size_t> used = axes_indexing(ts, st.te.stages[static_cast<size_t>(p)].output);
+    if (!used.empty() && used != rows) return std::nullopt;
+  }
   for (size_t a : rows) g.order.push_back(static_cast<int64_t>(a));
   for (size_t a = 0; a < ts.axes.size(); ++a)
     if (!rows.count(a)) g.order.push_back(static_cast<int64_t>(a));

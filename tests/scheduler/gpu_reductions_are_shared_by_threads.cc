@@ -121,6 +121,23 @@ TEST(CrossThreadReduction, ALayerNormalizationIsOneKernelOfRows) {
       << ir::loop_str(p);
 }
 
+TEST(ThreadReduce, TheReductionsOfABlockShareOneThreadCount) {
+  // LayerNormalization: the mean (0) and the variance (1) computed in the output's (2)
+  // block loop. Their barriers and shuffles take the whole block: one thread count.
+  ScheduleState st(program_of(layer_norm_yaml(4, 100)));
+  for (const Decision& d : std::vector<Decision>{{DecisionKind::Bind, 2, -1, {0, 0}},
+                                                 {DecisionKind::ComputeAt, 1, 2, {0}},
+                                                 {DecisionKind::ComputeAt, 0, 2, {0}},
+                                                 {DecisionKind::Fuse, 0, -1, {0, 2}},
+                                                 {DecisionKind::Fuse, 1, -1, {0, 2}},
+                                                 {DecisionKind::ThreadReduce, 0, -1, {1, 64}}})
+    ASSERT_EQ(error_of(st, d), "") << decision_str(d);
+  EXPECT_EQ(error_of(st, {DecisionKind::ThreadReduce, 1, -1, {1, 32}}),
+            "thread_reduce 1 [1, 32]: another reduction in this block is shared by 64 threads");
+  EXPECT_EQ(error_of(st, {DecisionKind::ThreadReduce, 1, -1, {1, 64}}), "");
+  EXPECT_TRUE(st.stages[1].shared);
+}
+
 TEST(CrossThreadReduction, ManyRowsKeepOneThreadARowFirst) {
   // 65536 rows fill the GPU one thread a row: that sketch stays the -O0 one, the other is
   // still searched.
