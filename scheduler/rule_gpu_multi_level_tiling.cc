@@ -80,8 +80,9 @@ void tile(SketchBuild& b, const Tiled& t) {
   const int64_t max_threads = std::min<int64_t>(b.target.gpu.threads_per_block, 1024);
   // Beyond what a block declares statically, its shared copies are dynamic, opted in; one
   // block and its 1 KiB reserve fit the SM too.
-  const int64_t smem = std::min<int64_t>(b.target.gpu.smem_optin_per_block,
-                                         (b.target.gpu.smem_per_sm - 1024) / 128 * 128);
+  const int64_t smem =
+      std::min<int64_t>(b.target.gpu.smem_optin_per_block,
+                        (static_cast<int64_t>(b.target.gpu.smem_per_sm) - 1024) / 128 * 128);
 
   std::vector<std::string> names, inner_names, thread_names, block_names;
   for (size_t a = 0; a < rs.axes.size(); ++a) {
