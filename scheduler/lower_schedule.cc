@@ -132,11 +132,8 @@ class Lowerer {
   }
 
   bool reads(int stage, int tensor) const {
-    bool found = false;
-    ir::visit_expr(st_.te.stages[static_cast<size_t>(stage)].body, [&](const ir::ExprNode& n) {
-      found = found || (n.kind == ir::ExprKind::Load && n.var_id == tensor);
-    });
-    return found;
+    const std::vector<int> operands = ir::stage_operands(st_.te.stages[static_cast<size_t>(stage)]);
+    return std::find(operands.begin(), operands.end(), tensor) != operands.end();
   }
 
   Stmt loop(const Iter& it, Stmt body) {
