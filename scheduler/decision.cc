@@ -456,8 +456,7 @@ void apply_thread_reduce(ScheduleState& st, const Decision& d) {
   }
   const ir::Stage& ts = st.te.stages[static_cast<size_t>(d.stage)];
   const ir::DType t = ts.body->dtype;
-  if (t != ir::DType::Float32 && t != ir::DType::Int32 && t != ir::DType::Int64)
-    invalid(d, "a warp shuffles float32, int32 and int64 values only");
+  if (!warp_shuffles(t)) invalid(d, "a warp shuffles float32, int32 and int64 values only");
   if (pos + 1 != s.leaves.size()) invalid(d, "the shared loop is the innermost");
   for (size_t i = 0; i < s.leaves.size(); ++i) {
     const Iter& it = s.iters[static_cast<size_t>(s.leaves[i])];

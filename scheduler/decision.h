@@ -88,6 +88,11 @@ std::optional<std::vector<Decision>> parse_schedule_record(const std::string& te
 
 std::string_view decision_kind_name(DecisionKind k);
 
+// The types whose reductions a warp's lanes combine by shuffles (ThreadReduce).
+inline bool warp_shuffles(ir::DType t) {
+  return t == ir::DType::Float32 || t == ir::DType::Int32 || t == ir::DType::Int64;
+}
+
 // Largest local buffer, in bytes, a ComputeAt may create (it lives on the stack).
 constexpr int64_t kMaxLocalBytes = 128 * 1024;
 

@@ -54,7 +54,7 @@ std::vector<int> reductions(const SketchBuild& b) {
     if (ir::is_pointwise(ts) || !shared_operands(ts).empty() ||
         st.stages[static_cast<size_t>(s)].shared)
       continue;
-    if (t != ir::DType::Float32 && t != ir::DType::Int32 && t != ir::DType::Int64) continue;
+    if (!warp_shuffles(t)) continue;
     const Extents e = extents(st, static_cast<size_t>(s));
     if (e.reduce > b.target.gpu.warp && e.spatial <= INT32_MAX) out.push_back(s);
   }
