@@ -3,7 +3,7 @@
 
     /usr/bin/python3 bench/cuda_kernels.py [--tlmc build-bench/driver/tlmc]
         [--target cuda-sm80] [--workloads W1,...,W6] [--models resnet50,...]
-        [--levels 0,2] [--work build-bench/e2e] [--no-check]
+        [--levels 0,1,2] [--work build-bench/e2e] [--no-check]
 
 For each workload of bench/workloads (W1-W6 by default) and each model named by --models
 (the ONNX exports of bench/e2e_vs_pytorch.py under WORK/models; none by default: the
@@ -15,9 +15,10 @@ and prints one row per __global__ function: launch, registers, spills, shared me
 occupancy (ptxas's report through NVRTC), the analytic model's estimate (microseconds,
 GFLOP/s, what bounds it) beside the descriptor's fp32 peak, and the verdict of --check,
 which runs the library in tlmc's CPU emulator against the reference interpreter. Nothing
-here runs on a GPU: the estimates are the model's, not measurements. -O1 compiles as -O0
-for a CUDA target (the language model does not propose CUDA schedules yet); -O2 and -O3
-rank candidates by the analytic model.
+here runs on a GPU: the estimates are the model's, not measurements. -O1 is the bundled
+CUDA language model's likeliest schedule per kernel (trained on the analytic model's
+preferences, docs/lm.md); -O2 and -O3 rank candidates by the analytic model. A last table
+sums each model's estimated kernel time per level (each distinct kernel once).
 """
 import argparse
 import os
@@ -56,7 +57,7 @@ def main():
     ap.add_argument("--target", default="cuda-sm80")
     ap.add_argument("--workloads", default="W1,W2,W3,W4,W5,W6")
     ap.add_argument("--models", default="", help="ONNX exports of WORK/models (e.g. bert,gpt2)")
-    ap.add_argument("--levels", default="0,2")
+    ap.add_argument("--levels", default="0,1,2")
     ap.add_argument("--work", default=os.path.join(REPO, "build-bench", "e2e"))
     ap.add_argument("--no-check", action="store_true", help="skip the emulated --check")
     args = ap.parse_args()
@@ -73,8 +74,10 @@ def main():
           "| est us | est GFLOP/s | % peak | bound | check |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     spills = 0
+    totals = {}  # (model, level) -> the estimated microseconds of its kernels
+    levels = [int(x) for x in args.levels.split(",")]
     for name, path in models:
-        for level in [int(x) for x in args.levels.split(",")]:
+        for level in levels:
             rows, verdict, peak, seconds = run(args.tlmc, path, args.target, level,
                                                not args.no_check)
             if rows is None:
@@ -83,6 +86,7 @@ def main():
             for r in rows:
                 kernel, blocks, thr, regs, _, st, ld, smem, _, bps, warps, _, us, gf, bound = r
                 spills += int(st) > 0 or int(ld) > 0
+                totals[name, level] = totals.get((name, level), 0.0) + float(us)
                 share = 100.0 * float(gf) / peak if peak else 0
                 print(f"| {name} | {level} | {kernel} | {blocks} x {thr} | {regs} | {st}/{ld} | "
                       f"{smem} | {bps} | {warps}% | {float(us):.1f} | {float(gf):.0f} | "
@@ -90,6 +94,18 @@ def main():
             sys.stderr.write(f"{name} -O{level}: {len(rows)} kernels in {seconds:.0f} s\n")
     print(f"\nkernels that spill: {spills}. None is over a limit: tlmc stops rather than emit "
           f"one, so every row is within the descriptor's limits.")
+    print("\nestimated microseconds of each model's kernels (each distinct kernel once), and "
+          "the ratio to -O0:")
+    print("| model | " + " | ".join(f"-O{l} us" for l in levels) + " | " +
+          " | ".join(f"-O0/-O{l}" for l in levels if l != 0) + " |")
+    print("|---|" + "---|" * (2 * len(levels) - (0 in levels)))
+    for name, _ in models:
+        us = [totals.get((name, l)) for l in levels]
+        base = totals.get((name, 0))
+        ratios = [f"{base / totals[name, l]:.2f}" if base and totals.get((name, l)) else "-"
+                  for l in levels if l != 0]
+        print(f"| {name} | " + " | ".join(f"{u:.1f}" if u else "-" for u in us) + " | " +
+              " | ".join(ratios) + " |")
 
 
 if __name__ == "__main__":

@@ -74,9 +74,9 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  const tlmc::lm::Gpt model =
-      model_path.empty() ? tlmc::lm::default_model() : tlmc::lm::load_checkpoint(model_path).model;
   const tlmc::ir::Target target = tlmc::ir::host_target();
+  const tlmc::lm::Gpt model = model_path.empty() ? tlmc::lm::default_model(target)
+                                                 : tlmc::lm::load_checkpoint(model_path).model;
   const std::vector<Subgraph> subgraphs = workload_subgraphs(target);
   const tlmc::lm::GptConfig& c = model.config();
   std::printf("# language model: %zu parameters (%d channels, %d layers, %d heads, context %d)\n",

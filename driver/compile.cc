@@ -285,7 +285,7 @@ void tune(const CompileOptions& o, const std::vector<LayoutPlan>& plans,
                                                 : tune::SearchKind::Evolutionary;
   // Without a model, the evolutionary search starts from uniform samples.
   if (model_search || o.search == Search::Evolutionary)
-    options.model_search.model = &tune::language_model(o.lm_model);
+    options.model_search.model = &tune::language_model(o.lm_model, o.target);
   std::ostringstream quiet;
   std::ostream& progress = o.progress_stream ? *o.progress_stream : quiet;
   const std::vector<tune::TaskReport> reports =
@@ -297,21 +297,22 @@ void tune(const CompileOptions& o, const std::vector<LayoutPlan>& plans,
 // here and a tuning database; without them -O2 (the default) is -O1, with a note, and -O3
 // an error.
 int effective_level(const CompileOptions& o) {
-  // The language model speaks CPU schedules only, so far, and no GPU times CUDA kernels:
-  // -O1 is -O0 and -O2/-O3 rank by the analytic model, said once.
-  if (o.target.is_cuda() && o.opt_level > 0 && o.random_schedule_seed < 0) {
-    if (o.progress_stream && o.opt_level == 1)
-      *o.progress_stream << "tlmc: note: -O1 for " << o.target.name
-                         << ": the language model does not propose CUDA schedules yet; "
-                            "compiling at -O0 (the GPU sketch rules' defaults)\n";
-    if (o.progress_stream && o.opt_level >= 2)
+  // No GPU times CUDA kernels: -O1 ranks the CUDA language model's beam, -O2/-O3 points
+  // drawn from the spaces, by the analytic model, said once.
+  if (o.target.is_cuda() && o.opt_level == 1 && o.random_schedule_seed < 0 && o.progress_stream)
+    *o.progress_stream << "tlmc: note: -O1 for " << o.target.name
+                       << ": each kernel's schedule is the analytic model's best estimate of "
+                          "the CUDA language model's likeliest points and the -O0 point: "
+                          "nothing was measured\n";
+  if (o.target.is_cuda() && o.opt_level > 1 && o.random_schedule_seed < 0) {
+    if (o.progress_stream)
       *o.progress_stream << "tlmc: note: -O" << o.opt_level << " for " << o.target.name
                          << ": no GPU times CUDA kernels here; each kernel's schedule is the "
                             "analytic model's best estimate of "
                          << tune::estimated_candidates(o.opt_level)
                          << " candidates, the -O0 point among them: nothing was measured or "
                             "recorded\n";
-    return o.opt_level == 1 ? 0 : o.opt_level;
+    return o.opt_level;
   }
   if (o.opt_level < 2 || o.random_schedule_seed >= 0) return o.opt_level;
   std::string missing;

@@ -30,7 +30,9 @@
 #include "lm/train.h"
 #include "scheduler/sketch_rules.h"
 #include "scheduler/tuning_db.h"
+#include "tune/gpu_estimate_search.h"
 #include "tune/measure_task.h"
+#include "tune/schedule_choice.h"
 #include "tune/tuner.h"
 
 namespace tlmc::driver {
@@ -41,7 +43,8 @@ namespace po = boost::program_options;
 
 constexpr const char* kUsage =
     "Usage: tlmc lm keys MODEL... [--target T]\n"
-    "       tlmc lm sample CORPUS MODEL... [--per-subgraph N] [--decisions uniform|rule]\n"
+    "       tlmc lm sample CORPUS MODEL... [--per-subgraph N]\n"
+    "                                     [--decisions uniform|rule|estimate]\n"
     "                                     [--seed S] [--target T] [--hold-out FILE]\n"
     "       tlmc lm pretrain CORPUS -o MODEL.tlm [--steps N] [--batch B] [--learning-rate R]\n"
     "                                     [--channels C] [--layers L] [--heads H] [--context T]\n"
@@ -59,8 +62,9 @@ constexpr const char* kUsage =
     "  sample    the distinct subgraphs of each MODEL (.yaml or .onnx), except those whose\n"
     "            workload key --hold-out lists, each written as N sentences whose decisions\n"
     "            are drawn at random from its spaces (CORPUS/sentences/), or as the one\n"
-    "            point the -O0 rule chooses (--decisions rule), and the subgraph itself\n"
-    "            (CORPUS/programs/)\n"
+    "            point the -O0 rule chooses (--decisions rule) or, for a CUDA target, the\n"
+    "            analytic model's best of the 32 points -O2 ranks (--decisions estimate),\n"
+    "            and the subgraph itself (CORPUS/programs/)\n"
     "  pretrain  trains a model on CORPUS's sentences (checkpoints in CORPUS/pretrain.ckpt)\n"
     "            and writes it to MODEL.tlm (default: 128 channels, 4 layers, 4 heads, a\n"
     "            context of 768 tokens, 2000 steps of 16 sentences at a rate of 1e-3)\n"
@@ -141,9 +145,22 @@ int keys(const std::vector<std::string>& models, const ir::Target& target) {
 
 // What `sample` writes as a subgraph's decisions.
 enum class SampledDecisions {
-  Uniform,  // points drawn uniformly from the spaces
-  Rule,     // the -O0 rule's point (one per subgraph): what the rule would choose
+  Uniform,   // points drawn uniformly from the spaces
+  Rule,      // the -O0 rule's point (one per subgraph): what the rule would choose
+  Estimate,  // a CUDA target's: the analytic model's best of the points -O2 ranks (one per
+             // subgraph, tune/gpu_estimate_search.h): its preference, nothing measured
 };
+
+// The one point a subgraph's sentence writes for Rule and Estimate.
+scheduler::SpacePoint chosen_point(SampledDecisions decisions, const ir::TeProgram& program,
+                                   const scheduler::Sketches& sketches, const ir::Target& target,
+                                   const std::string& key) {
+  if (decisions == SampledDecisions::Rule)
+    return scheduler::SpacePoint{0, scheduler::default_values(sketches[0])};
+  return tune::choose_by_estimate(program, target, tune::estimated_candidates(2),
+                                  std::stoull(key, nullptr, 16))
+      .point;
+}
 
 // Each model: its distinct subgraphs (all layout plans) not held out and not sampled from an
 // earlier model, `per_subgraph` points each. A model is done once its sentences file
@@ -194,11 +211,11 @@ int sample(const fs::path& corpus, const std::vector<std::string>& models, int p
       const std::vector<lm::Token> prompt = lm::prompt_tokens(program, target);
       std::mt19937_64 rng(seed ^ std::stoull(d.key, nullptr, 16));
       for (int i = 0; i < per_subgraph; ++i)
-        sentences.push_back(lm::tensor_sentence(
-            prompt, sketches,
-            decisions == SampledDecisions::Rule
-                ? scheduler::SpacePoint{0, scheduler::default_values(sketches[0])}
-                : scheduler::random_point(sketches, rng)));
+        sentences.push_back(
+            lm::tensor_sentence(prompt, sketches,
+                                decisions == SampledDecisions::Uniform
+                                    ? scheduler::random_point(sketches, rng)
+                                    : chosen_point(decisions, program, sketches, target, d.key)));
       replace_file(program_path(corpus, d.key), ir::te_to_text(program), "the file");
       keys += d.key + "\t" + fs::absolute(model).string() + "\t" +
               split.plans[static_cast<size_t>(d.plan)].name + "\n";
@@ -230,6 +247,16 @@ struct TrainRun {
 // Trains `model` on `sentences` (sorted by the caller, so the run does not depend on file
 // order), resuming from run.checkpoint.
 void train(lm::Gpt& model, const std::vector<lm::Sentence>& sentences, const TrainRun& run) {
+  // A model knows the language's first tokens (lm/vocabulary.h): one trained before the CUDA
+  // words existed cannot learn to choose CUDA sketches.
+  for (const lm::Sentence& x : sentences)
+    for (const std::vector<lm::Token>& choice : x.choices)
+      for (lm::Token t : choice)
+        if (t >= model.config().vocab)
+          throw Diagnostic({}, std::string("tlmc lm ") + run.verb +
+                                   ": the sentences choose among words the model does not "
+                                   "know (CUDA schedules, a model of CPU ones): start from a "
+                                   "model that `tlmc lm pretrain` wrote");
   lm::AdamWOptions adam;
   adam.learning_rate = run.learning_rate;
   adam.total_steps = run.steps;
@@ -327,10 +354,13 @@ int pretrain(const fs::path& corpus, const std::string& output, const lm::GptCon
   return 0;
 }
 
-// The starting model of finetune and demonstrate: --model's file, else the bundled one.
+// The starting model of finetune and demonstrate: --model's file, else the bundled one for
+// CPU targets (a CUDA model is named with --model; tlmc measures no CUDA kernel to
+// demonstrate with).
 lm::Gpt starting_model(const po::variables_map& vm) {
   if (vm.count("model")) return lm::load_checkpoint(vm["model"].as<std::string>()).model;
-  return lm::default_model();
+  const ir::Target cpu_target;
+  return lm::default_model(cpu_target);
 }
 
 // Demonstrations: the fastest successful record of each workload and target (`top` of
@@ -622,9 +652,6 @@ namespace {
 ir::Target parse_target_option(const po::variables_map& vm) {
   const std::optional<ir::Target> target = ir::parse_target(vm["target"].as<std::string>());
   if (!target) throw std::invalid_argument(ir::unknown_target(vm["target"].as<std::string>()));
-  if (target->is_cuda())
-    throw std::invalid_argument("tlmc lm samples and tunes CPU targets; --target " + target->name +
-                                " is a GPU");
   return *target;
 }
 
@@ -694,19 +721,26 @@ static int run_lm_command_checked(const std::vector<std::string>& args) {
   if (verb == "sample") {
     if (words.size() < 3) throw std::invalid_argument("tlmc lm sample needs models to sample");
     const std::string& kind = vm["decisions"].as<std::string>();
-    if (kind != "uniform" && kind != "rule")
-      throw std::invalid_argument("--decisions takes uniform or rule, not '" + kind + "'");
-    const SampledDecisions decisions =
-        kind == "rule" ? SampledDecisions::Rule : SampledDecisions::Uniform;
-    if (decisions == SampledDecisions::Rule && !vm["per-subgraph"].defaulted())
+    if (kind != "uniform" && kind != "rule" && kind != "estimate")
+      throw std::invalid_argument("--decisions takes uniform, rule or estimate, not '" + kind +
+                                  "'");
+    const SampledDecisions decisions = kind == "rule"       ? SampledDecisions::Rule
+                                       : kind == "estimate" ? SampledDecisions::Estimate
+                                                            : SampledDecisions::Uniform;
+    const ir::Target target = parse_target_option(vm);
+    if (decisions == SampledDecisions::Estimate && !target.is_cuda())
       throw std::invalid_argument(
-          "--decisions rule writes one sentence per subgraph: leave out --per-subgraph");
-    const int per = decisions == SampledDecisions::Rule ? 1 : vm["per-subgraph"].as<int>();
+          "--decisions estimate ranks CUDA schedules by the analytic model; a CPU target's are "
+          "measured (tlmc lm demonstrate)");
+    if (decisions != SampledDecisions::Uniform && !vm["per-subgraph"].defaulted())
+      throw std::invalid_argument("--decisions " + kind +
+                                  " writes one sentence per subgraph: leave out --per-subgraph");
+    const int per = decisions == SampledDecisions::Uniform ? vm["per-subgraph"].as<int>() : 1;
     if (per < 1) throw std::invalid_argument("--per-subgraph takes a count >= 1");
     std::set<std::string> held_out;
     if (vm.count("hold-out")) held_out = read_keys(vm["hold-out"].as<std::string>());
     return sample(corpus, std::vector<std::string>(words.begin() + 2, words.end()), per, decisions,
-                  vm["seed"].as<uint64_t>(), parse_target_option(vm), held_out);
+                  vm["seed"].as<uint64_t>(), target, held_out);
   }
   if (verb == "pretrain") {
     if (words.size() > 2) throw std::invalid_argument("tlmc lm pretrain takes one corpus folder");

@@ -12,8 +12,8 @@ constexpr char kMagic[8] = {'T', 'L', 'M', 'C', 'G', 'P', 'T', '\n'};
 void save_checkpoint(const std::string& path, const Gpt& model, const AdamWState* optimiser) {
   BinaryWriter out(kMagic, kCheckpointVersion, "model file");
   out.put(kLanguageVersion);
-  out.put(Vocabulary::get().fingerprint());
   const GptConfig& c = model.config();
+  out.put(Vocabulary::get().fingerprint(static_cast<size_t>(c.vocab)));
   for (int32_t x : {c.vocab, c.context, c.channels, c.layers, c.heads}) out.put(x);
   out.put_floats(model.parameters());
   out.put(static_cast<uint8_t>(optimiser ? 1 : 0));
@@ -34,15 +34,22 @@ Checkpoint read_checkpoint(BinaryReader& in, const std::string& path) {
                           ", this tlmc reads " + std::to_string(kCheckpointVersion));
   const auto language = in.get<uint32_t>();
   const auto fingerprint = in.get<uint64_t>();
-  if (language != kLanguageVersion || fingerprint != Vocabulary::get().fingerprint())
+  GptConfig c;
+  for (int* x : {&c.vocab, &c.context, &c.channels, &c.layers, &c.heads}) *x = in.get<int32_t>();
+  if (language != kLanguageVersion)
     throw CheckpointError(path + ": a model of tensor language " + std::to_string(language) +
                           ", this tlmc speaks " + std::to_string(kLanguageVersion) +
                           " (retrain it with `tlmc lm pretrain`)");
-  GptConfig c;
-  for (int* x : {&c.vocab, &c.context, &c.channels, &c.layers, &c.heads}) *x = in.get<int32_t>();
-  if (c.vocab != static_cast<int>(Vocabulary::get().size()) || c.context < 1 ||
-      c.context > 1 << 16 || c.channels < 1 || c.channels > 1 << 14 || c.layers < 0 ||
-      c.layers > 256 || c.heads < 1 || c.channels % c.heads != 0)
+  // The model knows the language's first c.vocab tokens (lm/vocabulary.h): their fingerprint.
+  const Vocabulary& v = Vocabulary::get();
+  if (c.vocab < 1 || static_cast<size_t>(c.vocab) > v.size() ||
+      fingerprint != v.fingerprint(static_cast<size_t>(c.vocab)))
+    throw CheckpointError(path + ": a model of another vocabulary of tensor language " +
+                          std::to_string(language) + " (" + std::to_string(c.vocab) +
+                          " tokens that are not this tlmc's first ones; retrain it with `tlmc lm "
+                          "pretrain`)");
+  if (c.context < 1 || c.context > 1 << 16 || c.channels < 1 || c.channels > 1 << 14 ||
+      c.layers < 0 || c.layers > 256 || c.heads < 1 || c.channels % c.heads != 0)
     throw CheckpointError(path + ": the model file's configuration is damaged");
   std::vector<float> params = in.floats(GptLayout(c).total);
   Checkpoint out{Gpt(c, std::move(params)), std::nullopt};

@@ -1,12 +1,15 @@
-// The model tlmc ships with (lm/default_model.tlm, assembled into the library; docs/lm.md
-// says how it was trained): what -O1, -O2 and -O3 use unless given another model file.
+// The models tlmc ships with (lm/default_model.tlm for CPU targets, lm/default_cuda_model.tlm
+// for CUDA targets, assembled into the library; docs/lm.md says how each was trained): what
+// -O1, -O2 and -O3 use unless given another model file.
 #pragma once
 
+#include "ir/target.h"
 #include "lm/gpt.h"
 
 namespace tlmc::lm {
 
-// Read on first use, then shared; a damaged bundled model is a compiler bug (InternalError).
-const Gpt& default_model();
+// The bundled model for the target's kind. Read on first use, then shared; a damaged bundled
+// model is a compiler bug (InternalError).
+const Gpt& default_model(const ir::Target& target);
 
 }  // namespace tlmc::lm

@@ -60,7 +60,7 @@ class Decoder {
         out(S * C), mean(S), rstd(S);
     for (size_t s = 0; s < S; ++s)  // x [S, C]
       for (size_t i = 0; i < C; ++i)
-        x[s * C + i] = p[w_.wte + static_cast<size_t>(tokens[s]) * C + i] +
+        x[s * C + i] = p[w_.wte + static_cast<size_t>(m_.known_token(tokens[s])) * C + i] +
                        p[w_.wpe + static_cast<size_t>(pos) * C + i];
     const float scale = 1.0f / std::sqrt(static_cast<float>(hs));
     std::vector<float> scores;
@@ -189,9 +189,11 @@ FittingSketches fitting_sketches(const Gpt& model, size_t prompt, const Sketches
   for (size_t k = 0; k < sketches.size(); ++k) {
     size_t length = prompt + 2;  // the sketch's name and <eos>
     for (const scheduler::Space& s : sketches[k].spaces()) length += space_tokens(s).size() + 1;
-    if (length > static_cast<size_t>(model.config().context)) continue;
+    const Token name = Vocabulary::get().at(sketches[k].name());
+    if (length > static_cast<size_t>(model.config().context) || name >= model.config().vocab)
+      continue;  // too long, or a sketch the model cannot name (speaks())
     out.index.push_back(k);
-    out.names.push_back(Vocabulary::get().at(sketches[k].name()));
+    out.names.push_back(name);
   }
   return out;
 }
@@ -229,6 +231,11 @@ std::vector<Stream> run_group(Decoder& decoder, std::vector<Stream> streams, Tok
 }
 
 }  // namespace
+
+bool speaks(const Gpt& model, const Sketches& sketches) {
+  const std::vector<Token> names = sketch_tokens(sketches);
+  return std::all_of(names.begin(), names.end(), [&](Token t) { return t < model.config().vocab; });
+}
 
 std::vector<GeneratedPoint> sample_points(const Gpt& model, const std::vector<Token>& prompt,
                                           const Sketches& sketches, size_t n,

@@ -23,6 +23,11 @@ struct SampleOptions {
   uint64_t seed = 1;
 };
 
+// Whether the model can write points of these sketches: it knows their names (a model trained
+// before the CUDA words existed knows no CUDA sketch: lm/vocabulary.h; the numbers every
+// space lists are known to every model). The functions below require it.
+bool speaks(const Gpt& model, const scheduler::Sketches& sketches);
+
 // `n` points drawn from the model (duplicates possible), in the order drawn.
 std::vector<GeneratedPoint> sample_points(const Gpt& model, const std::vector<Token>& prompt,
                                           const scheduler::Sketches& sketches, size_t n,

@@ -123,7 +123,11 @@ float Gpt::forward(const Batch& batch) {
   TLMC_ASSERT(T <= config_.context, "sentence of " << T << " tokens, context " << config_.context);
   TLMC_ASSERT(batch.tokens.size() == static_cast<size_t>(B) * static_cast<size_t>(T),
               "batch of " << batch.tokens.size() << " tokens for " << B << "x" << T);
+  for (const Prediction& pr : batch.predictions)
+    for (Token t : pr.choices)
+      TLMC_ASSERT(t >= 0 && t < config_.vocab, "choice " << t << " beyond the model's vocabulary");
   batch_ = batch;
+  for (Token& t : batch_.tokens) t = known_token(t);
   const Activations a(config_, B, T);
   acts_.assign(a.total, 0.0f);
   const size_t N = static_cast<size_t>(B) * static_cast<size_t>(T), Cs = static_cast<size_t>(C);
@@ -131,7 +135,7 @@ float Gpt::forward(const Batch& batch) {
   const float* p = params_.data();
   const GptLayout& w = layout_;
 
-  encode(acts + a.encoded, batch.tokens.data(), p + w.wte, p + w.wpe, B, T, C);
+  encode(acts + a.encoded, batch_.tokens.data(), p + w.wte, p + w.wpe, B, T, C);
   const float* residual = acts + a.encoded;  // [N, C]
   for (int l = 0; l < L; ++l) {
     const size_t lc = static_cast<size_t>(l) * Cs, lnc = static_cast<size_t>(l) * N * Cs;
@@ -252,7 +256,7 @@ void Gpt::backward() {
                        p + w.ln1w + lc, acts + a.ln1_mean + static_cast<size_t>(l) * N,
                        acts + a.ln1_rstd + static_cast<size_t>(l) * N, N, C);
   }
-  encode_backward(g + w.wte, g + w.wpe, dresidual.data(), batch.tokens.data(), B, T, C);
+  encode_backward(g + w.wte, g + w.wpe, dresidual.data(), batch_.tokens.data(), B, T, C);
 }
 
 }  // namespace tlmc::lm

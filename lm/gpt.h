@@ -61,6 +61,9 @@ class Gpt {
   Gpt(const GptConfig& config, std::vector<float> parameters);
 
   const GptConfig& config() const { return config_; }
+  // The token as the model reads it: <unk> for one beyond its vocabulary (a word the
+  // language gained after the model was trained: lm/vocabulary.h).
+  Token known_token(Token t) const { return t >= 0 && t < config_.vocab ? t : Vocabulary::kUnk; }
   const GptLayout& layout() const { return layout_; }
   std::vector<float>& parameters() { return params_; }
   const std::vector<float>& parameters() const { return params_; }

@@ -41,8 +41,10 @@ void append_number(std::vector<Token>& out, int64_t n) {
 }
 
 // A name: its runs of letters (and '_') as words, its runs of digits as numbers, any other
-// character as itself ("oh.1" is "oh" "." "1").
-void append_name(std::vector<Token>& out, std::string_view name) {
+// character as itself ("oh.1" is "oh" "." "1"); words among the vocabulary's first `limit`
+// tokens only (a CPU prompt's: Vocabulary::cpu_size), others <unk>.
+void append_name(std::vector<Token>& out, std::string_view name,
+                 size_t limit = Vocabulary::get().size()) {
   size_t i = 0;
   while (i < name.size()) {
     const auto c = static_cast<unsigned char>(name[i]);
@@ -61,9 +63,9 @@ void append_name(std::vector<Token>& out, std::string_view name) {
       std::string word(name.substr(i, j - i));
       std::transform(word.begin(), word.end(), word.begin(),
                      [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
-      out.push_back(vocab().find(word).value_or(Vocabulary::kUnk));
+      out.push_back(vocab().find(word, limit).value_or(Vocabulary::kUnk));
     } else {
-      out.push_back(vocab().find(name.substr(i, 1)).value_or(Vocabulary::kUnk));
+      out.push_back(vocab().find(name.substr(i, 1), limit).value_or(Vocabulary::kUnk));
     }
     i = j;
   }
@@ -100,7 +102,7 @@ bool affine(const ir::Expr& e, std::map<int, int64_t>& terms, int64_t& constant,
 
 // One load: the kind of tensor it reads, then per dimension "dim" and its index's terms.
 std::vector<Token> load_tokens(const ir::TeProgram& program, const ir::ExprNode& load,
-                               const std::map<int, std::string>& axis_names) {
+                               const std::map<int, std::string>& axis_names, size_t limit) {
   std::vector<Token> out;
   const ir::TeTensor& t = program.tensor(load.var_id);
   out.push_back(vocab().at("load"));
@@ -122,7 +124,7 @@ std::vector<Token> load_tokens(const ir::TeProgram& program, const ir::ExprNode&
       if (name == axis_names.end()) {
         out.push_back(Vocabulary::kUnk);
       } else {
-        append_name(out, name->second);
+        append_name(out, name->second, limit);
       }
       if (coefficient != 1) {
         out.push_back(vocab().at("*"));
@@ -137,14 +139,16 @@ std::vector<Token> load_tokens(const ir::TeProgram& program, const ir::ExprNode&
   return out;
 }
 
-void append_stage(std::vector<Token>& out, const ir::TeProgram& program, const ir::Stage& s) {
+void append_stage(std::vector<Token>& out, const ir::TeProgram& program, const ir::Stage& s,
+                  size_t limit) {
   out.push_back(vocab().at("stage"));
-  append_name(out, s.op.empty() ? "ew" : s.op);
+  append_name(out, s.op.empty() ? "ew" : s.op, limit);
   // The suffix lowering gives a stage of an operator ("x.pad", "y.sum") when it is a word of
   // the vocabulary; other names are the model's tensor names, which say nothing here.
   const size_t dot = s.name.rfind('.');
   if (dot != std::string::npos)
-    if (std::optional<Token> suffix = vocab().find(s.name.substr(dot + 1))) out.push_back(*suffix);
+    if (std::optional<Token> suffix = vocab().find(s.name.substr(dot + 1), limit))
+      out.push_back(*suffix);
   out.push_back(vocab().at(ir::dtype_name(program.tensor(s.output).dtype)));
   switch (s.reduce) {
     case ir::ReduceKind::None:
@@ -161,13 +165,13 @@ void append_stage(std::vector<Token>& out, const ir::TeProgram& program, const i
   }
   std::map<int, std::string> axis_names;
   for (const ir::Axis& a : s.axes) {
-    append_name(out, a.name);
+    append_name(out, a.name, limit);
     append_number(out, a.extent);
     axis_names[a.var_id] = a.name;
   }
   for (const ir::Axis& a : s.reduce_axes) {
     out.push_back(vocab().at("red"));
-    append_name(out, a.name);
+    append_name(out, a.name, limit);
     append_number(out, a.extent);
     axis_names[a.var_id] = a.name;
   }
@@ -175,7 +179,7 @@ void append_stage(std::vector<Token>& out, const ir::TeProgram& program, const i
   std::set<std::vector<Token>> seen;
   ir::visit_expr(s.body, [&](const ir::ExprNode& n) {
     if (n.kind != ir::ExprKind::Load) return;
-    std::vector<Token> load = load_tokens(program, n, axis_names);
+    std::vector<Token> load = load_tokens(program, n, axis_names, limit);
     if (seen.insert(load).second) out.insert(out.end(), load.begin(), load.end());
   });
 }
@@ -192,7 +196,33 @@ std::string_view isa_word(ir::Isa isa) {
   return "generic";
 }
 
+// A CUDA target's descriptor: compute capability, SMs, warp, threads (per block, per SM),
+// blocks per SM, registers (per SM and per block in units of 1024, per thread), shared
+// memory in KiB (static and opt-in per block, per SM), L2 in KiB, DRAM GB/s, float32 GFLOP/s.
+void append_gpu_target(std::vector<Token>& out, const ir::GpuLimits& g) {
+  auto field = [&](const char* word, std::initializer_list<int64_t> values) {
+    out.push_back(vocab().at(word));
+    for (int64_t v : values) append_number(out, v);
+  };
+  out.push_back(vocab().at("hw"));
+  out.push_back(vocab().at("gpu"));
+  field("sm", {g.sm});
+  field("sms", {g.sms});
+  field("warp", {g.warp});
+  field("threads", {g.threads_per_block, g.threads_per_sm});
+  field("blocks", {g.blocks_per_sm});
+  field("regs", {g.regs_per_sm / 1024, g.regs_per_block / 1024, g.regs_per_thread});
+  field("smem", {g.smem_per_block / 1024, g.smem_optin_per_block / 1024, g.smem_per_sm / 1024});
+  field("l2", {g.l2_bytes / 1024});
+  field("bw", {g.bandwidth_gbs});
+  field("peak", {g.fp32_gflops});
+}
+
 void append_target(std::vector<Token>& out, const ir::Target& target) {
+  if (target.is_cuda()) {
+    append_gpu_target(out, target.gpu);
+    return;
+  }
   out.push_back(vocab().at("hw"));
   out.push_back(vocab().at("isa"));
   out.push_back(vocab().at(isa_word(target.isa)));
@@ -216,7 +246,9 @@ void append_target(std::vector<Token>& out, const ir::Target& target) {
 
 std::vector<Token> prompt_tokens(const ir::TeProgram& program, const ir::Target& target) {
   std::vector<Token> out = {Vocabulary::kBos};
-  for (const ir::Stage& s : program.stages) append_stage(out, program, s);
+  // A CPU prompt reads as it did before the language gained the CUDA words.
+  const size_t limit = target.is_cuda() ? vocab().size() : vocab().cpu_size();
+  for (const ir::Stage& s : program.stages) append_stage(out, program, s, limit);
   append_target(out, target);
   out.push_back(vocab().at("sketch"));
   return out;

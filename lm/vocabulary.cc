@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <memory>
 
 #include "ir/diagnostic.h"
 #include "ir/dtype.h"
@@ -27,6 +28,24 @@ const char* const kNameWords[] = {
     "oc",    "ic",    "oh",     "ow",  "kh",      "kw",   "g",      "b",     "d",
     "p",     "s",     "x",      "y",   "t",       "in",   "mm",     "sqsum", "axis",
     "group", "shape", "intel",  "amd", "generic", "avx2", "avx512", "x86"};
+
+// The words only CUDA targets' sentences use: their descriptor's (lm/tensor_sentence.cc) and
+// the axis words of their spaces ("i.threads", "k.step", "j.reg") and stage roles.
+const char* const kGpuWords[] = {"gpu",  "sm", "sms",  "warp", "threads", "blocks", "regs",
+                                 "smem", "bw", "peak", "reg",  "step",    "shared"};
+
+// The sketch names of a list of rules: the applied ones in their declared order, any subset.
+std::vector<std::string> sketch_names(
+    const std::vector<std::unique_ptr<scheduler::SketchRule>>& rules) {
+  std::vector<std::string> out;
+  for (uint32_t mask = 1; mask < (1u << rules.size()); ++mask) {
+    std::string name;
+    for (size_t r = 0; r < rules.size(); ++r)
+      if (mask & (1u << r)) name += (name.empty() ? "" : "+") + std::string(rules[r]->name());
+    out.push_back(std::move(name));
+  }
+  return out;
+}
 
 std::string lower(std::string_view s) {
   std::string out(s);
@@ -58,16 +77,8 @@ Vocabulary::Vocabulary() {
     if (!scheduler::parse_space_kind(name)) break;
     add(std::string(name));
   }
-  // Sketch names: the applied rules in their declared order, any subset of them.
-  std::vector<std::string> rules;
-  for (const auto& rule : scheduler::cpu_sketch_rules()) rules.emplace_back(rule->name());
   add("none");
-  for (uint32_t mask = 1; mask < (1u << rules.size()); ++mask) {
-    std::string name;
-    for (size_t r = 0; r < rules.size(); ++r)
-      if (mask & (1u << r)) name += (name.empty() ? "" : "+") + rules[r];
-    add(name);
-  }
+  for (std::string& name : sketch_names(scheduler::cpu_sketch_rules())) add(std::move(name));
   for (int t = 0; t <= static_cast<int>(ir::DType::Bool); ++t)
     add(std::string(ir::dtype_name(static_cast<ir::DType>(t))));
   std::vector<std::string> ops;
@@ -75,19 +86,36 @@ Vocabulary::Vocabulary() {
   std::sort(ops.begin(), ops.end());
   for (std::string& op : ops) add(std::move(op));
   for (const char* s : kNameWords) add(s);
+  cpu_size_ = texts_.size();
+  // The CUDA words, after every CPU token (a word both use keeps its CPU token).
+  for (const char* s : kGpuWords) add(s);
+  for (std::string& name : sketch_names(scheduler::gpu_sketch_rules())) add(std::move(name));
 
-  fingerprint_ = 1469598103934665603ull;  // FNV-1a over the texts, each ended by a 0 byte
+  uint64_t h = 1469598103934665603ull;  // FNV-1a over the texts, each ended by a 0 byte
+  prefix_fingerprints_.push_back(h);
   for (const std::string& t : texts_) {
-    for (char c : t)
-      fingerprint_ = (fingerprint_ ^ static_cast<unsigned char>(c)) * 1099511628211ull;
-    fingerprint_ = (fingerprint_ ^ 0u) * 1099511628211ull;
+    for (char c : t) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ull;
+    h = (h ^ 0u) * 1099511628211ull;
+    prefix_fingerprints_.push_back(h);
   }
+}
+
+std::optional<size_t> Vocabulary::known_prefix(uint64_t fingerprint) const {
+  for (size_t n = prefix_fingerprints_.size(); n-- > 1;)
+    if (prefix_fingerprints_[n] == fingerprint) return n;
+  return std::nullopt;
 }
 
 std::optional<Token> Vocabulary::find(std::string_view text) const {
   auto it = ids_.find(std::string(text));
   if (it == ids_.end()) return std::nullopt;
   return it->second;
+}
+
+std::optional<Token> Vocabulary::find(std::string_view text, size_t limit) const {
+  std::optional<Token> t = find(text);
+  if (t && static_cast<size_t>(*t) >= limit) return std::nullopt;
+  return t;
 }
 
 Token Vocabulary::at(std::string_view text) const {

@@ -1,6 +1,13 @@
 // The tensor language's vocabulary (one versioned definition): special and structural tokens,
 // one token per number 0..kLargestSpaceValue (every value a decision space can list), the
-// space kinds and sketch names the scheduler's rules can produce, and the words of names.
+// space kinds and sketch names the scheduler's rules can produce, and the words of names;
+// then the words only CUDA targets' sentences use (their descriptor's, their sketches' names
+// and their spaces' axis words).
+//
+// Tokens are only ever appended: a model knows the first N tokens of the language (N is its
+// configuration's vocabulary size, checked by the fingerprint of those N), and a token it
+// does not know reads as <unk> to it. So the CPU model, trained before the CUDA words
+// existed, reads CPU sentences exactly as it did, and a model for CUDA targets knows them all.
 #pragma once
 
 #include <cstdint>
@@ -27,14 +34,23 @@ class Vocabulary {
   const std::string& text(Token t) const { return texts_.at(static_cast<size_t>(t)); }
   // The token of a text; nullopt when the vocabulary has none.
   std::optional<Token> find(std::string_view text) const;
+  // The same among the first `limit` tokens only.
+  std::optional<Token> find(std::string_view text, size_t limit) const;
   // The token of a text that must exist (an internal error otherwise).
   Token at(std::string_view text) const;
   // The token of a number 0..kLargestSpaceValue.
   Token number(int64_t value) const;
   // The number a token stands for; nullopt for other tokens.
   std::optional<int64_t> value_of(Token t) const;
-  // A 64-bit hash of every token's text in order: checkpoints carry it.
-  uint64_t fingerprint() const { return fingerprint_; }
+  // A 64-bit hash of the first `n` tokens' texts in order (all of them by default):
+  // checkpoints and sentence files carry it.
+  uint64_t fingerprint() const { return prefix_fingerprints_.back(); }
+  uint64_t fingerprint(size_t n) const { return prefix_fingerprints_.at(n); }
+  // The n whose fingerprint(n) this is; nullopt for a language this tlmc does not speak.
+  std::optional<size_t> known_prefix(uint64_t fingerprint) const;
+  // The tokens of CPU targets' sentences: those before the CUDA words. A CPU prompt looks
+  // its words up among these only, so that it reads as it did before the CUDA words existed.
+  size_t cpu_size() const { return cpu_size_; }
 
   static constexpr Token kPad = 0, kBos = 1, kEos = 2, kUnk = 3;
 
@@ -44,7 +60,8 @@ class Vocabulary {
   std::vector<std::string> texts_;
   std::unordered_map<std::string, Token> ids_;
   Token first_number_ = 0;
-  uint64_t fingerprint_ = 0;
+  size_t cpu_size_ = 0;
+  std::vector<uint64_t> prefix_fingerprints_;  // [n]: of the first n tokens
 };
 
 }  // namespace tlmc::lm

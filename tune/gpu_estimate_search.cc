@@ -25,6 +25,7 @@ constexpr int kFruitlessDraws = 64;
 constexpr int kFinalists = 4;
 
 struct Candidate {
+  scheduler::SpacePoint point;
   std::vector<scheduler::Decision> schedule;
   ir::LoopProgram loops;
   scheduler::GpuEstimate estimate;
@@ -49,6 +50,41 @@ std::optional<std::vector<ir::KernelResources>> build_kernels(const ir::LoopProg
   return toolchain::launched_kernels(*out, launches);
 }
 
+namespace {
+
+// The candidate of a point: lowered, and estimated with its registers assumed.
+Candidate candidate(const ir::TeProgram& program, const ir::Target& target,
+                    const scheduler::Sketches& sketches, const scheduler::SpacePoint& point,
+                    size_t index) {
+  Candidate c{point, sketches[point.sketch].decisions(point.values), {}, {}, false};
+  c.loops = scheduler::lower_schedule(scheduler::apply_schedule(program, c.schedule),
+                                      "k" + std::to_string(index));
+  c.estimate = scheduler::estimate_gpu_time(c.loops, target.gpu, {});
+  return c;
+}
+
+// Builds the candidate with NVRTC and estimates it again with ptxas's report, refusing it
+// when a kernel is over a limit of the descriptor; false where NVRTC cannot build (the
+// estimate with registers assumed stands).
+bool build(Candidate& c, const ir::Target& target) {
+  const std::optional<std::vector<ir::KernelResources>> resources =
+      build_kernels(c.loops, target.gpu);
+  if (!resources) return false;
+  for (const ir::KernelResources& r : *resources)
+    c.refused = c.refused || !ir::limit_violations(target.gpu, r).empty();
+  c.estimate = scheduler::estimate_gpu_time(c.loops, target.gpu, *resources);
+  return true;
+}
+
+EstimateChoice chosen(const Candidate& best, EstimateChoice out) {
+  out.schedule = best.schedule;
+  out.point = best.point;
+  out.chosen = best.estimate;
+  return out;
+}
+
+}  // namespace
+
 EstimateChoice choose_by_estimate(const ir::TeProgram& program, const ir::Target& target,
                                   int candidates, uint64_t seed) {
   TLMC_ASSERT(target.is_cuda(), "choose_by_estimate for CPU target " << target.name);
@@ -69,13 +105,8 @@ EstimateChoice choose_by_estimate(const ir::TeProgram& program, const ir::Target
   // others, in that order, built by NVRTC and estimated again with ptxas's report, until
   // kFinalists of them are within the limits.
   std::vector<Candidate> all;
-  for (const scheduler::SpacePoint& point : points) {
-    Candidate c{sketches[point.sketch].decisions(point.values), {}, {}, false};
-    c.loops = scheduler::lower_schedule(scheduler::apply_schedule(program, c.schedule),
-                                        "k" + std::to_string(all.size()));
-    c.estimate = scheduler::estimate_gpu_time(c.loops, target.gpu, {});
-    all.push_back(std::move(c));
-  }
+  for (const scheduler::SpacePoint& point : points)
+    all.push_back(candidate(program, target, sketches, point, all.size()));
   std::vector<size_t> order(all.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::stable_sort(order.begin() + 1, order.end(), [&](size_t a, size_t b) {
@@ -89,14 +120,7 @@ EstimateChoice choose_by_estimate(const ir::TeProgram& program, const ir::Target
   for (size_t i : order) {
     if (finalists > kFinalists) break;
     Candidate& c = all[i];
-    if (const std::optional<std::vector<ir::KernelResources>> resources =
-            build_kernels(c.loops, target.gpu)) {
-      for (const ir::KernelResources& r : *resources)
-        c.refused = c.refused || !ir::limit_violations(target.gpu, r).empty();
-      c.estimate = scheduler::estimate_gpu_time(c.loops, target.gpu, *resources);
-    } else {
-      out.built = false;
-    }
+    out.built = build(c, target) && out.built;
     if (i == 0) out.default_point = c.estimate;
     if (c.refused) {
       ++out.refused;
@@ -112,9 +136,32 @@ EstimateChoice choose_by_estimate(const ir::TeProgram& program, const ir::Target
   }
   TLMC_ASSERT(best, "every candidate built is over a limit of " << target.name
                                                                 << ", the -O0 point among them");
-  out.schedule = best->schedule;
-  out.chosen = best->estimate;
-  return out;
+  return chosen(*best, out);
+}
+
+EstimateChoice choose_among(const ir::TeProgram& program, const ir::Target& target,
+                            const std::vector<scheduler::SpacePoint>& points) {
+  TLMC_ASSERT(target.is_cuda(), "choose_among for CPU target " << target.name);
+  const scheduler::Sketches sketches = scheduler::generate_sketches(program, target);
+  std::vector<scheduler::SpacePoint> distinct = {{0, scheduler::default_values(sketches.front())}};
+  for (const scheduler::SpacePoint& p : points)
+    if (std::find(distinct.begin(), distinct.end(), p) == distinct.end()) distinct.push_back(p);
+  EstimateChoice out;
+  out.ranked = static_cast<int>(distinct.size());
+  out.built = true;
+  std::vector<Candidate> all;
+  for (const scheduler::SpacePoint& point : distinct) {
+    all.push_back(candidate(program, target, sketches, point, all.size()));
+    out.built = build(all.back(), target) && out.built;
+    out.refused += all.back().refused;
+  }
+  out.default_point = all.front().estimate;
+  const Candidate* best = nullptr;
+  for (const Candidate& c : all)
+    if (!c.refused && (!best || c.estimate.seconds < best->estimate.seconds)) best = &c;
+  TLMC_ASSERT(best, "every candidate built is over a limit of " << target.name
+                                                                << ", the -O0 point among them");
+  return chosen(*best, out);
 }
 
 }  // namespace tlmc::tune

@@ -12,11 +12,13 @@
 #include "ir/te.h"
 #include "scheduler/decision.h"
 #include "scheduler/gpu_cost_model.h"
+#include "scheduler/sketch.h"
 
 namespace tlmc::tune {
 
 struct EstimateChoice {
   std::vector<scheduler::Decision> schedule;  // the best estimate's
+  scheduler::SpacePoint point;                // the same as a point of the sketches' spaces
   scheduler::GpuEstimate chosen;              // its estimate
   scheduler::GpuEstimate default_point;       // the -O0 point's
   int ranked = 0;      // distinct candidates estimated, the -O0 point among them
@@ -33,5 +35,10 @@ std::optional<std::vector<ir::KernelResources>> build_kernels(const ir::LoopProg
 // `candidates` distinct points at most (drawn with `seed`), the -O0 point first.
 EstimateChoice choose_by_estimate(const ir::TeProgram& program, const ir::Target& target,
                                   int candidates, uint64_t seed);
+
+// The best by estimate of the -O0 point and `points` (points of the program's sketches: the
+// language model's, at -O1), every one built by NVRTC, one over a limit refused.
+EstimateChoice choose_among(const ir::TeProgram& program, const ir::Target& target,
+                            const std::vector<scheduler::SpacePoint>& points);
 
 }  // namespace tlmc::tune

@@ -23,14 +23,44 @@ namespace {
 // -O1: the width of the language model's beam search.
 constexpr size_t kBeamWidth = 4;
 
+// -v: a CUDA kernel's chosen estimate beside the -O0 point's.
+void log_estimate(const ChoiceOptions& o, const std::string& key, const EstimateChoice& c,
+                  const char* among) {
+  if (!o.log) return;
+  char line[240];
+  std::snprintf(line, sizeof line,
+                "tlmc: %s: estimated %.1f us (-O0 point %.1f us), best of %d %s%s (%d over a "
+                "limit)\n",
+                key.c_str(), c.chosen.seconds * 1e6, c.default_point.seconds * 1e6, c.ranked, among,
+                c.built ? "" : ", registers assumed (no NVRTC)", c.refused);
+  *o.log << line;
+}
+
 // -O1's schedule of a kernel: the language model's likeliest point (beam search), valid by
-// construction (constrained decoding).
-std::vector<scheduler::Decision> model_schedule(const ChoiceOptions& o,
+// construction (constrained decoding); the -O0 point where no sentence fits the model's
+// context. On a CUDA target, where NVRTC builds and the analytic model estimates a point in
+// about a second, the best by estimate of the beam's points and the -O0 point (one whose
+// registers put it over a limit refused: they cannot be bounded before ptxas allocates them).
+std::vector<scheduler::Decision> model_schedule(const ChoiceOptions& o, const std::string& key,
                                                 const ir::TeProgram& program) {
   const scheduler::Sketches sketches = scheduler::generate_sketches(program, o.target);
-  const std::vector<lm::GeneratedPoint> best = lm::beam_search(
-      language_model(o.lm_model), lm::prompt_tokens(program, o.target), sketches, kBeamWidth);
-  if (best.empty()) return scheduler::default_schedule(program, o.target);  // none fits the context
+  const lm::Gpt& model = language_model(o.lm_model, o.target);
+  if (!lm::speaks(model, sketches))
+    throw Diagnostic({}, (o.lm_model.empty() ? "the bundled model" : "--lm-model " + o.lm_model) +
+                             ": the language model does not know the words of " + o.target.name +
+                             "'s schedules (a model trained on CPU sentences cannot write "
+                             "CUDA ones); give a model trained on sentences of this kind of "
+                             "target, or leave out --lm-model");
+  const std::vector<lm::GeneratedPoint> best =
+      lm::beam_search(model, lm::prompt_tokens(program, o.target), sketches, kBeamWidth);
+  if (o.target.is_cuda()) {
+    std::vector<scheduler::SpacePoint> points;
+    for (const lm::GeneratedPoint& g : best) points.push_back(g.point);
+    const EstimateChoice c = choose_among(program, o.target, points);
+    log_estimate(o, key, c, "of the model's beam and the -O0 point");
+    return c.schedule;
+  }
+  if (best.empty()) return scheduler::default_schedule(program, o.target);
   return sketches[best[0].point.sketch].decisions(best[0].point.values);
 }
 
@@ -40,15 +70,7 @@ std::vector<scheduler::Decision> estimated_schedule(const ChoiceOptions& o, cons
                                                     const ir::TeProgram& program) {
   const EstimateChoice c = choose_by_estimate(program, o.target, estimated_candidates(o.opt_level),
                                               std::stoull(key, nullptr, 16));
-  if (o.log) {
-    char line[240];
-    std::snprintf(line, sizeof line,
-                  "tlmc: %s: estimated %.1f us (-O0 point %.1f us), best of %d candidates%s "
-                  "(%d over a limit)\n",
-                  key.c_str(), c.chosen.seconds * 1e6, c.default_point.seconds * 1e6, c.ranked,
-                  c.built ? "" : ", registers assumed (no NVRTC)", c.refused);
-    *o.log << line;
-  }
+  log_estimate(o, key, c, "candidates");
   return c.schedule;
 }
 
@@ -99,8 +121,8 @@ std::optional<KernelRecords> kernel_records(const ChoiceOptions& o, const schedu
   return k;
 }
 
-const lm::Gpt& language_model(const std::string& path) {
-  if (path.empty()) return lm::default_model();
+const lm::Gpt& language_model(const std::string& path, const ir::Target& target) {
+  if (path.empty()) return lm::default_model(target);
   static std::mutex mutex;
   static std::map<std::string, std::unique_ptr<lm::Gpt>> loaded;
   std::lock_guard<std::mutex> lock(mutex);
@@ -128,7 +150,7 @@ std::vector<scheduler::Decision> choose_schedule(const ChoiceOptions& o, const s
   }
   if (!records && o.target.is_cuda() && o.opt_level >= 2)
     return estimated_schedule(o, key, program);
-  if (!records && o.opt_level == 1) return model_schedule(o, program);
+  if (!records && o.opt_level == 1) return model_schedule(o, key, program);
   if (!records) return scheduler::default_schedule(program, o.target);
   ++*from_records;
   const KernelCandidates& c = records->candidates;

@@ -47,8 +47,9 @@ void add_default_candidate(const ir::Target& target, const ir::TeProgram& progra
 std::optional<KernelRecords> kernel_records(const ChoiceOptions& o, const scheduler::TuningDb& db,
                                             const ir::TeProgram& program);
 
-// The language model of file `path` (empty: the bundled one), read once per process.
-const lm::Gpt& language_model(const std::string& path);
+// The language model of file `path` (empty: the bundled one for the target's kind), read
+// once per process.
+const lm::Gpt& language_model(const std::string& path, const ir::Target& target);
 
 // A CUDA target's -O2 and -O3 without a GPU: points per distinct subgraph the analytic model
 // ranks (a few of them built by NVRTC).

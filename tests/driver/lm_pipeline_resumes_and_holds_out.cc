@@ -366,7 +366,8 @@ TEST(LmPipeline, RuleSentencesHoldTheDefaultPoint) {
   test::CommandResult bad = run_command(
       tlmc_lm("sample " + dir.file("c3") + " " + kExamples + "mlp.yaml --decisions best"));
   EXPECT_EQ(bad.exit_code, 2);
-  EXPECT_NE(bad.out.find("--decisions takes uniform or rule, not 'best'"), std::string::npos)
+  EXPECT_NE(bad.out.find("--decisions takes uniform, rule or estimate, not 'best'"),
+            std::string::npos)
       << bad.out;
 }
 

@@ -39,6 +39,15 @@ TEST(Checkpoint, ModelAndOptimiserStateRoundTrip) {
 
   save_checkpoint(dir.file("m.tlm"), model);
   EXPECT_FALSE(load_checkpoint(dir.file("m.tlm")).optimiser);
+  // A model that knows the CPU part of the language only (the bundled CPU model's kind) reads
+  // back, and reads a token beyond it as <unk>.
+  GptConfig cpu = tiny();
+  cpu.vocab = static_cast<int>(Vocabulary::get().cpu_size());
+  save_checkpoint(dir.file("m.tlm"), Gpt(cpu, 5));
+  const Gpt cpu_model = load_checkpoint(dir.file("m.tlm")).model;
+  EXPECT_EQ(cpu_model.config(), cpu);
+  EXPECT_EQ(cpu_model.known_token(Vocabulary::get().at("gpu")), Vocabulary::kUnk);
+  EXPECT_EQ(cpu_model.known_token(Vocabulary::get().at("hw")), Vocabulary::get().at("hw"));
   EXPECT_EQ(test::count_entries(dir.path()), 1) << "no temporary file is left behind";
 }
 
@@ -62,6 +71,14 @@ TEST(Checkpoint, OtherFilesAreRefusedWithTheirReason) {
   EXPECT_EQ(error_of(dir.file("other.tlm")),
             dir.file("other.tlm") +
                 ": a model of tensor language 99, this tlmc speaks 1 (retrain it with `tlmc lm "
+                "pretrain`)");
+  std::string vocabulary = good;
+  vocabulary[16] ^= 1;  // the vocabulary's fingerprint
+  test::write_file(dir.file("vocabulary.tlm"), vocabulary);
+  EXPECT_EQ(error_of(dir.file("vocabulary.tlm")),
+            dir.file("vocabulary.tlm") + ": a model of another vocabulary of tensor language 1 (" +
+                std::to_string(Vocabulary::get().size()) +
+                " tokens that are not this tlmc's first ones; retrain it with `tlmc lm "
                 "pretrain`)");
   // A damaged size is refused as a short file, before memory for it is asked.
   std::string huge = good;

@@ -22,12 +22,12 @@ std::vector<Token> decisions_of(const Sentence& s, size_t prompt) {
 TEST(TensorSentence, RandomPointsRoundTripOnEveryTarget) {
   std::mt19937_64 rng(5);
   int points = 0;
-  for (const char* target_name : {"x86-64-avx512", "x86-64-avx2"}) {
+  for (const char* target_name : {"x86-64-avx512", "x86-64-avx2", "cuda-sm80", "cuda-sm90"}) {
     const ir::Target target = *ir::parse_target(target_name);
     for (const ir::TeProgram& program : test::varied_programs()) {
       const Sketches sketches = scheduler::generate_sketches(program, target);
       const std::vector<Token> prompt = prompt_tokens(program, target);
-      for (int draw = 0; draw < 20; ++draw, ++points) {
+      for (int draw = 0; draw < 10; ++draw, ++points) {
         const SpacePoint point = scheduler::random_point(sketches, rng);
         const Sentence s = tensor_sentence(prompt, sketches, point);
         ASSERT_EQ(s.tokens.size(), s.choices.size());
@@ -49,14 +49,44 @@ TEST(TensorSentence, RandomPointsRoundTripOnEveryTarget) {
   EXPECT_GT(points, 400);
 }
 
-TEST(TensorSentence, TheExamplesPromptsHaveNoUnknownWord) {
-  const ir::Target target = *ir::parse_target("x86-64-avx512");
-  for (const ir::TeProgram& program : test::varied_programs()) {
-    const std::vector<Token> prompt = prompt_tokens(program, target);
-    EXPECT_EQ(std::count(prompt.begin(), prompt.end(), Vocabulary::kUnk), 0)
-        << sentence_text(prompt) << "\n"
-        << ir::te_str(program);
+TEST(TensorSentence, TheExamplesPromptsAndSpacesHaveNoUnknownWord) {
+  for (const char* target_name : {"x86-64-avx512", "cuda-sm80"}) {
+    const ir::Target target = *ir::parse_target(target_name);
+    for (const ir::TeProgram& program : test::varied_programs()) {
+      std::vector<Token> tokens = prompt_tokens(program, target);
+      for (const scheduler::Sketch& sketch : scheduler::generate_sketches(program, target))
+        for (const scheduler::Space& space : sketch.spaces()) {
+          const std::vector<Token> name = space_tokens(space);
+          tokens.insert(tokens.end(), name.begin(), name.end());
+        }
+      EXPECT_EQ(std::count(tokens.begin(), tokens.end(), Vocabulary::kUnk), 0)
+          << target_name << ": " << sentence_text(tokens) << "\n"
+          << ir::te_str(program);
+    }
   }
+}
+
+// The CUDA words came after the CPU model was trained: a CPU target's sentences use none of
+// them, so that model reads them as before; a CUDA target's prompt names its descriptor.
+TEST(TensorSentence, CpuSentencesUseNoCudaWordAndCudaPromptsNameTheGpu) {
+  const Vocabulary& v = Vocabulary::get();
+  ASSERT_LT(v.cpu_size(), v.size());
+  std::mt19937_64 rng(3);
+  const ir::Target cpu = *ir::parse_target("x86-64-avx512");
+  for (const ir::TeProgram& program : test::varied_programs()) {
+    const Sketches sketches = scheduler::generate_sketches(program, cpu);
+    const Sentence s = tensor_sentence(prompt_tokens(program, cpu), sketches,
+                                       scheduler::random_point(sketches, rng));
+    for (Token t : s.tokens) EXPECT_LT(static_cast<size_t>(t), v.cpu_size()) << v.text(t);
+  }
+  const ir::TeProgram program = test::varied_programs().back();
+  const std::string text = sentence_text(prompt_tokens(program, *ir::parse_target("cuda-sm80")));
+  // A100-SXM: 108 SMs, 64 Ki registers per SM and block, 48/163/164 KiB of shared memory,
+  // 40960 KiB of L2 and 19492 GFLOP/s (above the largest number token: two digits), 2039 GB/s.
+  EXPECT_NE(text.find("hw gpu sm 80 sms 108 warp 32 threads 1024 2048 blocks 32 regs 64 64 255 "
+                      "smem 48 163 164 l2 num2 9 4087 bw 2039 peak num2 4 3104 sketch"),
+            std::string::npos)
+      << text;
 }
 
 TEST(TensorSentence, APromptNamesTheOperatorTheExtentsAndTheHardware) {
@@ -126,18 +156,27 @@ TEST(Vocabulary, EveryValueASpaceCanListAndEverySketchNameHasAToken) {
   for (int64_t x = 0; x <= scheduler::kLargestSpaceValue; ++x)
     EXPECT_EQ(v.value_of(v.number(x)), x);
   EXPECT_FALSE(v.value_of(Vocabulary::kEos));
-  const ir::Target target = *ir::parse_target("x86-64-avx512");
-  for (const ir::TeProgram& program : test::varied_programs())
-    for (const scheduler::Sketch& s : scheduler::generate_sketches(program, target))
-      EXPECT_TRUE(v.find(s.name())) << s.name();
+  for (const char* target_name : {"x86-64-avx512", "cuda-sm80"}) {
+    const ir::Target target = *ir::parse_target(target_name);
+    for (const ir::TeProgram& program : test::varied_programs())
+      for (const scheduler::Sketch& s : scheduler::generate_sketches(program, target))
+        EXPECT_TRUE(v.find(s.name())) << s.name();
+  }
 }
 
-// Models record the vocabulary's fingerprint: a vocabulary changed without a new language
-// version would let old models read it. Change both together, then this pin.
+// Models record the fingerprint of the tokens they know: a token changed or renumbered
+// without a new language version would let old models read it. Tokens are only appended: the
+// CPU part, which the bundled CPU model knows, keeps its fingerprint; the whole vocabulary
+// (CUDA words appended) has its own. Change the version, or append, then these pins.
 TEST(Vocabulary, TheFingerprintIsPinnedToTheLanguageVersion) {
+  const Vocabulary& v = Vocabulary::get();
   EXPECT_EQ(kLanguageVersion, 1u);
-  EXPECT_EQ(Vocabulary::get().fingerprint(), 17121409337385955150ull)
-      << Vocabulary::get().size() << " tokens";
+  EXPECT_EQ(v.cpu_size(), 4305u);
+  EXPECT_EQ(v.fingerprint(v.cpu_size()), 17121409337385955150ull);
+  EXPECT_EQ(v.known_prefix(17121409337385955150ull), v.cpu_size());
+  EXPECT_EQ(v.fingerprint(), 6788129029311494348ull) << v.size() << " tokens";
+  EXPECT_EQ(v.known_prefix(v.fingerprint()), v.size());
+  EXPECT_FALSE(v.known_prefix(12345));
 }
 
 }  // namespace

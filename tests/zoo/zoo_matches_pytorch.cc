@@ -344,8 +344,8 @@ std::vector<ZooCase> emulated_cases() {
   return cases;
 }
 
-// Workload keys from a file of them (lm/held_out_keys.txt, lm/training_keys.txt): the first
-// word of each line that is not a comment.
+// Workload keys from a file of them (lm/held_out_keys.txt, lm/training_keys.txt and the CUDA
+// model's): the first word of each line that is not a comment.
 std::set<std::string> key_file(const std::string& name) {
   std::istringstream in(read_file(std::string(TLMC_SOURCE_DIR) + "/lm/" + name));
   std::set<std::string> keys;
@@ -355,16 +355,14 @@ std::set<std::string> key_file(const std::string& name) {
   return keys;
 }
 
-// The bundled language model never trained on a benchmark workload (bench/README.md): every
-// subgraph of ResNet-50, MobileNetV2 and BERT-base at their benchmark shapes (this zoo's own
-// exports) and of W1-W6, in every layout plan and on every x86-64 target, is listed as held
-// out, and none is among the workloads of its training data.
-TEST(HeldOut, BenchmarkWorkloadsAreNotInTheBundledModelsTrainingData) {
-  const std::set<std::string> held_out = key_file("held_out_keys.txt");
-  const std::set<std::string> trained = key_file("training_keys.txt");
-  ASSERT_GT(trained.size(), 1000u);
+// The subgraphs of the benchmark models at their benchmark shapes (this zoo's own exports)
+// and of W1-W6, in every layout plan, on each target: every one is listed in `held_out` (when
+// given) and none is among the workloads of `trained`.
+void expect_held_out(const std::vector<const char*>& zoo_models,
+                     const std::vector<const char*>& targets, const std::set<std::string>* held_out,
+                     const std::set<std::string>& trained, const std::string& trained_file) {
   std::vector<std::string> models;
-  for (const char* m : {"resnet50", "mobilenet_v2", "bert"}) {
+  for (const char* m : zoo_models) {
     SavedExport e;
     ASSERT_TRUE(find_export(zoo_dir(), m, 17, &e));
     models.push_back(zoo_dir() + "/" + e.onnx);
@@ -373,7 +371,7 @@ TEST(HeldOut, BenchmarkWorkloadsAreNotInTheBundledModelsTrainingData) {
     models.push_back(std::string(TLMC_SOURCE_DIR) + "/bench/workloads/W" + std::to_string(w) +
                      ".yaml");
   size_t checked = 0;
-  for (const char* target : {"x86-64", "x86-64-avx2", "x86-64-avx512"})
+  for (const char* target : targets)
     for (const std::string& model : models) {
       driver::CompileOptions o;
       o.model_path = model;
@@ -381,14 +379,41 @@ TEST(HeldOut, BenchmarkWorkloadsAreNotInTheBundledModelsTrainingData) {
       const ir::Graph g = frontend::fold_constants(driver::read_model(o));
       for (const driver::Distinct& d :
            driver::split_model(g, o.target, driver::ActivationLayout::Auto, nullptr).distinct) {
-        EXPECT_TRUE(held_out.count(d.key)) << model << " on " << target << ": " << d.key
-                                           << " is missing from lm/held_out_keys.txt";
-        EXPECT_FALSE(trained.count(d.key)) << model << " on " << target << ": " << d.key
-                                           << " is in the bundled model's training data";
+        if (held_out) {
+          EXPECT_TRUE(held_out->count(d.key))
+              << model << " on " << target << ": " << d.key << " is not listed as held out";
+        }
+        EXPECT_FALSE(trained.count(d.key))
+            << model << " on " << target << ": " << d.key << " is in " << trained_file;
         ++checked;
       }
     }
   EXPECT_GT(checked, 100u);
+}
+
+// The bundled language model never trained on a benchmark workload (bench/README.md): every
+// subgraph of ResNet-50, MobileNetV2 and BERT-base at their benchmark shapes and of W1-W6, in
+// every layout plan and on every x86-64 target, is listed as held out, and none is among the
+// workloads of its training data.
+TEST(HeldOut, BenchmarkWorkloadsAreNotInTheBundledModelsTrainingData) {
+  const std::set<std::string> held_out = key_file("held_out_keys.txt");
+  const std::set<std::string> trained = key_file("training_keys.txt");
+  ASSERT_GT(trained.size(), 1000u);
+  expect_held_out({"resnet50", "mobilenet_v2", "bert"}, {"x86-64", "x86-64-avx2", "x86-64-avx512"},
+                  &held_out, trained, "the bundled model's training data");
+  for (const std::string& k : held_out) EXPECT_FALSE(trained.count(k)) << k;
+}
+
+// The bundled CUDA model's corpus left out the benchmark models' families (docs/lm.md) and
+// held out their subgraphs by key: every subgraph of the CUDA benchmark's models (ResNet-50,
+// MobileNetV2, BERT-base, GPT-2) and of W1-W6 on either CUDA descriptor is listed in
+// lm/cuda_held_out_keys.txt, and none is among its training workloads.
+TEST(HeldOut, BenchmarkWorkloadsAreNotInTheCudaModelsTrainingData) {
+  const std::set<std::string> held_out = key_file("cuda_held_out_keys.txt");
+  const std::set<std::string> trained = key_file("cuda_training_keys.txt");
+  ASSERT_GT(trained.size(), 300u);
+  expect_held_out({"resnet50", "mobilenet_v2", "bert", "gpt2"}, {"cuda-sm80", "cuda-sm90"},
+                  &held_out, trained, "the CUDA model's training data");
   for (const std::string& k : held_out) EXPECT_FALSE(trained.count(k)) << k;
 }
 
