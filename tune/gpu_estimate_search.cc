@@ -140,9 +140,9 @@ EstimateChoice choose_by_estimate(const ir::TeProgram& program, const ir::Target
 }
 
 EstimateChoice choose_among(const ir::TeProgram& program, const ir::Target& target,
+                            const scheduler::Sketches& sketches,
                             const std::vector<scheduler::SpacePoint>& points) {
   TLMC_ASSERT(target.is_cuda(), "choose_among for CPU target " << target.name);
-  const scheduler::Sketches sketches = scheduler::generate_sketches(program, target);
   std::vector<scheduler::SpacePoint> distinct = {{0, scheduler::default_values(sketches.front())}};
   for (const scheduler::SpacePoint& p : points)
     if (std::find(distinct.begin(), distinct.end(), p) == distinct.end()) distinct.push_back(p);

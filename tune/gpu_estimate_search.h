@@ -36,9 +36,10 @@ std::optional<std::vector<ir::KernelResources>> build_kernels(const ir::LoopProg
 EstimateChoice choose_by_estimate(const ir::TeProgram& program, const ir::Target& target,
                                   int candidates, uint64_t seed);
 
-// The best by estimate of the -O0 point and `points` (points of the program's sketches: the
-// language model's, at -O1), every one built by NVRTC, one over a limit refused.
+// The best by estimate of the -O0 point and `points` (points of `sketches`, the program's:
+// the language model's, at -O1), every one built by NVRTC, one over a limit refused.
 EstimateChoice choose_among(const ir::TeProgram& program, const ir::Target& target,
+                            const scheduler::Sketches& sketches,
                             const std::vector<scheduler::SpacePoint>& points);
 
 }  // namespace tlmc::tune

@@ -56,7 +56,7 @@ std::vector<scheduler::Decision> model_schedule(const ChoiceOptions& o, const st
   if (o.target.is_cuda()) {
     std::vector<scheduler::SpacePoint> points;
     for (const lm::GeneratedPoint& g : best) points.push_back(g.point);
-    const EstimateChoice c = choose_among(program, o.target, points);
+    const EstimateChoice c = choose_among(program, o.target, sketches, points);
     log_estimate(o, key, c, "of the model's beam and the -O0 point");
     return c.schedule;
   }

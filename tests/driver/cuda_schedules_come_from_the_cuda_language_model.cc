@@ -56,7 +56,7 @@ TEST(CudaLanguageModel, TheBundledModelSpeaksCudaAndTheCpuModelDoesNot) {
     ASSERT_FALSE(beam.empty());
     std::vector<scheduler::SpacePoint> points;
     for (const lm::GeneratedPoint& p : beam) points.push_back(p.point);
-    const tune::EstimateChoice c = tune::choose_among(program, cuda, points);
+    const tune::EstimateChoice c = tune::choose_among(program, cuda, sketches, points);
     EXPECT_GE(c.ranked, 2);
     EXPECT_LE(c.chosen.seconds, c.default_point.seconds);
   }
