@@ -171,19 +171,24 @@ std::vector<CudaLaunch> cuda_launches(const ModelPlan& plan, const ir::GpuLimits
   return out;
 }
 
-GeneratedFile emulated_harness(const ModelPlan& plan) {
+GeneratedFile hosted_harness(const ModelPlan& plan) {
   const std::string& n = plan.name;
   std::ostringstream c;
   c << "#include <cstdio>\n#include <vector>\n#include \"" << n << ".h\"\n"
-    << "extern \"C\" size_t " << n << "_emulated_workspace_size(void) { return 0; }\n"
-    << "static int " << n << "_emulated_fail(int status) {\n"
-    << "  std::fprintf(stderr, \"tlmc: the emulated run failed (%d): %s\\n\", status, "
-       "tlmc_emulation_message());\n  return status;\n}\n"
+    << "extern \"C\" size_t " << n << "_hosted_workspace_size(void) { return 0; }\n"
+    << "static int " << n << "_hosted_fail(int status) {\n"
+    << "#ifdef TLMC_CUDA_EMULATION\n"
+    << "  const char* why = tlmc_emulation_message();\n"
+    << "#else\n"
+    << "  const char* why = cudaGetErrorString(cudaGetLastError());\n"
+    << "#endif\n"
+    << "  std::fprintf(stderr, \"tlmc: the checked run failed (%d): %s\\n\", status, why);\n"
+    << "  return status;\n}\n"
     << "extern \"C\" int " << n
-    << "_emulated_run(const void* const* inputs, void* const* outputs, void*) {\n"
+    << "_hosted_run(const void* const* inputs, void* const* outputs, void*) {\n"
     << "  static " << n << "_model* model = nullptr;\n"
     << "  if (!model)\n    if (int status = " << n << "_init(&model)) return " << n
-    << "_emulated_fail(status);\n"
+    << "_hosted_fail(status);\n"
     << "  std::vector<void*> in(" << n << "_num_inputs + 1), out(" << n
     << "_num_outputs + 1);\n  void* ws = nullptr;\n"
     << "  for (int i = 0; i < " << n << "_num_inputs; ++i) {\n"
@@ -198,8 +203,8 @@ GeneratedFile emulated_harness(const ModelPlan& plan) {
     << "    cudaMemcpy(outputs[i], out[i], " << n << "_outputs[i].bytes, cudaMemcpyDeviceToHost);\n"
     << "  for (void* p : in) cudaFree(p);\n  for (void* p : out) cudaFree(p);\n"
     << "  cudaFree(ws);\n"
-    << "  return status ? " << n << "_emulated_fail(status) : 0;\n}\n";
-  return GeneratedFile{n + "_emulated.cc", c.str()};
+    << "  return status ? " << n << "_hosted_fail(status) : 0;\n}\n";
+  return GeneratedFile{n + "_hosted.cu", c.str()};
 }
 
 }  // namespace tlmc::codegen

@@ -17,11 +17,12 @@ std::vector<GeneratedFile> emit_cuda(const ModelPlan& plan, const CodegenOptions
 // The declarations of a CUDA library's API, for its header.
 std::string cuda_api_declarations(const ModelPlan& plan);
 
-// NAME_emulated.cc, for tlmc's --check of a CUDA library in the CPU emulator: a host-side
-// entry NAME_emulated_run (and NAME_emulated_workspace_size, 0) with the calling convention
-// of a CPU library, which initialises the model once, copies the inputs into device memory,
-// runs the model and copies the outputs back, as a program using the library on a GPU does.
-GeneratedFile emulated_harness(const ModelPlan& plan);
+// NAME_hosted.cu, for tlmc's --check of a CUDA library, in the CPU emulator or on a GPU: a
+// host-side entry NAME_hosted_run (and NAME_hosted_workspace_size, 0) with the calling
+// convention of a CPU library, which initialises the model once, copies the inputs into
+// device memory, runs the model and copies the outputs back, as a program using the library
+// on a GPU does. A failure prints the emulator's message, or the CUDA runtime's last error.
+GeneratedFile hosted_harness(const ModelPlan& plan);
 
 // The __global__ functions of the .cu emit_cuda writes, each once, in order: name, blocks,
 // threads per block and dynamic shared memory on a GPU of `gpu`'s limits.

@@ -53,15 +53,19 @@ CheckResult check_model(const CompiledModel& model, const ir::Target& target, ui
 
   const TempFolder dir("tlmc-check");
   const std::string so = build_shared_library(model, dir.path(), target, cc);
-  // A CUDA target's library runs in the CPU emulator, through its NAME_emulated entry.
-  toolchain::IsolatedRun run = toolchain::run_isolated(
-      so, model.plan.name + (target.is_cuda() ? "_emulated" : ""), raw_inputs, out_bytes, 600);
+  // A CUDA target's library runs on the GPU here, else in the CPU emulator, through its
+  // NAME_hosted entry.
+  toolchain::IsolatedRun run =
+      toolchain::run_isolated(so, hosted_entry(model, target), raw_inputs, out_bytes, 600);
   if (run.status != toolchain::IsolatedRun::Ok)
     throw InternalError("the generated library " + run.message +
                         " on random inputs; this is a bug in tlmc");
 
   const std::vector<reference::HostTensor> want = reference::interpret(g, inputs);
   CheckResult result;
+  if (target.is_cuda())
+    result.ran =
+        target.runs_here ? "on the GPU (" + target.gpu.device + ")" : "in the CPU emulator";
   for (size_t o = 0; o < g.outputs.size(); ++o) {
     OutputError e;
     e.name = g.tensor(g.outputs[o]).name;
@@ -94,6 +98,7 @@ void print_check(std::ostream& os, const CheckResult& r) {
     os << "output " << e.name << ": max abs error " << std::setprecision(3) << std::scientific
        << e.max_abs << ", max rel error " << e.max_rel
        << (e.within_tolerance ? "  ok" : "  MISMATCH") << "\n";
+  if (!r.ran.empty()) os << "the CUDA kernels ran " << r.ran << "\n";
   os << std::defaultfloat << (r.passed ? "check passed" : "check FAILED") << " (tolerance: abs "
      << kCheckAtol << " + rel " << kCheckRtol << ")\n";
 }

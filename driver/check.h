@@ -1,5 +1,7 @@
 // `tlmc --check MODEL`: compiles the model, runs the library in a child process on random
-// inputs, evaluates the graph with the reference interpreter and compares every output.
+// inputs, evaluates the graph with the reference interpreter and compares every output. A
+// CUDA target's library runs on the GPU of this machine when it is of the target's SM, else
+// in the CPU emulator (runtime/cuda_emulation).
 #pragma once
 
 #include <iosfwd>
@@ -20,6 +22,9 @@ struct OutputError {
 struct CheckResult {
   std::vector<OutputError> outputs;
   bool passed = true;
+  // Where a CUDA target's library ran: "on the GPU (DEVICE)" or "in the CPU emulator";
+  // empty for a CPU target (this machine's processor).
+  std::string ran;
 };
 
 // Tolerances: an element passes when |got - want| <= kCheckAtol + kCheckRtol * |want|.

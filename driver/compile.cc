@@ -20,6 +20,7 @@
 #include "frontend/model_name.h"
 #include "frontend/onnx_reader.h"
 #include "frontend/yaml_reader.h"
+#include "ir/cuda_device.h"
 #include "ir/lower.h"
 #include "ir/te.h"
 #include "ir/te_text.h"
@@ -293,6 +294,22 @@ void tune(const CompileOptions& o, const std::vector<LayoutPlan>& plans,
   tune::print_tune_report(progress, reports);
 }
 
+// A CUDA target's -O2 and -O3 measure on the GPU of this machine when it is of the target's
+// SM (ir::parse_target then takes its limits and says it runs here) and the measurements
+// have a tuning database to land in; otherwise the analytic model ranks the candidates.
+bool measures_on_gpu(const CompileOptions& o) {
+  return o.target.is_cuda() && o.target.runs_here && !o.tuning_db.empty();
+}
+
+std::string why_not_measured_on_gpu(const CompileOptions& o) {
+  if (o.target.runs_here) return "there is no tuning database (--tuning-db) to measure into";
+  std::string why;
+  if (const std::optional<ir::GpuLimits> here = ir::find_cuda_gpu(&why))
+    return "the GPU here, " + here->device + ", is sm_" + std::to_string(here->sm) + ", not sm_" +
+           std::to_string(o.target.gpu.sm) + ": it cannot time this target's kernels";
+  return "no GPU times CUDA kernels here (" + why + ")";
+}
+
 // The level compile_model works at: -O2 and -O3 measure, which needs a target that runs
 // here and a tuning database; without them -O2 (the default) is -O1, with a note, and -O3
 // an error.
@@ -304,11 +321,11 @@ int effective_level(const CompileOptions& o) {
                        << ": each kernel's schedule is the analytic model's best estimate of "
                           "the CUDA language model's likeliest points and the -O0 point: "
                           "nothing was measured\n";
-  if (o.target.is_cuda() && o.opt_level > 1 && o.random_schedule_seed < 0) {
+  if (o.target.is_cuda() && o.opt_level > 1 && o.random_schedule_seed < 0 && !measures_on_gpu(o)) {
     if (o.progress_stream)
-      *o.progress_stream << "tlmc: note: -O" << o.opt_level << " for " << o.target.name
-                         << ": no GPU times CUDA kernels here; each kernel's schedule is the "
-                            "analytic model's best estimate of "
+      *o.progress_stream << "tlmc: note: -O" << o.opt_level << " for " << o.target.name << ": "
+                         << why_not_measured_on_gpu(o)
+                         << "; each kernel's schedule is the analytic model's best estimate of "
                          << tune::estimated_candidates(o.opt_level)
                          << " candidates, the -O0 point among them: nothing was measured or "
                             "recorded\n";
@@ -602,11 +619,13 @@ CompiledModel compile_model(const CompileOptions& options) {
   std::ostream* dump = o.dump_stream;
   if (dump && wants(o, "graph")) *dump << ir::graph_str(graph);
   // The tuning database, opened once for the build: created if need be at -O2 and -O3 for
-  // a CPU target (measured records, the shared cache's size, in-model times); at the other
-  // levels and for a CUDA target nothing writes it.
-  scheduler::TuningDb db = scheduler::TuningDb::open(
-      o.tuning_db, !o.tuning_db.empty() && o.opt_level >= 2 && !o.target.is_cuda());
-  // Weights leave a CPU's caches; a GPU's kernels are not measured here yet.
+  // a CPU target (measured records, the shared cache's size, in-model times) or a CUDA
+  // target measured on a GPU here (measured records); at the other levels nothing writes it.
+  scheduler::TuningDb db =
+      scheduler::TuningDb::open(o.tuning_db, !o.tuning_db.empty() && o.opt_level >= 2 &&
+                                                 (!o.target.is_cuda() || measures_on_gpu(o)));
+  // Weights leave a CPU's caches; a GPU's kernels are timed as they run back to back (the
+  // weights wherever the previous run left them, in L2 where they fit).
   if (!o.target.is_cuda()) o.target.cold_weights = weights_leave_the_caches(graph, o, db);
 
   SplitModel split;
@@ -635,9 +654,12 @@ CompiledModel compile_model(const CompileOptions& options) {
       throw Diagnostic({o.model_path}, "--tune-only " + key +
                                            ": no subgraph of the model has this workload key "
                                            "(--dump te lists them)");
-  // Measuring needs the target here: a CUDA target's kernels are ranked by estimate instead
-  // (estimated_schedule), and nothing is timed.
-  const bool measures = !o.target.is_cuda() && o.random_schedule_seed < 0;
+  // Measuring needs the target here: without a GPU of its SM, a CUDA target's kernels are
+  // ranked by estimate instead (estimated_schedule), and nothing is timed. A CUDA target has
+  // one layout plan, and its -O3 times no plan or candidate in the model (the whole
+  // model's CUDA library is not run by the compiler).
+  const bool measures = (!o.target.is_cuda() || measures_on_gpu(o)) && o.random_schedule_seed < 0;
+  const bool times_in_model = measures && !o.target.is_cuda();
   if (o.opt_level >= 2 && measures) {
     PassTimer t(o, "tune");
     tune(o, plans, distinct, o.opt_level == 2 ? static_cast<int>(rule) : -1, db);
@@ -645,7 +667,7 @@ CompiledModel compile_model(const CompileOptions& options) {
   std::vector<std::optional<KernelRecords>> records = all_kernel_records(o, db, distinct);
   if (o.random_schedule_seed < 0) add_mixed_plan(o, graph, db, split, records);
   // -O3: the plans whose every subgraph has a record are timed whole, in the model.
-  if (o.opt_level >= 3 && measures) {
+  if (o.opt_level >= 3 && times_in_model) {
     PassTimer t(o, "time the layout plans");
     time_plans(o, m.graph, split, records, db);
   }
@@ -654,7 +676,7 @@ CompiledModel compile_model(const CompileOptions& options) {
   const PlanKernels kernels = plan_kernels(plan);
   // -O3, once the plan is chosen (its kernels run together): their candidates are timed in
   // the model, and those times choose the schedules below.
-  if (o.opt_level >= 3 && measures) {
+  if (o.opt_level >= 3 && times_in_model) {
     PassTimer t(o, "time in the model");
     time_in_model(o, m.graph, plan, distinct, kernels, records, db);
   }
@@ -768,17 +790,30 @@ std::string build_shared_library(const CompiledModel& m, const std::string& dir,
   write_files(m.files, dir);
   if (target.is_cuda()) {
     const std::string& n = m.plan.name;
-    const codegen::GeneratedFile harness = codegen::emulated_harness(m.plan);
+    const codegen::GeneratedFile harness = codegen::hosted_harness(m.plan);
     std::ofstream(fs::path(dir) / harness.name) << harness.contents;
     const std::string so = "lib" + n + ".so";
-    toolchain::build_emulated_library(dir, {n + ".cu", harness.name, n + "_weights.S"}, so,
-                                      codegen::runtime_file("cuda_runtime.h"));
+    if (target.runs_here) {
+      std::vector<std::string> objects = {
+          toolchain::compile_cuda_object(dir, n + ".cu", target, true),
+          toolchain::compile_cuda_object(dir, harness.name, target, true)};
+      for (const std::string& o : toolchain::compile_objects(dir, {n + "_weights.S"}, target, true))
+        objects.push_back(o);
+      toolchain::link_cuda_shared_library(dir, objects, so);
+    } else {
+      toolchain::build_emulated_library(dir, {n + ".cu", harness.name, n + "_weights.S"}, so,
+                                        codegen::runtime_file("cuda_runtime.h"));
+    }
     return (fs::path(dir) / so).string();
   }
   const std::vector<std::string> objects = build_objects(m, dir, target, true, cc);
   const std::string so = "lib" + m.plan.name + ".so";
   toolchain::link_shared(dir, objects, so);
   return (fs::path(dir) / so).string();
+}
+
+std::string hosted_entry(const CompiledModel& m, const ir::Target& target) {
+  return m.plan.name + (target.is_cuda() ? "_hosted" : "");
 }
 
 std::string depfile_text(const std::string& output, const std::vector<std::string>& inputs) {

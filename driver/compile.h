@@ -98,9 +98,15 @@ std::vector<std::string> write_output(const CompiledModel& model, EmitKind kind,
                                       const std::string& out_path, const ir::Target& target,
                                       CCompiler cc = CCompiler::InProcess);
 
-// Builds a shared library of the model in `dir` (for isolated runs); returns its path.
+// Builds a shared library of the model in `dir` (for isolated runs); returns its path. A CUDA
+// target's exports NAME_hosted_run (codegen::hosted_harness; hosted_entry names it): built
+// by nvcc when its GPU runs here (the target runs_here), else for the CPU emulator.
 std::string build_shared_library(const CompiledModel& model, const std::string& dir,
                                  const ir::Target& target, CCompiler cc = CCompiler::InProcess);
+
+// The entry run_isolated runs in build_shared_library's library: the model's name, with
+// "_hosted" for a CUDA target.
+std::string hosted_entry(const CompiledModel& model, const ir::Target& target);
 
 // "a.yaml b.bin" style dependency line for a build system: "OUT: IN IN ...".
 std::string depfile_text(const std::string& output, const std::vector<std::string>& inputs);

@@ -59,6 +59,17 @@ std::string compile_cuda_object(const std::string& dir, const std::string& cu,
   return obj;
 }
 
+void link_cuda_shared_library(const std::string& dir, const std::vector<std::string>& objects,
+                              const std::string& out) {
+  const std::string nvcc = find_nvcc();
+  TLMC_ASSERT(!nvcc.empty(), "linking " << out << " without nvcc, which compiled its objects");
+  std::string list;
+  for (const std::string& o : objects) list += " " + shell_quote(o);
+  run_or_fail("linking the generated CUDA library",
+              "cd " + shell_quote(dir) + " && " + shell_quote(nvcc) +
+                  " -shared -cudart static -o " + shell_quote(out) + list);
+}
+
 void build_emulated_library(const std::string& dir, const std::vector<std::string>& sources,
                             const std::string& out, const std::string& emulator) {
   const fs::path prelude = fs::path(dir) / "emulation";

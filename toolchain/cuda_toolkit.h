@@ -19,6 +19,12 @@ std::string find_nvcc();
 std::string compile_cuda_object(const std::string& dir, const std::string& cu,
                                 const ir::Target& target, bool pic);
 
+// Links `objects` of `dir` (compile_cuda_object's with `pic`, and host objects) by nvcc into
+// the shared library `out` (a file name inside `dir`), with the CUDA runtime linked in
+// statically: it loads where the GPU's driver is installed, and needs nothing else.
+void link_cuda_shared_library(const std::string& dir, const std::vector<std::string>& objects,
+                              const std::string& out);
+
 // Compiles `sources` of `dir` (.cu as C++, .S assembled) against the CPU emulator's
 // cuda_runtime.h (`emulator`, its text, written into `dir`/emulation/) and links them into
 // the shared library `out` (a file name inside `dir`).

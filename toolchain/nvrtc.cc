@@ -35,6 +35,8 @@ struct Nvrtc {
   int (*compile)(Program, int, const char* const*) = nullptr;
   int (*log_size)(Program, size_t*) = nullptr;
   int (*log)(Program, char*) = nullptr;
+  int (*cubin_size)(Program, size_t*) = nullptr;
+  int (*cubin)(Program, char*) = nullptr;
   std::string path;
 };
 
@@ -78,7 +80,8 @@ const Nvrtc* load_nvrtc(std::string* why) {
           bind(lib, "nvrtcDestroyProgram", n.destroy) &&
           bind(lib, "nvrtcCompileProgram", n.compile) &&
           bind(lib, "nvrtcGetProgramLogSize", n.log_size) &&
-          bind(lib, "nvrtcGetProgramLog", n.log)) {
+          bind(lib, "nvrtcGetProgramLog", n.log) && bind(lib, "nvrtcGetCUBINSize", n.cubin_size) &&
+          bind(lib, "nvrtcGetCUBIN", n.cubin)) {
         nvrtc = n;
         loaded = true;
         return;
@@ -93,7 +96,11 @@ const Nvrtc* load_nvrtc(std::string* why) {
   return loaded ? &nvrtc : nullptr;
 }
 
-// One NVRTC compile: "0" or "1" (refused), then the log.
+// The log's length in a compile's reply: this many decimal digits.
+constexpr size_t kLogLengthDigits = 20;
+
+// One NVRTC compile: "0" or "1" (refused), the log's length (kLogLengthDigits digits), the
+// log, then the cubin (none when refused).
 std::string compile_program(const Nvrtc& nvrtc, const std::string& source,
                             const std::string& file_name,
                             const std::vector<std::pair<std::string, std::string>>& headers,
@@ -106,7 +113,12 @@ std::string compile_program(const Nvrtc& nvrtc, const std::string& source,
   Nvrtc::Program program = nullptr;
   int r = nvrtc.create(&program, source.c_str(), file_name.c_str(),
                        static_cast<int>(headers.size()), header_texts.data(), header_names.data());
-  if (r != 0) return std::string("1nvrtcCreateProgram: ") + nvrtc.error_string(r);
+  auto reply = [](bool ok, const std::string& log, const std::string& cubin) {
+    char length[kLogLengthDigits + 1];
+    std::snprintf(length, sizeof length, "%020zu", log.size());
+    return (ok ? "0" : "1") + std::string(length) + log + cubin;
+  };
+  if (r != 0) return reply(false, std::string("nvrtcCreateProgram: ") + nvrtc.error_string(r), "");
   const std::string arch = "-arch=sm_" + std::to_string(sm);
   const char* options[] = {arch.c_str(), "-std=c++17", "-Xptxas=-v"};
   r = nvrtc.compile(program, 3, options);
@@ -115,8 +127,13 @@ std::string compile_program(const Nvrtc& nvrtc, const std::string& source,
   std::string log(size, '\0');
   if (size > 0) nvrtc.log(program, log.data());
   log.resize(log.find('\0') == std::string::npos ? log.size() : log.find('\0'));
+  std::string cubin;
+  if (r == 0 && nvrtc.cubin_size(program, &size) == 0) {
+    cubin.resize(size);
+    if (size > 0 && nvrtc.cubin(program, cubin.data()) != 0) cubin.clear();
+  }
   nvrtc.destroy(&program);
-  return (r != 0 ? "1" : "0") + log;
+  return reply(r == 0, log, cubin);
 }
 
 // NVRTC 13.0 crashes (SIGSEGV inside nvrtcCompileProgram, also with PTX as its only output)
@@ -279,12 +296,17 @@ std::optional<NvrtcOutput> nvrtc_compile(
              ")";
     return std::nullopt;
   }
+  TLMC_ASSERT(reply->size() >= 1 + kLogLengthDigits, "a truncated reply from NVRTC's child");
   const bool refused = (*reply)[0] != '0';
-  const std::string log = reply->substr(1);
+  const size_t log_size = std::strtoull(reply->substr(1, kLogLengthDigits).c_str(), nullptr, 10);
+  TLMC_ASSERT(reply->size() >= 1 + kLogLengthDigits + log_size,
+              "a truncated reply from NVRTC's child");
+  const std::string log = reply->substr(1 + kLogLengthDigits, log_size);
   const bool warned = log.find("warning") != std::string::npos;
   if (refused || warned)
     throw InternalError(what + " " + (refused ? "refused" : "warned about") + target + ":\n" + log);
   out.log = log;
+  out.cubin = reply->substr(1 + kLogLengthDigits + log_size);
   out.kernels = parse_ptxas_report(log);
   return out;
 }

@@ -17,6 +17,7 @@ struct NvrtcOutput {
   std::string version;                       // "13.0"
   std::string log;                           // NVRTC's and ptxas's messages
   std::vector<ir::KernelResources> kernels;  // ptxas's report, in its order (threads left 1)
+  std::string cubin;                         // the SASS, for cuModuleLoadData
 };
 
 // Compiles `source` (named `file_name` in messages; `headers` are the files it may include,

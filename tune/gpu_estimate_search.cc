@@ -34,20 +34,23 @@ struct Candidate {
 
 }  // namespace
 
-std::optional<std::vector<ir::KernelResources>> build_kernels(const ir::LoopProgram& loops,
-                                                              const ir::GpuLimits& gpu) {
+std::optional<BuiltKernels> build_kernels(const ir::LoopProgram& loops, const ir::GpuLimits& gpu,
+                                          std::string* why) {
   const codegen::CudaKernelSource k = codegen::emit_cuda_kernel(loops, gpu);
   const std::string source =
       "#include \"tlmc_cuda.h\"\n" + codegen::cuda_kernel_preamble() + "\n" + k.text;
-  std::string why;
-  const std::optional<toolchain::NvrtcOutput> out =
-      toolchain::nvrtc_compile(source, loops.name + ".cu",
-                               {{"tlmc_cuda.h", codegen::runtime_file("tlmc_cuda.h")}}, gpu, &why);
-  if (!out) return std::nullopt;
+  std::string reason;
+  const std::optional<toolchain::NvrtcOutput> out = toolchain::nvrtc_compile(
+      source, loops.name + ".cu", {{"tlmc_cuda.h", codegen::runtime_file("tlmc_cuda.h")}}, gpu,
+      &reason);
+  if (!out) {
+    if (why) *why = reason;
+    return std::nullopt;
+  }
   std::vector<toolchain::KernelLaunch> launches;
   for (const codegen::CudaLaunch& l : k.launches)
     launches.push_back({l.kernel, l.threads, l.dynamic_shared_bytes});
-  return toolchain::launched_kernels(*out, launches);
+  return BuiltKernels{k.launches, toolchain::launched_kernels(*out, launches), out->cubin};
 }
 
 namespace {
@@ -67,12 +70,11 @@ Candidate candidate(const ir::TeProgram& program, const ir::Target& target,
 // when a kernel is over a limit of the descriptor; false where NVRTC cannot build (the
 // estimate with registers assumed stands).
 bool build(Candidate& c, const ir::Target& target) {
-  const std::optional<std::vector<ir::KernelResources>> resources =
-      build_kernels(c.loops, target.gpu);
-  if (!resources) return false;
-  for (const ir::KernelResources& r : *resources)
+  const std::optional<BuiltKernels> built = build_kernels(c.loops, target.gpu);
+  if (!built) return false;
+  for (const ir::KernelResources& r : built->resources)
     c.refused = c.refused || !ir::limit_violations(target.gpu, r).empty();
-  c.estimate = scheduler::estimate_gpu_time(c.loops, target.gpu, *resources);
+  c.estimate = scheduler::estimate_gpu_time(c.loops, target.gpu, built->resources);
   return true;
 }
 

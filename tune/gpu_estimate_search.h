@@ -6,8 +6,10 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
+#include "codegen/emit_cuda_kernel.h"
 #include "ir/target.h"
 #include "ir/te.h"
 #include "scheduler/decision.h"
@@ -26,11 +28,18 @@ struct EstimateChoice {
   bool built = false;  // NVRTC built them; else registers were assumed (no spill known)
 };
 
+// The kernels of one loop program as NVRTC builds them for a GPU's SM.
+struct BuiltKernels {
+  std::vector<codegen::CudaLaunch> launches;   // in the order they run
+  std::vector<ir::KernelResources> resources;  // ptxas's report, per launch
+  std::string cubin;                           // the SASS of them all
+};
+
 // The kernels of `loops` alone (the CUDA helpers and launch macros before them) built by
-// NVRTC for the GPU's SM: each launch's resources, in order; nullopt where NVRTC is not
-// installed or crashed on the text.
-std::optional<std::vector<ir::KernelResources>> build_kernels(const ir::LoopProgram& loops,
-                                                              const ir::GpuLimits& gpu);
+// NVRTC for the GPU's SM; nullopt, with the reason in `why`, where NVRTC is not installed or
+// crashed on the text.
+std::optional<BuiltKernels> build_kernels(const ir::LoopProgram& loops, const ir::GpuLimits& gpu,
+                                          std::string* why = nullptr);
 
 // `candidates` distinct points at most (drawn with `seed`), the -O0 point first.
 EstimateChoice choose_by_estimate(const ir::TeProgram& program, const ir::Target& target,

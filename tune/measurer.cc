@@ -27,6 +27,8 @@
 #include "scheduler/lower_schedule.h"
 #include "toolchain/clang_in_process.h"
 #include "toolchain/loaded_object.h"
+#include "tune/gpu_candidate.h"
+#include "tune/gpu_estimate_search.h"
 
 namespace tlmc::tune {
 namespace {
@@ -38,13 +40,16 @@ using scheduler::MeasureStatus;
 constexpr double kAtol = 1e-4;
 constexpr double kRtol = 1e-3;
 
-// A request is this, then the object's bytes, then `packing_words` int64s: per kernel
-// input, -1 for the model's layout, else the rank, the extents, the source strides, the
-// source offset, and the count and values of the source limits of its Packing.
+// A request is this, then the object's bytes (a CUDA target's: the cubin), then
+// `packing_words` int64s: per kernel input, -1 for the model's layout, else the rank, the
+// extents, the source strides, the source offset, and the count and values of the source
+// limits of its Packing; then, for a CUDA target, `launch_bytes` of the launches' text
+// (gpu_candidate.h).
 struct Request {
   uint64_t object_bytes;
   int64_t scratch_bytes;
   uint64_t packing_words;
+  uint64_t launch_bytes;
   double slow_seconds;  // Measurer::set_slow_cut
 };
 
@@ -94,7 +99,8 @@ std::vector<std::optional<ir::Packing>> decode_packings(const std::vector<int64_
 }
 
 struct Reply {
-  int32_t status;  // MeasureStatus
+  int32_t status;        // MeasureStatus
+  int32_t worker_exits;  // the worker stops after this reply (a CUDA context was lost)
   double seconds;
   char reason[480];
 };
@@ -121,9 +127,11 @@ bool read_all(int fd, void* data, size_t n) {
   return true;
 }
 
-Reply reply(MeasureStatus status, double seconds, const std::string& reason) {
+Reply reply(MeasureStatus status, double seconds, const std::string& reason,
+            bool worker_exits = false) {
   Reply r{};
   r.status = static_cast<int32_t>(status);
+  r.worker_exits = worker_exits ? 1 : 0;
   r.seconds = seconds;
   std::snprintf(r.reason, sizeof r.reason, "%s", reason.c_str());
   return r;
@@ -204,6 +212,34 @@ void pin_threads(const std::vector<int>& cpus) {
   }
 }
 
+// The task's inputs as the candidate takes them: each in its packing, where it has one.
+std::vector<reference::HostTensor> packed_inputs(
+    const MeasureTask& task, const std::vector<std::optional<ir::Packing>>& input_packings) {
+  std::vector<reference::HostTensor> inputs = task.inputs;
+  for (size_t i = 0; i < inputs.size() && i < input_packings.size(); ++i)
+    if (const std::optional<ir::Packing>& packing = input_packings[i])
+      inputs[i].bytes =
+          ir::pack_bytes(*packing, inputs[i].bytes, ir::dtype_size(inputs[i].type.dtype));
+  return inputs;
+}
+
+// One CUDA candidate, inside the worker: on the GPU (gpu_candidate.h).
+Reply run_cuda_candidate(const MeasureTask& task, const MeasureOptions& options, const Request& req,
+                         const std::string& cubin,
+                         const std::vector<std::optional<ir::Packing>>& input_packings,
+                         const std::string& launches) {
+  GpuRunOptions o;
+  o.min_seconds = options.min_seconds;
+  o.repeats = options.repeats;
+  o.slow_seconds = req.slow_seconds;
+  const GpuCandidateResult r = run_on_gpu(packed_inputs(task, input_packings), task.expected, cubin,
+                                          decode_launches(launches), req.scratch_bytes, o,
+                                          [&](const std::vector<reference::HostTensor>& got) {
+                                            return first_mismatch(got, task.expected);
+                                          });
+  return reply(r.status, r.seconds, r.reason, r.context_lost);
+}
+
 // One candidate, inside the worker.
 Reply run_candidate(const MeasureTask& task, const MeasureOptions& options, int threads,
                     const std::vector<int>& cpus, const Request& req, const std::string& object,
@@ -221,11 +257,8 @@ Reply run_candidate(const MeasureTask& task, const MeasureOptions& options, int 
   set_threads(threads);
   // Fresh copies: a candidate writing into its inputs cannot spoil the next one's. Outputs
   // start as all-ones bytes (NaN for floats), so an element never written is caught.
-  std::vector<reference::HostTensor> inputs = task.inputs, outputs = task.expected;
-  for (size_t i = 0; i < inputs.size() && i < input_packings.size(); ++i)
-    if (const std::optional<ir::Packing>& packing = input_packings[i])
-      inputs[i].bytes =
-          ir::pack_bytes(*packing, inputs[i].bytes, ir::dtype_size(inputs[i].type.dtype));
+  std::vector<reference::HostTensor> inputs = packed_inputs(task, input_packings),
+                                     outputs = task.expected;
   for (reference::HostTensor& o : outputs) std::fill(o.bytes.begin(), o.bytes.end(), 0xff);
   std::vector<void*> params;
   for (reference::HostTensor& t : inputs) params.push_back(t.bytes.data());
@@ -283,8 +316,10 @@ Reply run_candidate(const MeasureTask& task, const MeasureOptions& options, int 
   return reply(MeasureStatus::Ok, times[times.size() / 2], "");
 }
 
+// The worker's loop; a CUDA target's worker is the only process of tlmc's that initialises
+// CUDA (its parent never does: it forks workers).
 [[noreturn]] void worker_main(int fd, const MeasureTask& task, const MeasureOptions& options,
-                              int threads) {
+                              int threads, bool cuda) {
   const std::vector<int> cpus = allowed_cpus();
   for (;;) {
     Request req{};
@@ -293,9 +328,12 @@ Reply run_candidate(const MeasureTask& task, const MeasureOptions& options, int 
     if (!read_all(fd, object.data(), object.size())) _exit(0);
     std::vector<int64_t> words(req.packing_words);
     if (!read_all(fd, words.data(), words.size() * sizeof(int64_t))) _exit(0);
+    std::string launches(req.launch_bytes, '\0');
+    if (!read_all(fd, launches.data(), launches.size())) _exit(0);
     const Reply r =
-        run_candidate(task, options, threads, cpus, req, object, decode_packings(words));
-    if (!write_all(fd, &r, sizeof r)) _exit(0);
+        cuda ? run_cuda_candidate(task, options, req, object, decode_packings(words), launches)
+             : run_candidate(task, options, threads, cpus, req, object, decode_packings(words));
+    if (!write_all(fd, &r, sizeof r) || r.worker_exits) _exit(0);
   }
 }
 
@@ -324,7 +362,7 @@ void Measurer::start_worker() {
   if (pid < 0) throw InternalError("cannot start the measurement worker (fork failed)");
   if (pid == 0) {
     close(fds[0]);
-    worker_main(fds[1], task_, options_, options_.threads);
+    worker_main(fds[1], task_, options_, options_.threads, target_.is_cuda());
   }
   close(fds[1]);
   worker_ = pid;
@@ -345,13 +383,15 @@ void Measurer::stop_worker() {
 }
 
 MeasureResult Measurer::run_in_worker(const std::string& object, int64_t scratch_bytes,
-                                      const std::vector<std::optional<ir::Packing>>& packings) {
+                                      const std::vector<std::optional<ir::Packing>>& packings,
+                                      const std::string& launches) {
   if (worker_ <= 0) start_worker();
   const std::vector<int64_t> words = encode_packings(packings);
-  const Request req{object.size(), scratch_bytes, words.size(), slow_seconds_};
+  const Request req{object.size(), scratch_bytes, words.size(), launches.size(), slow_seconds_};
   MeasureResult out;
   if (!write_all(socket_, &req, sizeof req) || !write_all(socket_, object.data(), object.size()) ||
-      !write_all(socket_, words.data(), words.size() * sizeof(int64_t))) {
+      !write_all(socket_, words.data(), words.size() * sizeof(int64_t)) ||
+      !write_all(socket_, launches.data(), launches.size())) {
     stop_worker();
     out.status = MeasureStatus::Crashed;
     out.reason = "the measurement worker stopped before the candidate was sent";
@@ -377,8 +417,10 @@ MeasureResult Measurer::run_in_worker(const std::string& object, int64_t scratch
     out.reason = "the candidate's run " + how_it_ended(status);
     return out;
   }
+  if (r.worker_exits) stop_worker();
   out.status = static_cast<MeasureStatus>(r.status);
   out.seconds = r.seconds;
+  r.reason[sizeof r.reason - 1] = 0;
   out.reason = r.reason;
   return out;
 }
@@ -396,9 +438,35 @@ toolchain::InProcessObject compile_candidate(const std::string& source, const ir
   return toolchain::compile_c_in_process(source, toolchain::generated_code_flags(target));
 }
 
+// A CUDA candidate built by NVRTC for the target's SM: its cubin as `object`, and its
+// launches' text in `launches`; not ok when a kernel is over a limit of the descriptor
+// (never emitted, so never timed) or NVRTC cannot build it.
+toolchain::InProcessObject build_cuda_candidate(const ir::LoopProgram& loops,
+                                                const ir::Target& target, std::string* launches) {
+  toolchain::InProcessObject out;
+  std::string why;
+  const std::optional<BuiltKernels> built = build_kernels(loops, target.gpu, &why);
+  if (!built) {
+    out.diagnostics = why;
+    return out;
+  }
+  for (const ir::KernelResources& r : built->resources)
+    for (const std::string& v : ir::limit_violations(target.gpu, r))
+      out.diagnostics += r.name + ": " + v + "; ";
+  if (!out.diagnostics.empty()) {
+    out.diagnostics = "over the limits of " + target.name + ": " + out.diagnostics;
+    return out;
+  }
+  out.ok = true;
+  out.object = built->cubin;
+  *launches = encode_launches(built->launches);
+  return out;
+}
+
 }  // namespace
 
 MeasureResult Measurer::measure_source(const std::string& c_source, int64_t scratch_bytes) {
+  TLMC_ASSERT(!target_.is_cuda(), "measure_source takes C, for a CPU target");
   const Clock::time_point t0 = Clock::now();
   const toolchain::InProcessObject obj =
       compile_candidate(c_source, target_, options_.max_source_bytes);
@@ -422,7 +490,9 @@ MeasureResult Measurer::measure(const std::vector<scheduler::Decision>& schedule
 std::vector<MeasureResult> Measurer::measure_batch(
     const std::vector<std::vector<scheduler::Decision>>& schedules, int jobs) {
   struct Unit {
-    std::string source;
+    std::string source;     // a CPU target's C
+    ir::LoopProgram loops;  // a CUDA target's lowered program
+    std::string launches;   // a CUDA target's launches (gpu_candidate.h)
     int64_t scratch_bytes = 0;
     std::vector<std::optional<ir::Packing>> packings;  // per input
     toolchain::InProcessObject object;
@@ -433,7 +503,10 @@ std::vector<MeasureResult> Measurer::measure_batch(
   for (size_t i = 0; i < schedules.size(); ++i) {
     const ir::LoopProgram loops = scheduler::lower_schedule(
         scheduler::apply_schedule(task_.program, schedules[i]), "candidate");
-    units[i].source = codegen::emit_measurement_source(loops, target_);
+    if (target_.is_cuda())
+      units[i].loops = loops;
+    else
+      units[i].source = codegen::emit_measurement_source(loops, target_);
     units[i].scratch_bytes = loops.scratch_bytes;
     for (int b = 0; b < loops.num_inputs; ++b)
       units[i].packings.push_back(
@@ -442,11 +515,17 @@ std::vector<MeasureResult> Measurer::measure_batch(
   const Clock::time_point compiling = Clock::now();
   times_.lowering += std::chrono::duration<double>(compiling - lowering).count();
   // Compile on `jobs` threads; they are all joined before the worker is forked or runs.
+  // NVRTC compiles in forked children (toolchain/nvrtc.h): one thread, so that no child is
+  // forked while another thread holds a lock the child would wait on for ever.
+  if (target_.is_cuda()) jobs = 1;
   std::atomic<size_t> next{0};
   auto compile = [&] {
     for (size_t i; (i = next++) < units.size();) {
       const Clock::time_point t0 = Clock::now();
-      units[i].object = compile_candidate(units[i].source, target_, options_.max_source_bytes);
+      units[i].object =
+          target_.is_cuda()
+              ? build_cuda_candidate(units[i].loops, target_, &units[i].launches)
+              : compile_candidate(units[i].source, target_, options_.max_source_bytes);
       units[i].compile_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
     }
   };
@@ -464,7 +543,7 @@ std::vector<MeasureResult> Measurer::measure_batch(
       r.status = MeasureStatus::CompileError;
       r.reason = u.object.diagnostics.substr(0, 400);
     } else {
-      r = run_in_worker(u.object.object, u.scratch_bytes, u.packings);
+      r = run_in_worker(u.object.object, u.scratch_bytes, u.packings, u.launches);
     }
     r.compile_seconds = u.compile_seconds;
     out.push_back(std::move(r));

@@ -1,6 +1,9 @@
 // Measures candidate schedules of one task: each is generated as C, compiled in this process
 // (toolchain/clang_in_process.h), then loaded and run in a worker process forked from tlmc
-// that lives for many candidates. The worker checks a candidate's outputs against the
+// that lives for many candidates. For a CUDA target, each is generated as CUDA, built by
+// NVRTC for the target's SM (one over a limit of the descriptor fails, never timed) and run
+// on the GPU by the worker (tune/gpu_candidate.h): tlmc's own process never initialises
+// CUDA, so that it may fork workers. The worker checks a candidate's outputs against the
 // reference before timing it; a candidate that crashes, hangs past its limit or computes a
 // wrong answer is a failed measurement with its reason, never a failure of the compiler:
 // the worker is started again for the next one.
@@ -20,6 +23,8 @@
 
 namespace tlmc::tune {
 
+// On a CUDA target, `threads` and `cold_weights` do not apply, and a timed repeat is `n` runs
+// of the candidate's launches enqueued back to back between two CUDA events.
 struct MeasureOptions {
   int threads = 0;              // threads of the parallel loops; 0: the target's cores
   double min_seconds = 0.005;   // each timed repeat runs the kernel at least this long
@@ -79,8 +84,10 @@ class Measurer {
 
  private:
   // `packings`: per kernel input, the layout it takes (none: the model's).
+  // `launches`: a CUDA target's (gpu_candidate.h), whose `object` is the cubin.
   MeasureResult run_in_worker(const std::string& object, int64_t scratch_bytes,
-                              const std::vector<std::optional<ir::Packing>>& packings);
+                              const std::vector<std::optional<ir::Packing>>& packings,
+                              const std::string& launches = {});
   void start_worker();
   void stop_worker();
 

@@ -195,9 +195,10 @@ std::string compile_emulated(const TempDir& dir, const std::string& source, std:
 // -O0 point, without a spill); false when NVRTC is not installed.
 bool expect_builds(const ir::LoopProgram& p, const std::string& target, bool no_spills) {
   const ir::GpuLimits gpu = ir::parse_target(target)->gpu;
-  const std::optional<std::vector<ir::KernelResources>> built = tune::build_kernels(p, gpu);
+  const std::optional<tune::BuiltKernels> built = tune::build_kernels(p, gpu);
   if (!built) return false;
-  for (const ir::KernelResources& r : *built) {
+  EXPECT_FALSE(built->cubin.empty()) << "NVRTC gives the SASS a GPU would load";
+  for (const ir::KernelResources& r : built->resources) {
     SCOPED_TRACE(target + " " + r.name);
     const std::vector<std::string> over = ir::limit_violations(gpu, r);
     EXPECT_TRUE(over.empty()) << (over.empty() ? "" : over[0]);
@@ -388,10 +389,10 @@ TEST(CudaKernelsShareMemory, ArraysBeyondTheStaticLimitLieInDynamicSharedMemory)
   EXPECT_EQ(source.find("TLMC_SHARED("), std::string::npos) << source;
   expect_matches_in_emulation(g, p, source);
   if (const auto built = tune::build_kernels(p, small)) {
-    ASSERT_EQ(built->size(), 1u);
-    EXPECT_EQ((*built)[0].dynamic_shared_bytes, roots[0].shared_bytes);
-    EXPECT_EQ((*built)[0].shared_bytes, 0) << "nothing static";
-    EXPECT_TRUE(ir::limit_violations(small, (*built)[0]).empty());
+    ASSERT_EQ(built->resources.size(), 1u);
+    EXPECT_EQ(built->resources[0].dynamic_shared_bytes, roots[0].shared_bytes);
+    EXPECT_EQ(built->resources[0].shared_bytes, 0) << "nothing static";
+    EXPECT_TRUE(ir::limit_violations(small, built->resources[0]).empty());
   }
   std::string starved = source;
   const std::string asked = ", " + std::to_string(roots[0].shared_bytes) + ", nullptr";

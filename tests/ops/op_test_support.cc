@@ -17,13 +17,16 @@
 namespace tlmc::test {
 namespace {
 
-// The plain-C target, the host's best SIMD target, and a CUDA target, whose library runs in
-// the CPU emulator (on a GPU where there is one).
+// The plain-C target, the host's best SIMD target, a CUDA target whose library runs in the
+// CPU emulator, and the GPU here, where there is one.
 std::vector<ir::Target> targets() {
   std::vector<ir::Target> out = {*ir::parse_target("x86-64")};
   const ir::Target host = ir::host_target();
   if (host.isa != ir::Isa::Generic) out.push_back(host);
-  out.push_back(*ir::parse_target("cuda-sm80"));
+  ir::Target emulated = *ir::parse_target("cuda-sm80");
+  emulated.runs_here = false;  // emulated even where a GPU of sm_80 is present
+  out.push_back(emulated);
+  if (std::optional<ir::Target> gpu = ir::parse_target("cuda")) out.push_back(*gpu);
   return out;
 }
 

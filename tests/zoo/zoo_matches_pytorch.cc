@@ -42,6 +42,7 @@
 #include "driver/compile.h"
 #include "driver/layout_plans.h"
 #include "frontend/fold_constants.h"
+#include "ir/cuda_device.h"
 #include "ir/dtype.h"
 #include "ir/target.h"
 #include "support/test_support.h"
@@ -287,10 +288,9 @@ void expect_matches_pytorch(const ZooCase& zc, const ir::Target& target, int tim
   const std::string so = driver::build_shared_library(model, tmp.path(), target);
   const double build_s = seconds_since(t0);
   t0 = std::chrono::steady_clock::now();
-  const toolchain::IsolatedRun run =
-      toolchain::run_isolated(so, model.plan.name + (target.is_cuda() ? "_emulated" : ""), inputs,
-                              output_bytes, timeout_seconds,
-                              /*timing_runs=*/target.is_cuda() ? 0 : 1);
+  const toolchain::IsolatedRun run = toolchain::run_isolated(
+      so, driver::hosted_entry(model, target), inputs, output_bytes, timeout_seconds,
+      /*timing_runs=*/target.is_cuda() ? 0 : 1);
   const double run_s = seconds_since(t0);
   ASSERT_EQ(run.status, toolchain::IsolatedRun::Ok) << run.message;
 
@@ -334,6 +334,19 @@ class ZooInEmulation : public ::testing::TestWithParam<ZooCase> {};
 
 TEST_P(ZooInEmulation, MatchesPyTorch) {
   expect_matches_pytorch(GetParam(), *ir::parse_target("cuda-sm80"), 600);
+}
+
+// The zoo's CUDA builds on the GPU of this machine (label zoo_cuda), every model: its -O0
+// kernels built by nvcc for its SM and run there, against PyTorch's outputs. Skipped, with
+// the reason, where there is no GPU.
+class ZooOnTheGpu : public ::testing::TestWithParam<ZooCase> {};
+
+TEST_P(ZooOnTheGpu, MatchesPyTorch) {
+  std::string why;
+  if (!ir::find_cuda_gpu(&why)) GTEST_SKIP() << "no GPU here: " << why;
+  const std::optional<ir::Target> gpu = ir::parse_target("cuda");
+  if (!gpu) GTEST_SKIP() << ir::unknown_target("cuda");
+  expect_matches_pytorch(GetParam(), *gpu, 600);
 }
 
 std::vector<ZooCase> emulated_cases() {
@@ -425,6 +438,7 @@ std::string case_name(const ::testing::TestParamInfo<ZooCase>& info) {
 INSTANTIATE_TEST_SUITE_P(Models, Zoo, ::testing::ValuesIn(selected_cases()), case_name);
 INSTANTIATE_TEST_SUITE_P(Emulated, ZooInEmulation, ::testing::ValuesIn(emulated_cases()),
                          case_name);
+INSTANTIATE_TEST_SUITE_P(OnTheGpu, ZooOnTheGpu, ::testing::ValuesIn(selected_cases()), case_name);
 
 }  // namespace
 }  // namespace tlmc::test

@@ -1,0 +1,128 @@
+// CUDA libraries on the GPU of this machine (label gpu): every example and shapes of our own
+// checked there at -O0 and -O1, and -O2 measuring its candidates there into the tuning
+// database. Each test that needs a GPU is skipped, with the reason, where there is none (the
+// operator tests and the zoo add the GPU where there is one; tests/ops, tests/zoo). What runs
+// on every machine: the library --check runs on a GPU built by nvcc, and its failure without
+// a GPU reported as the documented return code, never a crash.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "driver/check.h"
+#include "driver/compile.h"
+#include "ir/cuda_device.h"
+#include "scheduler/tuning_db.h"
+#include "support/test_support.h"
+#include "toolchain/cc.h"
+#include "toolchain/cuda_toolkit.h"
+#include "toolchain/isolated_run.h"
+
+namespace tlmc::test {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Odd sizes, a strided convolution and a reduction over a short axis: no listed workload.
+const char* kOwnShapes = R"(tlmc: 1
+name: own
+inputs:
+  x: {shape: [3, 5, 17, 19]}
+weights:
+  w: {shape: [7, 5, 3, 3], init: {uniform: [-1, 1]}, seed: 3}
+  b: {shape: [7], init: {uniform: [-1, 1]}, seed: 4}
+nodes:
+  - {op: Conv, inputs: [x, w, b], outputs: [c], attrs: {strides: [2, 2], pads: [1, 0, 1, 0]}}
+  - {op: Relu, inputs: [c], outputs: [r]}
+  - {op: Softmax, inputs: [r], outputs: [y], attrs: {axis: 1}}
+outputs: [y]
+)";
+
+std::vector<std::string> models(const TempDir& dir) {
+  write_file(dir.file("own.yaml"), kOwnShapes);
+  std::vector<std::string> out = {dir.file("own.yaml")};
+  for (const char* e : {"mlp", "resnet_block", "transformer_layer"})
+    out.push_back(std::string(TLMC_SOURCE_DIR) + "/examples/" + e + ".yaml");
+  return out;
+}
+
+// The GPU here as a target, or the reason there is none.
+std::optional<ir::Target> gpu_here(std::string* why) {
+  if (!ir::find_cuda_gpu(why)) return std::nullopt;
+  std::optional<ir::Target> t = ir::parse_target("cuda");
+  if (!t) *why = ir::unknown_target("cuda");
+  return t;
+}
+
+TEST(GpuCheck, TheLibraryForTheGpuIsBuiltByNvccAndFailsCleanlyWithoutOne) {
+  if (toolchain::find_nvcc().empty()) GTEST_SKIP() << "no nvcc here: the CUDA toolkit is absent";
+  TempDir dir;
+  driver::CompileOptions o;
+  o.model_path = models(dir)[0];
+  o.target = *ir::parse_target("cuda-sm80");
+  const bool a100 = o.target.runs_here;
+  // Built as it is where a GPU of sm_80 is present, whether or not one is.
+  o.target.runs_here = true;
+  const driver::CompiledModel m = driver::compile_model(o);
+  fs::create_directories(dir.file("build"));
+  const std::string so = driver::build_shared_library(m, dir.file("build"), o.target);
+  ASSERT_TRUE(fs::exists(so));
+  std::vector<std::vector<uint8_t>> inputs = {std::vector<uint8_t>(3 * 5 * 17 * 19 * 4, 0)};
+  const toolchain::IsolatedRun run = toolchain::run_isolated(so, driver::hosted_entry(m, o.target),
+                                                             inputs, {3 * 7 * 9 * 9 * 4}, 120);
+  if (a100) {
+    EXPECT_EQ(run.status, toolchain::IsolatedRun::Ok) << run.message;
+  } else {
+    // No GPU of sm_80: CUDA refuses the weights' upload, OWN_ERROR_CUDA (3).
+    EXPECT_EQ(run.status, toolchain::IsolatedRun::Failed) << run.message;
+    EXPECT_NE(run.message.find("own_hosted_run returned 3"), std::string::npos) << run.message;
+  }
+}
+
+TEST(GpuCheck, EveryExampleAndOwnShapesPassOnTheGpu) {
+  std::string why;
+  const std::optional<ir::Target> gpu = gpu_here(&why);
+  if (!gpu) GTEST_SKIP() << "no GPU here: " << why;
+  TempDir dir;
+  for (const std::string& model : models(dir))
+    for (const char* level : {"-O0", "-O1"}) {
+      SCOPED_TRACE(model + " " + level);
+      const CommandResult r = run_command(std::string(TLMC_EXE) + " --target cuda " + level +
+                                          " --check " + toolchain::shell_quote(model) + " 2>&1");
+      EXPECT_EQ(r.exit_code, 0) << r.out;
+      EXPECT_NE(r.out.find("the CUDA kernels ran on the GPU (" + gpu->gpu.device + ")"),
+                std::string::npos)
+          << r.out;
+      EXPECT_NE(r.out.find("check passed"), std::string::npos) << r.out;
+    }
+}
+
+TEST(GpuTuning, O2MeasuresOnTheGpuIntoTheTuningDatabase) {
+  std::string why;
+  const std::optional<ir::Target> gpu = gpu_here(&why);
+  if (!gpu)
+    GTEST_SKIP() << "no GPU here: " << why
+                 << " (-O2 ranks by estimate instead: EstimatedSchedules tests)";
+  TempDir dir;
+  const std::string db = dir.file("tuning.db");
+  const std::string cmd = std::string(TLMC_EXE) + " --target cuda -O2 --tuning-db " + db + " " +
+                          toolchain::shell_quote(models(dir)[0]);
+  const CommandResult r = run_command(cmd + " --check 2>&1");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_EQ(r.out.find("nothing was measured"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("check passed"), std::string::npos) << r.out;
+  const scheduler::TuningDb records = scheduler::TuningDb::open(db, false);
+  int ok = 0;
+  for (const scheduler::TuningRecord& rec : records.all())
+    if (rec.status == scheduler::MeasureStatus::Ok && rec.target == gpu->descriptor()) ++ok;
+  EXPECT_GT(ok, 0) << r.out;
+  // A second build takes every schedule from the records.
+  const CommandResult again =
+      run_command(cmd + " -v --emit source -o " + dir.file("out") + " 2>&1");
+  ASSERT_EQ(again.exit_code, 0) << again.out;
+  EXPECT_NE(again.out.find("from tuning records"), std::string::npos) << again.out;
+}
+
+}  // namespace
+}  // namespace tlmc::test
