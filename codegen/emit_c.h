@@ -21,7 +21,8 @@ struct CodegenOptions {
   int default_threads = 0;  // 0: one per online core, decided at run time
   // Time every kernel call (tlmc --profile): NAME_run adds each call's seconds to a static
   // array that `int NAME_profile_read(double* seconds)` copies out (one per call of
-  // ModelPlan::calls, their count returned) and resets. Global state: never shipped.
+  // ModelPlan::calls, their count returned) and resets. For a CUDA target, CUDA events on the
+  // stream bracket each call, and it gives the last run's times. Global state: never shipped.
   bool profile = false;
 };
 

@@ -108,6 +108,22 @@ std::vector<GeneratedFile> emit_cuda(const ModelPlan& plan, const CodegenOptions
     << "  cudaFree(model->weights);\n  free(model);\n}\n\n";
   c << "size_t " << n << "_workspace_size(void) { return " << plan.workspace_bytes << "u; }\n\n";
   c << "static int " << n << "_misaligned(const void* p) { return ((uintptr_t)p & 15u) != 0; }\n\n";
+  const size_t calls = plan.calls.size();
+  if (options.profile) {
+    // tlmc --profile: an event on the stream before the first call and after each; a read
+    // gives each call's time in the last run (one stream at a time: the events are static).
+    c << "static cudaEvent_t " << n << "_profile_events[" << calls + 1 << "];\n"
+      << "static int " << n << "_profile_ready;\n"
+      << "int " << n << "_profile_read(double* seconds) {\n"
+      << "  if (!" << n << "_profile_ready || cudaEventSynchronize(" << n << "_profile_events["
+      << calls << "]) != cudaSuccess)\n    return -1;\n"
+      << "  for (int i = 0; i < " << calls << "; ++i) {\n"
+      << "    float ms = 0;\n"
+      << "    if (cudaEventElapsedTime(&ms, " << n << "_profile_events[i], " << n
+      << "_profile_events[i + 1]) != cudaSuccess)\n      return -1;\n"
+      << "    seconds[i] = 1e-3 * (double)ms;\n  }\n"
+      << "  return " << calls << ";\n}\n\n";
+  }
   c << "int " << n << "_run_async(const " << n
     << "_model* model, const void* const* inputs, void* const* outputs,\n    void* workspace, "
        "cudaStream_t stream) {\n";
@@ -126,7 +142,16 @@ std::vector<GeneratedFile> emit_cuda(const ModelPlan& plan, const CodegenOptions
         << N << "_ERROR_ARGUMENT;\n";
   if (plan.workspace_bytes > 0)
     c << "  if (!ws || " << n << "_misaligned(ws)) return " << N << "_ERROR_ARGUMENT;\n";
-  for (const Call& call : plan.calls) {
+  if (options.profile)
+    c << "  if (!" << n << "_profile_ready) {\n"
+      << "    for (int i = 0; i <= " << calls << "; ++i)\n"
+      << "      if ((e = cudaEventCreate(&" << n << "_profile_events[i])) != cudaSuccess) return "
+      << n << "_status(e);\n"
+      << "    " << n << "_profile_ready = 1;\n  }\n"
+      << "  e = cudaEventRecord(" << n << "_profile_events[0], stream);\n"
+      << "  if (e != cudaSuccess) return " << n << "_status(e);\n";
+  for (size_t ci = 0; ci < calls; ++ci) {
+    const Call& call = plan.calls[ci];
     const KernelInfo& ki = plan.kernels[static_cast<size_t>(call.kernel)];
     const ir::LoopProgram& k = ki.loops;
     c << "  /* " << comment_text(call.comment) << " */\n";
@@ -142,6 +167,9 @@ std::vector<GeneratedFile> emit_cuda(const ModelPlan& plan, const CodegenOptions
       c << "  e = TLMC_LAUNCH(" << l.kernel << ", dim3(" << l.blocks << "u), dim3(" << l.threads
         << "u), " << l.dynamic_shared_bytes << "u, stream" << args
         << ");\n  if (e != cudaSuccess) return " << n << "_status(e);\n";
+    if (options.profile)
+      c << "  e = cudaEventRecord(" << n << "_profile_events[" << ci + 1 << "], stream);\n"
+        << "  if (e != cudaSuccess) return " << n << "_status(e);\n";
   }
   for (const OutputCopy& copy : plan.copies)
     if (copy.bytes > 0)
@@ -171,12 +199,16 @@ std::vector<CudaLaunch> cuda_launches(const ModelPlan& plan, const ir::GpuLimits
   return out;
 }
 
-GeneratedFile hosted_harness(const ModelPlan& plan) {
+GeneratedFile hosted_harness(const ModelPlan& plan, bool profile) {
   const std::string& n = plan.name;
   std::ostringstream c;
   c << "#include <cstdio>\n#include <vector>\n#include \"" << n << ".h\"\n"
-    << "extern \"C\" size_t " << n << "_hosted_workspace_size(void) { return 0; }\n"
-    << "static int " << n << "_hosted_fail(int status) {\n"
+    << "extern \"C\" size_t " << n << "_hosted_workspace_size(void) { return 0; }\n";
+  if (profile)
+    c << "extern \"C\" int " << n << "_profile_read(double* seconds);\n"
+      << "extern \"C\" int " << n << "_hosted_profile_read(double* seconds) {\n"
+      << "  return " << n << "_profile_read(seconds);\n}\n";
+  c << "static int " << n << "_hosted_fail(int status) {\n"
     << "#ifdef TLMC_CUDA_EMULATION\n"
     << "  const char* why = tlmc_emulation_message();\n"
     << "#else\n"

@@ -22,7 +22,9 @@ std::string cuda_api_declarations(const ModelPlan& plan);
 // convention of a CPU library, which initialises the model once, copies the inputs into
 // device memory, runs the model and copies the outputs back, as a program using the library
 // on a GPU does. A failure prints the emulator's message, or the CUDA runtime's last error.
-GeneratedFile hosted_harness(const ModelPlan& plan);
+// With `profile` (a library emitted with CodegenOptions::profile), NAME_hosted_profile_read
+// gives NAME_profile_read's times: each call's, between CUDA events, in the last run.
+GeneratedFile hosted_harness(const ModelPlan& plan, bool profile);
 
 // The __global__ functions of the .cu emit_cuda writes, each once, in order: name, blocks,
 // threads per block and dynamic shared memory on a GPU of `gpu`'s limits.

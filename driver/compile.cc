@@ -452,6 +452,7 @@ void generate(const CompileOptions& o, const LayoutPlan& plan,
   m.plan =
       codegen::plan_model(plan.graph, plan.partition.storage_of, subgraphs, std::move(kernels));
   m.files = codegen::emit_c(m.plan, codegen::CodegenOptions{o.target, o.threads, o.profile});
+  m.profiled = o.profile;
 }
 
 // Each timed build of time_in_model runs at least this long (and 10 times).
@@ -592,10 +593,16 @@ CompiledModel compile_model(const CompileOptions& options) {
                        "CUDA target keeps the model's layout (--activation-layout model "
                        "or auto)");
     o.activation_layout = ActivationLayout::Model;
-    if (o.profile)
-      throw Diagnostic({},
-                       "--profile times kernels on the target, and tlmc does not yet run "
-                       "CUDA kernels on a GPU; --check runs them in the CPU emulator");
+    if (o.profile && !o.target.runs_here) {
+      std::string why;
+      const std::optional<ir::GpuLimits> here = ir::find_cuda_gpu(&why);
+      throw Diagnostic(
+          {}, "--profile times the kernels on a GPU of the target's SM (sm_" +
+                  std::to_string(o.target.gpu.sm) + "), and " +
+                  (here ? "the GPU here, " + here->device + ", is sm_" + std::to_string(here->sm)
+                        : "there is none here (" + why + ")") +
+                  "; --check runs the kernels in the CPU emulator");
+    }
   }
   o.opt_level = effective_level(o);
   CompiledModel m;
@@ -790,7 +797,7 @@ std::string build_shared_library(const CompiledModel& m, const std::string& dir,
   write_files(m.files, dir);
   if (target.is_cuda()) {
     const std::string& n = m.plan.name;
-    const codegen::GeneratedFile harness = codegen::hosted_harness(m.plan);
+    const codegen::GeneratedFile harness = codegen::hosted_harness(m.plan, m.profiled);
     std::ofstream(fs::path(dir) / harness.name) << harness.contents;
     const std::string so = "lib" + n + ".so";
     if (target.runs_here) {

@@ -73,6 +73,7 @@ struct CompiledModel {
   // was not found.
   std::vector<ir::KernelResources> cuda_kernels;
   std::string cuda_unchecked;
+  bool profiled = false;  // emitted with a timer around every call (CompileOptions::profile)
 };
 
 // Reads the model (YAML or ONNX, by its extension), verified, as written: no folding.

@@ -46,22 +46,28 @@ ModelProfile profile_model(const CompiledModel& model, const ir::Target& target,
     bytes.push_back(parameter_bytes(model.plan.kernels.at(static_cast<size_t>(call.kernel)).loops));
     if (copies) copy_bytes.push_back(static_cast<size_t>(bytes.back() / 2));
   }
+  if (target.is_cuda()) copy_bytes.clear();  // the yardstick copies host memory
   const toolchain::IsolatedRun run =
-      toolchain::run_isolated(so, model.plan.name, inputs, out_bytes, kTimeoutSeconds, kMinRuns,
-                              min_seconds, calls, copy_bytes);
+      toolchain::run_isolated(so, hosted_entry(model, target), inputs, out_bytes, kTimeoutSeconds,
+                              kMinRuns, min_seconds, calls, copy_bytes);
   if (run.status != toolchain::IsolatedRun::Ok)
     throw InternalError("the generated library " + run.message +
                         " on random inputs; this is a bug in tlmc");
   ModelProfile p;
   p.runs = run.timing_runs;
   p.run_seconds = run.median_seconds;
+  if (target.is_cuda()) {
+    p.ran_on = target.gpu.device;
+    p.run_seconds = 0;
+    for (double s : run.call_seconds) p.run_seconds += s;
+  }
   for (int c = 0; c < calls; ++c) {
     const codegen::Call& call = model.plan.calls[static_cast<size_t>(c)];
     const codegen::KernelInfo& k = model.plan.kernels.at(static_cast<size_t>(call.kernel));
     const size_t i = static_cast<size_t>(c);
     p.calls.push_back(CallProfile{c, call.kernel, call.comment, k.workload_key,
                                   run.call_seconds.at(i), k.flops, bytes[i],
-                                  copies ? run.copy_seconds.at(i) : 0.0});
+                                  copy_bytes.empty() ? 0.0 : run.copy_seconds.at(i)});
   }
   return p;
 }
@@ -92,9 +98,15 @@ void print_profile(std::ostream& os, const ModelProfile& p) {
                   gbytes, copies, nodes.c_str());
     os << line;
   }
-  std::snprintf(line, sizeof line,
-                "one run: %.2f us (median of %d runs); the calls' medians add up to %.2f us\n",
-                p.run_seconds * 1e6, p.runs, sum * 1e6);
+  if (!p.ran_on.empty())
+    std::snprintf(line, sizeof line,
+                  "one run on the GPU (%s): the calls' medians add up to %.2f us (CUDA events "
+                  "between calls, %d runs)\n",
+                  p.ran_on.c_str(), sum * 1e6, p.runs);
+  else
+    std::snprintf(line, sizeof line,
+                  "one run: %.2f us (median of %d runs); the calls' medians add up to %.2f us\n",
+                  p.run_seconds * 1e6, p.runs, sum * 1e6);
   os << line;
 }
 

@@ -27,13 +27,17 @@ struct CallProfile {
 };
 
 struct ModelProfile {
-  int runs = 0;                    // timed runs
-  double run_seconds = 0;          // one whole run, median
+  int runs = 0;  // timed runs
+  // One whole run, median; on a GPU, the sum of the calls' medians (the run through the
+  // hosted entry also allocates, uploads and downloads, which is not the model's time).
+  double run_seconds = 0;
+  std::string ran_on;              // a CUDA target's GPU; empty on the CPU
   std::vector<CallProfile> calls;  // in the run's order
 };
 
 // Times at least 10 runs, and for at least `min_seconds`, after one untimed run; then,
-// with `copies`, each call's plain copy.
+// with `copies`, each call's plain copy (on the CPU only). A CUDA target's library runs on
+// the GPU here (its target runs_here), each call timed between CUDA events.
 ModelProfile profile_model(const CompiledModel& model, const ir::Target& target, CCompiler cc,
                            double min_seconds = 1.0, bool copies = true);
 // The calls, slowest first, with their share of the run, then the totals.

@@ -1,9 +1,10 @@
 // CUDA libraries on the GPU of this machine (label gpu): every example and shapes of our own
-// checked there at -O0 and -O1, and -O2 measuring its candidates there into the tuning
-// database. Each test that needs a GPU is skipped, with the reason, where there is none (the
-// operator tests and the zoo add the GPU where there is one; tests/ops, tests/zoo). What runs
-// on every machine: the library --check runs on a GPU built by nvcc, and its failure without
-// a GPU reported as the documented return code, never a crash.
+// checked there at -O0 and -O1, --profile timing every call there, and -O2 measuring its
+// candidates there into the tuning database. Each test that needs a GPU is skipped, with the
+// reason, where there is none (the operator tests and the zoo add the GPU where there is one;
+// tests/ops, tests/zoo). What runs on every machine: the libraries --check and --profile run on a
+// GPU built by nvcc, and their failure without a GPU reported as the documented return code, never
+// a crash; --profile refused without a GPU of the target's SM.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -78,6 +79,64 @@ TEST(GpuCheck, TheLibraryForTheGpuIsBuiltByNvccAndFailsCleanlyWithoutOne) {
     EXPECT_EQ(run.status, toolchain::IsolatedRun::Failed) << run.message;
     EXPECT_NE(run.message.find("own_hosted_run returned 3"), std::string::npos) << run.message;
   }
+}
+
+TEST(GpuProfile, TheProfiledLibraryIsBuiltByNvccWithAnEventAroundEveryCall) {
+  if (toolchain::find_nvcc().empty()) GTEST_SKIP() << "no nvcc here: the CUDA toolkit is absent";
+  TempDir dir;
+  driver::CompileOptions o;
+  o.model_path = models(dir)[0];
+  o.target = *ir::parse_target("cuda-sm80");
+  const bool a100 = o.target.runs_here;
+  o.target.runs_here = true;  // built as it is where a GPU of sm_80 is present
+  o.profile = true;
+  const driver::CompiledModel m = driver::compile_model(o);
+  ASSERT_TRUE(m.profiled);
+  const size_t calls = m.plan.calls.size();
+  ASSERT_GT(calls, 1u);
+  for (const codegen::GeneratedFile& f : m.files)
+    if (f.name == "own.cu") {
+      // One event before the first call and one after each.
+      EXPECT_NE(f.contents.find("cudaEventRecord(own_profile_events[0], stream)"),
+                std::string::npos);
+      EXPECT_NE(f.contents.find("cudaEventRecord(own_profile_events[" + std::to_string(calls) +
+                                "], stream)"),
+                std::string::npos);
+    }
+  fs::create_directories(dir.file("build"));
+  const std::string so = driver::build_shared_library(m, dir.file("build"), o.target);
+  const toolchain::IsolatedRun run = toolchain::run_isolated(
+      so, driver::hosted_entry(m, o.target), {std::vector<uint8_t>(3 * 5 * 17 * 19 * 4, 0)},
+      {3 * 7 * 9 * 9 * 4}, 120, 3, 0, static_cast<int>(calls));
+  if (a100) {
+    ASSERT_EQ(run.status, toolchain::IsolatedRun::Ok) << run.message;
+    EXPECT_EQ(run.call_seconds.size(), calls);
+  } else {
+    EXPECT_EQ(run.status, toolchain::IsolatedRun::Failed) << run.message;
+    EXPECT_NE(run.message.find("own_hosted_run returned 3"), std::string::npos) << run.message;
+  }
+}
+
+TEST(GpuProfile, IsRefusedWithoutAGpuOfTheTargetsSm) {
+  if (ir::parse_target("cuda-sm90")->runs_here) GTEST_SKIP() << "a GPU of sm_90 is here";
+  TempDir dir;
+  const CommandResult r = run_command(std::string(TLMC_EXE) + " --target cuda-sm90 --profile " +
+                                      toolchain::shell_quote(models(dir)[0]) + " 2>&1");
+  EXPECT_NE(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("--profile times the kernels on a GPU of the target's SM (sm_90)"),
+            std::string::npos)
+      << r.out;
+}
+
+TEST(GpuProfile, TimesEveryCallOnTheGpu) {
+  std::string why;
+  const std::optional<ir::Target> gpu = gpu_here(&why);
+  if (!gpu) GTEST_SKIP() << "no GPU here: " << why;
+  TempDir dir;
+  const CommandResult r = run_command(std::string(TLMC_EXE) + " --target cuda --profile " +
+                                      toolchain::shell_quote(models(dir)[0]) + " 2>&1");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("one run on the GPU (" + gpu->gpu.device + ")"), std::string::npos) << r.out;
 }
 
 TEST(GpuCheck, EveryExampleAndOwnShapesPassOnTheGpu) {
