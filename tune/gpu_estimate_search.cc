@@ -88,10 +88,19 @@ EstimateChoice chosen(const Candidate& best, EstimateChoice out) {
 }  // namespace
 
 EstimateChoice choose_by_estimate(const ir::TeProgram& program, const ir::Target& target,
-                                  int candidates, uint64_t seed) {
+                                  int candidates, uint64_t seed,
+                                  const std::vector<scheduler::SpacePoint>& proposed,
+                                  size_t always_built) {
   TLMC_ASSERT(target.is_cuda(), "choose_by_estimate for CPU target " << target.name);
   const scheduler::Sketches sketches = scheduler::generate_sketches(program, target);
   std::vector<scheduler::SpacePoint> points = {{0, scheduler::default_values(sketches.front())}};
+  // The proposed points, duplicates dropped; `built` of them (the first always_built) lead.
+  size_t built = 0;
+  for (size_t i = 0; i < proposed.size() && static_cast<int>(points.size()) < candidates; ++i) {
+    if (std::find(points.begin(), points.end(), proposed[i]) != points.end()) continue;
+    points.push_back(proposed[i]);
+    if (i < always_built) built = points.size() - 1;
+  }
   std::mt19937_64 rng(seed);
   for (int fruitless = 0;
        static_cast<int>(points.size()) < candidates && fruitless < kFruitlessDraws;) {
@@ -103,24 +112,24 @@ EstimateChoice choose_by_estimate(const ir::TeProgram& program, const ir::Target
     fruitless = 0;
     points.push_back(std::move(p));
   }
-  // Every point estimated with its registers assumed; then the -O0 point and the likeliest
-  // others, in that order, built by NVRTC and estimated again with ptxas's report, until
-  // kFinalists of them are within the limits.
+  // Every point estimated with its registers assumed; then the -O0 point, the proposed points
+  // always built, and the likeliest others, in that order, built by NVRTC and estimated again
+  // with ptxas's report, until kFinalists of the others are within the limits.
   std::vector<Candidate> all;
   for (const scheduler::SpacePoint& point : points)
     all.push_back(candidate(program, target, sketches, point, all.size()));
   std::vector<size_t> order(all.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_sort(order.begin() + 1, order.end(), [&](size_t a, size_t b) {
-    return all[a].estimate.seconds < all[b].estimate.seconds;
-  });
+  std::stable_sort(
+      order.begin() + 1 + static_cast<long>(built), order.end(),
+      [&](size_t a, size_t b) { return all[a].estimate.seconds < all[b].estimate.seconds; });
   EstimateChoice out;
   out.ranked = static_cast<int>(all.size());
   out.built = true;
   const Candidate* best = nullptr;
   int finalists = 0;
   for (size_t i : order) {
-    if (finalists > kFinalists) break;
+    if (finalists > kFinalists + static_cast<int>(built)) break;
     Candidate& c = all[i];
     out.built = build(c, target) && out.built;
     if (i == 0) out.default_point = c.estimate;

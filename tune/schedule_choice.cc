@@ -64,12 +64,30 @@ std::vector<scheduler::Decision> model_schedule(const ChoiceOptions& o, const st
   return sketches[best[0].point.sketch].decisions(best[0].point.values);
 }
 
-// -O2 and -O3 for a CUDA target: no GPU times candidates (tlmc does not run CUDA kernels on
-// a GPU yet), so the analytic model ranks them; nothing is recorded.
+// -O2 and -O3 for a CUDA target where no GPU times candidates: the analytic model ranks the
+// -O0 point, the CUDA model's beam (-O1's candidates, each built by NVRTC: the choice is
+// never worse by the estimate than -O1's), half the candidates sampled from the model and
+// the rest drawn uniformly (what the model has not learnt to propose); nothing is recorded.
 std::vector<scheduler::Decision> estimated_schedule(const ChoiceOptions& o, const std::string& key,
                                                     const ir::TeProgram& program) {
-  const EstimateChoice c = choose_by_estimate(program, o.target, estimated_candidates(o.opt_level),
-                                              std::stoull(key, nullptr, 16));
+  const uint64_t seed = std::stoull(key, nullptr, 16);
+  const int candidates = estimated_candidates(o.opt_level);
+  std::vector<scheduler::SpacePoint> proposed;
+  size_t beam = 0;
+  const scheduler::Sketches sketches = scheduler::generate_sketches(program, o.target);
+  const lm::Gpt& model = language_model(o.lm_model, o.target);
+  if (lm::speaks(model, sketches)) {
+    const std::vector<lm::Token> prompt = lm::prompt_tokens(program, o.target);
+    for (const lm::GeneratedPoint& g : lm::beam_search(model, prompt, sketches, kBeamWidth))
+      proposed.push_back(g.point);
+    beam = proposed.size();
+    lm::SampleOptions sampling;
+    sampling.seed = seed;
+    for (const lm::GeneratedPoint& g :
+         lm::sample_points(model, prompt, sketches, static_cast<size_t>(candidates / 2), sampling))
+      proposed.push_back(g.point);
+  }
+  const EstimateChoice c = choose_by_estimate(program, o.target, candidates, seed, proposed, beam);
   log_estimate(o, key, c, "candidates");
   return c.schedule;
 }
