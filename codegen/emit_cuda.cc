@@ -208,11 +208,14 @@ GeneratedFile hosted_harness(const ModelPlan& plan, bool profile) {
     c << "extern \"C\" int " << n << "_profile_read(double* seconds);\n"
       << "extern \"C\" int " << n << "_hosted_profile_read(double* seconds) {\n"
       << "  return " << n << "_profile_read(seconds);\n}\n";
-  c << "static int " << n << "_hosted_fail(int status) {\n"
+  // A status of the library's (NAME.h) or, as -1, a CUDA call of the harness's own failed.
+  c << "static int " << n << "_hosted_fail(int status, cudaError_t e) {\n"
     << "#ifdef TLMC_CUDA_EMULATION\n"
     << "  const char* why = tlmc_emulation_message();\n"
+    << "  (void)e;\n"
     << "#else\n"
-    << "  const char* why = cudaGetErrorString(cudaGetLastError());\n"
+    << "  const char* why = e != cudaSuccess ? cudaGetErrorString(e) : \"see " << n
+    << ".h for the status\";\n"
     << "#endif\n"
     << "  std::fprintf(stderr, \"tlmc: the checked run failed (%d): %s\\n\", status, why);\n"
     << "  return status;\n}\n"
@@ -220,22 +223,29 @@ GeneratedFile hosted_harness(const ModelPlan& plan, bool profile) {
     << "_hosted_run(const void* const* inputs, void* const* outputs, void*) {\n"
     << "  static " << n << "_model* model = nullptr;\n"
     << "  if (!model)\n    if (int status = " << n << "_init(&model)) return " << n
-    << "_hosted_fail(status);\n"
+    << "_hosted_fail(status, cudaGetLastError());\n"
     << "  std::vector<void*> in(" << n << "_num_inputs + 1), out(" << n
     << "_num_outputs + 1);\n  void* ws = nullptr;\n"
-    << "  for (int i = 0; i < " << n << "_num_inputs; ++i) {\n"
-    << "    cudaMalloc(&in[i], " << n << "_inputs[i].bytes);\n"
-    << "    cudaMemcpy(in[i], inputs[i], " << n << "_inputs[i].bytes, cudaMemcpyHostToDevice);\n"
+    << "  cudaError_t e = cudaSuccess;\n"
+    << "  for (int i = 0; e == cudaSuccess && i < " << n << "_num_inputs; ++i) {\n"
+    << "    e = cudaMalloc(&in[i], " << n << "_inputs[i].bytes);\n"
+    << "    if (e == cudaSuccess)\n"
+    << "      e = cudaMemcpy(in[i], inputs[i], " << n
+    << "_inputs[i].bytes, cudaMemcpyHostToDevice);\n"
     << "  }\n"
-    << "  for (int i = 0; i < " << n << "_num_outputs; ++i) cudaMalloc(&out[i], " << n
-    << "_outputs[i].bytes);\n"
-    << "  cudaMalloc(&ws, " << n << "_workspace_size());\n"
-    << "  const int status = " << n << "_run(model, in.data(), out.data(), ws);\n"
-    << "  for (int i = 0; status == 0 && i < " << n << "_num_outputs; ++i)\n"
-    << "    cudaMemcpy(outputs[i], out[i], " << n << "_outputs[i].bytes, cudaMemcpyDeviceToHost);\n"
+    << "  for (int i = 0; e == cudaSuccess && i < " << n << "_num_outputs; ++i)\n"
+    << "    e = cudaMalloc(&out[i], " << n << "_outputs[i].bytes);\n"
+    << "  if (e == cudaSuccess) e = cudaMalloc(&ws, " << n << "_workspace_size());\n"
+    << "  int status = e == cudaSuccess ? " << n << "_run(model, in.data(), out.data(), ws) : -1;\n"
+    << "  for (int i = 0; status == 0 && i < " << n << "_num_outputs; ++i) {\n"
+    << "    e = cudaMemcpy(outputs[i], out[i], " << n
+    << "_outputs[i].bytes, cudaMemcpyDeviceToHost);\n"
+    << "    if (e != cudaSuccess) status = -1;\n"
+    << "  }\n"
+    << "  if (status > 0) e = cudaGetLastError();\n"
     << "  for (void* p : in) cudaFree(p);\n  for (void* p : out) cudaFree(p);\n"
     << "  cudaFree(ws);\n"
-    << "  return status ? " << n << "_hosted_fail(status) : 0;\n}\n";
+    << "  return status ? " << n << "_hosted_fail(status, e) : 0;\n}\n";
   return GeneratedFile{n + "_hosted.cu", c.str()};
 }
 

@@ -21,7 +21,8 @@ std::string cuda_api_declarations(const ModelPlan& plan);
 // host-side entry NAME_hosted_run (and NAME_hosted_workspace_size, 0) with the calling
 // convention of a CPU library, which initialises the model once, copies the inputs into
 // device memory, runs the model and copies the outputs back, as a program using the library
-// on a GPU does. A failure prints the emulator's message, or the CUDA runtime's last error.
+// on a GPU does. It returns the library's status, or -1 where a CUDA call of its own failed,
+// and prints the emulator's message, or CUDA's error.
 // With `profile` (a library emitted with CodegenOptions::profile), NAME_hosted_profile_read
 // gives NAME_profile_read's times: each call's, between CUDA events, in the last run.
 GeneratedFile hosted_harness(const ModelPlan& plan, bool profile);

@@ -79,13 +79,25 @@ struct Events {
   Driver::Handle start = nullptr, stop = nullptr;
 };
 
-GpuCandidateResult failed(MeasureStatus status, std::string reason, bool context_lost) {
+GpuCandidateResult failed(MeasureStatus status, std::string reason, bool context_lost,
+                          bool environment = false) {
   GpuCandidateResult r;
   r.status = status;
   r.reason = std::move(reason);
   r.context_lost = context_lost;
+  r.environment = environment;
   return r;
 }
+
+// cuda.h's CUresult values that say the machine, not the candidate, failed.
+constexpr int kOutOfMemory = 2;              // CUDA_ERROR_OUT_OF_MEMORY
+constexpr int kNoBinaryForGpu = 209;         // CUDA_ERROR_NO_BINARY_FOR_GPU
+constexpr int kUnsupportedPtxVersion = 222;  // CUDA_ERROR_UNSUPPORTED_PTX_VERSION
+
+// A timed run shorter than this is taken as this long (events resolve about half a
+// microsecond), and a repeat runs at most kMaxRunsPerRepeat times.
+constexpr double kShortestRun = 1e-6;
+constexpr int64_t kMaxRunsPerRepeat = 100000;
 
 }  // namespace
 
@@ -112,13 +124,13 @@ GpuCandidateResult run_on_gpu(
   const Gpu& gpu = open_gpu();
   // No GPU in the worker is no fault of the candidate, but it cannot be timed: failed as a
   // crash would be, with the driver's reason.
-  if (!gpu.driver) return failed(MeasureStatus::Crashed, gpu.error, true);
+  if (!gpu.driver) return failed(MeasureStatus::Crashed, gpu.error, true, true);
   const Driver& d = *gpu.driver;
   // Errors before a kernel ran leave the context usable; after, the context may be lost.
   Driver::Handle module = nullptr;
   if (int e = d.module_load_data(&module, cubin.data()))
-    return failed(MeasureStatus::CompileError, "the cubin does not load: " + d.error_text(e),
-                  false);
+    return failed(MeasureStatus::CompileError, "the cubin does not load: " + d.error_text(e), false,
+                  e == kNoBinaryForGpu || e == kUnsupportedPtxVersion || e == kOutOfMemory);
   struct Unload {
     const Driver& d;
     Driver::Handle m;
@@ -146,7 +158,8 @@ GpuCandidateResult run_on_gpu(
   for (const reference::HostTensor& t : inputs) {
     Driver::DevicePtr p = 0;
     if (int e = memory.allocate(t.bytes.size(), &p))
-      return failed(MeasureStatus::Crashed, "cannot allocate an input: " + d.error_text(e), false);
+      return failed(MeasureStatus::Crashed, "cannot allocate an input: " + d.error_text(e), false,
+                    true);
     if (int e = d.memcpy_to_device(p, t.bytes.data(), t.bytes.size()))
       return failed(MeasureStatus::Crashed, "cannot upload an input: " + d.error_text(e), true);
     params.push_back(p);
@@ -154,7 +167,8 @@ GpuCandidateResult run_on_gpu(
   for (const reference::HostTensor& t : outputs) {
     Driver::DevicePtr p = 0;
     if (int e = memory.allocate(t.bytes.size(), &p))
-      return failed(MeasureStatus::Crashed, "cannot allocate an output: " + d.error_text(e), false);
+      return failed(MeasureStatus::Crashed, "cannot allocate an output: " + d.error_text(e), false,
+                    true);
     if (int e = d.memset_d8(p, 0xff, std::max<size_t>(t.bytes.size(), 16)))
       return failed(MeasureStatus::Crashed, "cannot fill an output: " + d.error_text(e), true);
     params.push_back(p);
@@ -163,7 +177,7 @@ GpuCandidateResult run_on_gpu(
   if (scratch_bytes > 0)
     if (int e = memory.allocate(static_cast<size_t>(scratch_bytes), &scratch))
       return failed(MeasureStatus::Crashed,
-                    "cannot allocate the scratch memory: " + d.error_text(e), false);
+                    "cannot allocate the scratch memory: " + d.error_text(e), false, true);
   params.push_back(scratch);
   std::vector<void*> args;
   for (Driver::DevicePtr& p : params) args.push_back(&p);
@@ -183,7 +197,13 @@ GpuCandidateResult run_on_gpu(
     return failed(MeasureStatus::Crashed,
                   "the candidate's run failed " + when + ": " + d.error_text(e), true);
   };
-  if (int e = enqueue()) return lost("at launch", e);
+  // A launch refused (too many resources, a bad value) leaves the context usable unless a
+  // synchronisation says otherwise.
+  if (int e = enqueue()) {
+    GpuCandidateResult r = lost("at launch", e);
+    r.context_lost = d.context_synchronize() != 0;
+    return r;
+  }
   if (int e = d.context_synchronize()) return lost("on the GPU", e);
   for (size_t o = 0; o < outputs.size(); ++o)
     if (int e = d.memcpy_to_host(outputs[o].bytes.data(), params[inputs.size() + o],
@@ -209,14 +229,14 @@ GpuCandidateResult run_on_gpu(
   };
   double once = 0;
   if (int e = seconds_of(1, &once)) return lost("while timed", e);  // the check warmed it
-  once = std::max(once, 1e-9);
+  once = std::max(once, kShortestRun);
   GpuCandidateResult out;
   if (options.slow_seconds > 0 && once > options.slow_seconds) {
     out.seconds = once;
     return out;
   }
-  const int64_t n =
-      std::max<int64_t>(1, static_cast<int64_t>(std::ceil(options.min_seconds / once)));
+  const int64_t n = std::clamp<int64_t>(static_cast<int64_t>(std::ceil(options.min_seconds / once)),
+                                        1, kMaxRunsPerRepeat);
   std::vector<double> times;
   for (int r = 0; r < std::max(1, options.repeats); ++r) {
     double t = 0;

@@ -29,6 +29,9 @@ struct GpuCandidateResult {
   // A CUDA error the context does not survive (an illegal address, a failed launch): the
   // worker must exit, and the next candidate runs in a new one.
   bool context_lost = false;
+  // The machine failed, not the candidate: no GPU or driver in the worker, a cubin this
+  // driver cannot load (a driver older than the toolkit's NVRTC), no device memory.
+  bool environment = false;
 };
 
 // `inputs`: the kernel's inputs, as its parameters take them; `outputs`: its outputs, their

@@ -36,6 +36,10 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using scheduler::MeasureStatus;
 
+// A new CUDA worker's allowance for starting the driver and a context on the GPU, beside
+// the candidate's time limit.
+constexpr double kCudaWorkerStartSeconds = 10;
+
 // An element passes when |got - want| <= kAtol + kRtol * |want| (as tlmc --check).
 constexpr double kAtol = 1e-4;
 constexpr double kRtol = 1e-3;
@@ -101,6 +105,7 @@ std::vector<std::optional<ir::Packing>> decode_packings(const std::vector<int64_
 struct Reply {
   int32_t status;        // MeasureStatus
   int32_t worker_exits;  // the worker stops after this reply (a CUDA context was lost)
+  int32_t environment;   // MeasureResult::environment
   double seconds;
   char reason[480];
 };
@@ -237,7 +242,9 @@ Reply run_cuda_candidate(const MeasureTask& task, const MeasureOptions& options,
                                           [&](const std::vector<reference::HostTensor>& got) {
                                             return first_mismatch(got, task.expected);
                                           });
-  return reply(r.status, r.seconds, r.reason, r.context_lost);
+  Reply out = reply(r.status, r.seconds, r.reason, r.context_lost);
+  out.environment = r.environment ? 1 : 0;
+  return out;
 }
 
 // One candidate, inside the worker.
@@ -385,6 +392,9 @@ void Measurer::stop_worker() {
 MeasureResult Measurer::run_in_worker(const std::string& object, int64_t scratch_bytes,
                                       const std::vector<std::optional<ir::Packing>>& packings,
                                       const std::string& launches) {
+  // A new CUDA worker first loads the driver and creates a context: seconds, not the
+  // candidate's.
+  const double start_seconds = worker_ <= 0 && target_.is_cuda() ? kCudaWorkerStartSeconds : 0;
   if (worker_ <= 0) start_worker();
   const std::vector<int64_t> words = encode_packings(packings);
   const Request req{object.size(), scratch_bytes, words.size(), launches.size(), slow_seconds_};
@@ -398,7 +408,8 @@ MeasureResult Measurer::run_in_worker(const std::string& object, int64_t scratch
     return out;
   }
   pollfd p{socket_, POLLIN, 0};
-  const int ready = poll(&p, 1, static_cast<int>(options_.timeout_seconds * 1000));
+  const int ready =
+      poll(&p, 1, static_cast<int>((options_.timeout_seconds + start_seconds) * 1000));
   Reply r{};
   if (ready == 0) {
     kill(worker_, SIGKILL);
@@ -418,6 +429,7 @@ MeasureResult Measurer::run_in_worker(const std::string& object, int64_t scratch
     return out;
   }
   if (r.worker_exits) stop_worker();
+  out.environment = r.environment != 0;
   out.status = static_cast<MeasureStatus>(r.status);
   out.seconds = r.seconds;
   r.reason[sizeof r.reason - 1] = 0;
@@ -548,6 +560,9 @@ std::vector<MeasureResult> Measurer::measure_batch(
     r.compile_seconds = u.compile_seconds;
     out.push_back(std::move(r));
   }
+  // A CUDA worker holds a context, and its device memory, on the GPU: one per task of a
+  // model would add up; it lives for one batch.
+  if (target_.is_cuda()) stop_worker();
   times_.running += std::chrono::duration<double>(Clock::now() - running).count();
   return out;
 }

@@ -47,6 +47,9 @@ struct MeasureResult {
   double seconds = 0;
   std::string reason;  // why, when not Ok
   double compile_seconds = 0;
+  // The machine failed, not the candidate (a CUDA target's: no GPU or driver in the worker,
+  // a cubin the driver cannot load, no device memory): never a record of the candidate.
+  bool environment = false;
 };
 
 // Where a measurer's time went, in seconds of wall clock, summed over its candidates.

@@ -8,6 +8,7 @@
 #include <memory>
 #include <ostream>
 
+#include "ir/diagnostic.h"
 #include "ir/te_text.h"
 #include "scheduler/sketch.h"
 #include "scheduler/sketch_rules.h"
@@ -111,6 +112,17 @@ void note(TaskState& s, const MeasureResult& r) {
   }
 }
 
+// A measurement the machine failed, not the candidate (MeasureResult::environment: no GPU
+// in the worker, a driver that cannot load the toolkit's code, no device memory) stops the
+// tuning before anything of it is recorded.
+void stop_if_the_machine_failed(const MeasureResult& r, const ir::Target& target) {
+  if (r.environment)
+    throw Diagnostic({}, "measuring candidates on " + target.name +
+                             " failed, and not for a candidate's fault: " + r.reason +
+                             "; nothing of it was recorded. Compile at -O1, or tune on a "
+                             "machine whose GPU driver runs this CUDA toolkit's code");
+}
+
 // The baseline and what earlier runs recorded.
 void start(TaskState& s, int index, CostModel& model, const ir::Target& target,
            scheduler::TuningDb& db, const TuneOptions& options) {
@@ -162,6 +174,7 @@ void start(TaskState& s, int index, CostModel& model, const ir::Target& target,
   }
   if (!baseline_recorded) {
     const MeasureResult base = s.measurer->measure(s.sketches[0].decisions(baseline.values));
+    stop_if_the_machine_failed(base, target);
     db.add({record_of(task, target, baseline_text, base)});
     s.measured_now = true;
     s.search->observe(baseline, base);
@@ -205,6 +218,7 @@ void round(TaskState& s, const ir::Target& target, scheduler::TuningDb& db,
                                      : options.measure.timeout_seconds);
   s.measurer->set_slow_cut(kSlowCut * s.best);
   const std::vector<MeasureResult> results = s.measurer->measure_batch(schedules, options.jobs);
+  for (const MeasureResult& r : results) stop_if_the_machine_failed(r, target);
   const Clock::time_point recording = Clock::now();
   std::vector<TuningRecord> records;
   s.best_before_round = s.best;
@@ -290,6 +304,7 @@ void confirm_fastest(TaskState& s, const ir::Target& target, scheduler::TuningDb
     for (int round = 0; round < kConfirmRounds; ++round)
       for (size_t i = 0; i < f.records.size(); ++i) {
         const MeasureResult m = s.measurer->measure(f.schedules[i]);
+        stop_if_the_machine_failed(m, target);
         if (m.status == MeasureStatus::Ok && m.seconds > 0) times[i].push_back(m.seconds);
       }
     bool confirmed = false;
