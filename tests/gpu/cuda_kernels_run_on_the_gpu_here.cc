@@ -157,6 +157,28 @@ TEST(GpuCheck, EveryExampleAndOwnShapesPassOnTheGpu) {
     }
 }
 
+// bench/cuda_vs_cublas.py's peers build with nvcc (warnings as errors); without a GPU the
+// script says so and exits 3, having timed nothing.
+TEST(GpuBench, ThePeersBuildAndTheBenchmarkSaysWhenThereIsNoGpu) {
+  const std::string nvcc = toolchain::find_nvcc();
+  if (nvcc.empty()) GTEST_SKIP() << "no nvcc here: the CUDA toolkit is absent";
+  TempDir dir;
+  const CommandResult built =
+      run_command(toolchain::shell_quote(nvcc) + " -O2 -std=c++17 -Werror all-warnings " +
+                  toolchain::shell_quote(std::string(TLMC_SOURCE_DIR) + "/bench/cuda_peers.cu") +
+                  " -lcublas -lcudnn -o " + toolchain::shell_quote(dir.file("peers")) + " 2>&1");
+  EXPECT_EQ(built.exit_code, 0) << built.out;
+  std::string why;
+  if (gpu_here(&why)) return;  // the benchmark itself is run by hand (bench/README.md)
+  const CommandResult r = run_command(
+      "python3 " +
+      toolchain::shell_quote(std::string(TLMC_SOURCE_DIR) + "/bench/cuda_vs_cublas.py") +
+      " --tlmc " + toolchain::shell_quote(TLMC_EXE) + " --work " +
+      toolchain::shell_quote(dir.file("work")) + " 2>&1");
+  EXPECT_EQ(r.exit_code, 3) << r.out;
+  EXPECT_NE(r.out.find("no GPU to time kernels on"), std::string::npos) << r.out;
+}
+
 TEST(GpuTuning, O2MeasuresOnTheGpuIntoTheTuningDatabase) {
   std::string why;
   const std::optional<ir::Target> gpu = gpu_here(&why);
