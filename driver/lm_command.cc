@@ -147,8 +147,9 @@ int keys(const std::vector<std::string>& models, const ir::Target& target) {
 enum class SampledDecisions {
   Uniform,   // points drawn uniformly from the spaces
   Rule,      // the -O0 rule's point (one per subgraph): what the rule would choose
-  Estimate,  // a CUDA target's: the analytic model's best of the points -O2 ranks (one per
-             // subgraph, tune/gpu_estimate_search.h): its preference, nothing measured
+  Estimate,  // a CUDA target's: the analytic model's best of the -O0 point and 31 uniform
+             // draws (one per subgraph, tune/gpu_estimate_search.h; -O2 ranks the CUDA
+             // model's proposals too): its preference, nothing measured
 };
 
 // The one point a subgraph's sentence writes for Rule and Estimate.
@@ -157,7 +158,7 @@ scheduler::SpacePoint chosen_point(SampledDecisions decisions, const ir::TeProgr
                                    const std::string& key) {
   if (decisions == SampledDecisions::Rule)
     return scheduler::SpacePoint{0, scheduler::default_values(sketches[0])};
-  return tune::choose_by_estimate(program, target, tune::estimated_candidates(2),
+  return tune::choose_by_estimate(program, target, sketches, tune::estimated_candidates(2),
                                   std::stoull(key, nullptr, 16))
       .point;
 }

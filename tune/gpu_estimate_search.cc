@@ -87,41 +87,23 @@ EstimateChoice chosen(const Candidate& best, EstimateChoice out) {
 
 }  // namespace
 
-EstimateChoice choose_by_estimate(const ir::TeProgram& program, const ir::Target& target,
-                                  int candidates, uint64_t seed,
-                                  const std::vector<scheduler::SpacePoint>& proposed,
-                                  size_t always_built) {
-  TLMC_ASSERT(target.is_cuda(), "choose_by_estimate for CPU target " << target.name);
-  const scheduler::Sketches sketches = scheduler::generate_sketches(program, target);
-  std::vector<scheduler::SpacePoint> points = {{0, scheduler::default_values(sketches.front())}};
-  // The proposed points, duplicates dropped; `built` of them (the first always_built) lead.
-  size_t built = 0;
-  for (size_t i = 0; i < proposed.size() && static_cast<int>(points.size()) < candidates; ++i) {
-    if (std::find(points.begin(), points.end(), proposed[i]) != points.end()) continue;
-    points.push_back(proposed[i]);
-    if (i < always_built) built = points.size() - 1;
-  }
-  std::mt19937_64 rng(seed);
-  for (int fruitless = 0;
-       static_cast<int>(points.size()) < candidates && fruitless < kFruitlessDraws;) {
-    scheduler::SpacePoint p = scheduler::random_point(sketches, rng);
-    if (std::find(points.begin(), points.end(), p) != points.end()) {
-      ++fruitless;
-      continue;
-    }
-    fruitless = 0;
-    points.push_back(std::move(p));
-  }
-  // Every point estimated with its registers assumed; then the -O0 point, the proposed points
-  // always built, and the likeliest others, in that order, built by NVRTC and estimated again
-  // with ptxas's report, until kFinalists of the others are within the limits.
+namespace {
+
+// The best by estimate of `points` (the -O0 point first, distinct): every one estimated with
+// its registers assumed; then the -O0 point, the next `always_built`, and the likeliest
+// others, in that order, built by NVRTC and estimated again with ptxas's report, until
+// kFinalists of the others are within the limits; one over a limit is refused.
+EstimateChoice best_of(const ir::TeProgram& program, const ir::Target& target,
+                       const scheduler::Sketches& sketches,
+                       const std::vector<scheduler::SpacePoint>& points, size_t always_built) {
+  TLMC_ASSERT(target.is_cuda(), "an estimate for CPU target " << target.name);
   std::vector<Candidate> all;
   for (const scheduler::SpacePoint& point : points)
     all.push_back(candidate(program, target, sketches, point, all.size()));
   std::vector<size_t> order(all.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::stable_sort(
-      order.begin() + 1 + static_cast<long>(built), order.end(),
+      order.begin() + 1 + static_cast<long>(always_built), order.end(),
       [&](size_t a, size_t b) { return all[a].estimate.seconds < all[b].estimate.seconds; });
   EstimateChoice out;
   out.ranked = static_cast<int>(all.size());
@@ -129,7 +111,7 @@ EstimateChoice choose_by_estimate(const ir::TeProgram& program, const ir::Target
   const Candidate* best = nullptr;
   int finalists = 0;
   for (size_t i : order) {
-    if (finalists > kFinalists + static_cast<int>(built)) break;
+    if (finalists > kFinalists + static_cast<int>(always_built)) break;
     Candidate& c = all[i];
     out.built = build(c, target) && out.built;
     if (i == 0) out.default_point = c.estimate;
@@ -150,29 +132,50 @@ EstimateChoice choose_by_estimate(const ir::TeProgram& program, const ir::Target
   return chosen(*best, out);
 }
 
+// The -O0 point of `sketches`, then `points` not already among them.
+std::vector<scheduler::SpacePoint> with_default_first(
+    const scheduler::Sketches& sketches, const std::vector<scheduler::SpacePoint>& points,
+    size_t limit, size_t* kept_of_first, size_t first) {
+  std::vector<scheduler::SpacePoint> out = {{0, scheduler::default_values(sketches.front())}};
+  *kept_of_first = 0;
+  for (size_t i = 0; i < points.size() && out.size() < limit; ++i) {
+    if (std::find(out.begin(), out.end(), points[i]) != out.end()) continue;
+    out.push_back(points[i]);
+    if (i < first) *kept_of_first = out.size() - 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+EstimateChoice choose_by_estimate(const ir::TeProgram& program, const ir::Target& target,
+                                  const scheduler::Sketches& sketches, int candidates,
+                                  uint64_t seed, const std::vector<scheduler::SpacePoint>& proposed,
+                                  size_t always_built) {
+  size_t built = 0;
+  std::vector<scheduler::SpacePoint> points = with_default_first(
+      sketches, proposed, static_cast<size_t>(std::max(candidates, 1)), &built, always_built);
+  std::mt19937_64 rng(seed);
+  for (int fruitless = 0;
+       static_cast<int>(points.size()) < candidates && fruitless < kFruitlessDraws;) {
+    scheduler::SpacePoint p = scheduler::random_point(sketches, rng);
+    if (std::find(points.begin(), points.end(), p) != points.end()) {
+      ++fruitless;
+      continue;
+    }
+    fruitless = 0;
+    points.push_back(std::move(p));
+  }
+  return best_of(program, target, sketches, points, built);
+}
+
 EstimateChoice choose_among(const ir::TeProgram& program, const ir::Target& target,
                             const scheduler::Sketches& sketches,
                             const std::vector<scheduler::SpacePoint>& points) {
-  TLMC_ASSERT(target.is_cuda(), "choose_among for CPU target " << target.name);
-  std::vector<scheduler::SpacePoint> distinct = {{0, scheduler::default_values(sketches.front())}};
-  for (const scheduler::SpacePoint& p : points)
-    if (std::find(distinct.begin(), distinct.end(), p) == distinct.end()) distinct.push_back(p);
-  EstimateChoice out;
-  out.ranked = static_cast<int>(distinct.size());
-  out.built = true;
-  std::vector<Candidate> all;
-  for (const scheduler::SpacePoint& point : distinct) {
-    all.push_back(candidate(program, target, sketches, point, all.size()));
-    out.built = build(all.back(), target) && out.built;
-    out.refused += all.back().refused;
-  }
-  out.default_point = all.front().estimate;
-  const Candidate* best = nullptr;
-  for (const Candidate& c : all)
-    if (!c.refused && (!best || c.estimate.seconds < best->estimate.seconds)) best = &c;
-  TLMC_ASSERT(best, "every candidate built is over a limit of " << target.name
-                                                                << ", the -O0 point among them");
-  return chosen(*best, out);
+  size_t built = 0;
+  const std::vector<scheduler::SpacePoint> all =
+      with_default_first(sketches, points, points.size() + 1, &built, points.size());
+  return best_of(program, target, sketches, all, built);
 }
 
 }  // namespace tlmc::tune

@@ -41,13 +41,14 @@ struct BuiltKernels {
 std::optional<BuiltKernels> build_kernels(const ir::LoopProgram& loops, const ir::GpuLimits& gpu,
                                           std::string* why = nullptr);
 
-// `candidates` distinct points at most: the -O0 point, then `proposed` (points of the
-// program's sketches, as generate_sketches gives them: the CUDA language model's), then
-// points drawn uniformly with `seed`. The -O0 point and the first `always_built` proposed
-// are built by NVRTC whatever their estimate with registers assumed; of the others, those
-// that estimate ranks first.
+// `candidates` distinct points at most of `sketches` (the program's, as generate_sketches
+// gives them): the -O0 point, then `proposed` (the CUDA language model's), then points drawn
+// uniformly with `seed`. The -O0 point and the first `always_built` proposed are built by
+// NVRTC whatever their estimate with registers assumed; of the others, those that estimate
+// ranks first.
 EstimateChoice choose_by_estimate(const ir::TeProgram& program, const ir::Target& target,
-                                  int candidates, uint64_t seed,
+                                  const scheduler::Sketches& sketches, int candidates,
+                                  uint64_t seed,
                                   const std::vector<scheduler::SpacePoint>& proposed = {},
                                   size_t always_built = 0);
 

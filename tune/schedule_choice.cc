@@ -87,7 +87,8 @@ std::vector<scheduler::Decision> estimated_schedule(const ChoiceOptions& o, cons
          lm::sample_points(model, prompt, sketches, static_cast<size_t>(candidates / 2), sampling))
       proposed.push_back(g.point);
   }
-  const EstimateChoice c = choose_by_estimate(program, o.target, candidates, seed, proposed, beam);
+  const EstimateChoice c =
+      choose_by_estimate(program, o.target, sketches, candidates, seed, proposed, beam);
   log_estimate(o, key, c, "candidates");
   return c.schedule;
 }

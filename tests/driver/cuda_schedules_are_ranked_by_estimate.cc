@@ -9,6 +9,7 @@
 #include "frontend/yaml_reader.h"
 #include "ir/lower.h"
 #include "scheduler/partition.h"
+#include "scheduler/sketch_rules.h"
 #include "support/test_support.h"
 #include "tune/gpu_estimate_search.h"
 
@@ -39,8 +40,9 @@ TEST(EstimatedSchedules, TheChosenPointIsNoWorseThanTheDefaultByTheModel) {
   const ir::LoweredSubgraph lowered = ir::lower_subgraph(g, partition.subgraphs[0]);
   for (const char* target : {"cuda-sm80", "cuda-sm90"}) {
     SCOPED_TRACE(target);
-    const tune::EstimateChoice c =
-        tune::choose_by_estimate(lowered.program, *ir::parse_target(target), 32, 1);
+    const ir::Target t = *ir::parse_target(target);
+    const tune::EstimateChoice c = tune::choose_by_estimate(
+        lowered.program, t, scheduler::generate_sketches(lowered.program, t), 32, 1);
     EXPECT_GT(c.ranked, 1);
     EXPECT_LE(c.chosen.seconds, c.default_point.seconds);
     EXPECT_GT(c.chosen.flops, 2.0 * 100 * 72 * 200 * 0.99);

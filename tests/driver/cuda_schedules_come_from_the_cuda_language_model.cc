@@ -120,7 +120,9 @@ TEST(CudaLanguageModel, TheAnalyticModelsPreferencesAreACorpusToTrainOn) {
                                            s.tokens.end()));
       ASSERT_TRUE(point);
       const uint64_t seed = std::stoull(ir::workload_key(program), nullptr, 16);
-      EXPECT_EQ(*point, tune::choose_by_estimate(program, cuda, 32, seed).point);
+      EXPECT_EQ(*point, tune::choose_by_estimate(
+                            program, cuda, scheduler::generate_sketches(program, cuda), 32, seed)
+                            .point);
     }
     EXPECT_TRUE(found) << "no sentence of subgraph " << i;
   }
