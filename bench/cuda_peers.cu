@@ -85,11 +85,11 @@ __global__ void bias_relu(float* y, const float* bias, int rows, int cols) {
 void sgemm(cublasHandle_t h, int batch, int m, int n, int k, const float* a, const float* b,
            float* c) {
   const float one = 1, zero = 0;
-  check_cublas(cublasSgemmStridedBatched(h, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &one, b, n,
-                                         static_cast<long long>(k) * n, a, k,
-                                         static_cast<long long>(m) * k, &zero, c, n,
-                                         static_cast<long long>(m) * n, batch),
-               "cublasSgemmStridedBatched");
+  check_cublas(
+      cublasSgemmStridedBatched(h, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &one, b, n,
+                                static_cast<long long>(k) * n, a, k, static_cast<long long>(m) * k,
+                                &zero, c, n, static_cast<long long>(m) * n, batch),
+      "cublasSgemmStridedBatched");
 }
 
 double matmul(cublasHandle_t h, int batch, int m, int n, int k, bool bias_and_relu) {
@@ -123,9 +123,9 @@ double convolution(cudnnHandle_t h, int n, int c, int hw, int k, int r, int stri
   check_cudnn(cudnnCreateActivationDescriptor(&relu), "descriptor");
   check_cudnn(cudnnSetTensor4dDescriptor(x_desc, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, n, c, hw, hw),
               "input");
-  check_cudnn(cudnnSetFilter4dDescriptor(w_desc, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, k, c / groups,
-                                         r, r),
-              "filter");
+  check_cudnn(
+      cudnnSetFilter4dDescriptor(w_desc, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, k, c / groups, r, r),
+      "filter");
   check_cudnn(cudnnSetConvolution2dDescriptor(conv, pad, pad, stride, stride, 1, 1,
                                               CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT),
               "convolution");
@@ -134,8 +134,9 @@ double convolution(cudnnHandle_t h, int n, int c, int hw, int k, int r, int stri
   int on, oc, oh, ow;
   check_cudnn(cudnnGetConvolution2dForwardOutputDim(conv, x_desc, w_desc, &on, &oc, &oh, &ow),
               "output size");
-  check_cudnn(cudnnSetTensor4dDescriptor(y_desc, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, on, oc, oh, ow),
-              "output");
+  check_cudnn(
+      cudnnSetTensor4dDescriptor(y_desc, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, on, oc, oh, ow),
+      "output");
   check_cudnn(cudnnSetTensor4dDescriptor(b_desc, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, oc, 1, 1),
               "bias");
   check_cudnn(cudnnSetActivationDescriptor(relu, CUDNN_ACTIVATION_RELU, CUDNN_NOT_PROPAGATE_NAN, 0),
