@@ -326,9 +326,10 @@ int effective_level(const CompileOptions& o) {
       *o.progress_stream << "tlmc: note: -O" << o.opt_level << " for " << o.target.name << ": "
                          << why_not_measured_on_gpu(o)
                          << "; each kernel's schedule is the analytic model's best estimate of "
+                            "the CUDA language model's proposals and "
                          << tune::estimated_candidates(o.opt_level)
-                         << " candidates (the -O0 point, the CUDA language model's proposals and "
-                            "uniform draws): nothing was measured or recorded\n";
+                         << " points of the spaces, the -O0 point among them: nothing was "
+                            "measured or recorded\n";
     return o.opt_level;
   }
   if (o.opt_level < 2 || o.random_schedule_seed >= 0) return o.opt_level;

@@ -66,8 +66,9 @@ std::vector<scheduler::Decision> model_schedule(const ChoiceOptions& o, const st
 
 // -O2 and -O3 for a CUDA target where no GPU times candidates: the analytic model ranks the
 // -O0 point, the CUDA model's beam (-O1's candidates, each built by NVRTC: the choice is
-// never worse by the estimate than -O1's), half the candidates sampled from the model and
-// the rest drawn uniformly (what the model has not learnt to propose); nothing is recorded.
+// never worse by the estimate than -O1's) and samples (half as many as the uniform draws),
+// and the uniform draws of the spaces (31 at -O2, 127 at -O3: what the model has not learnt
+// to propose, the same points as without the model); nothing is recorded.
 std::vector<scheduler::Decision> estimated_schedule(const ChoiceOptions& o, const std::string& key,
                                                     const ir::TeProgram& program) {
   const uint64_t seed = std::stoull(key, nullptr, 16);
@@ -88,7 +89,8 @@ std::vector<scheduler::Decision> estimated_schedule(const ChoiceOptions& o, cons
       proposed.push_back(g.point);
   }
   const EstimateChoice c =
-      choose_by_estimate(program, o.target, sketches, candidates, seed, proposed, beam);
+      choose_by_estimate(program, o.target, sketches,
+                         candidates + static_cast<int>(proposed.size()), seed, proposed, beam);
   log_estimate(o, key, c, "candidates");
   return c.schedule;
 }

@@ -52,7 +52,8 @@ std::optional<KernelRecords> kernel_records(const ChoiceOptions& o, const schedu
 const lm::Gpt& language_model(const std::string& path, const ir::Target& target);
 
 // A CUDA target's -O2 and -O3 without a GPU: points per distinct subgraph the analytic model
-// ranks (a few of them built by NVRTC).
+// ranks (a few of them built by NVRTC) besides the CUDA model's proposals, the -O0 point
+// among them.
 int estimated_candidates(int opt_level);
 
 // The schedule of one kernel (`key`: its workload key, which seeds what is drawn): the

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <regex>
 
 #include "frontend/yaml_reader.h"
 #include "ir/lower.h"
@@ -64,7 +65,16 @@ TEST(EstimatedSchedules, SayNothingWasMeasuredAndCheckInTheEmulator) {
   EXPECT_NE(r.out.find("nothing was measured or recorded"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("no GPU times CUDA kernels here ("), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("the CUDA kernels ran in the CPU emulator"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("best of 32 candidates"), std::string::npos) << r.out;
+  // The -O0 point, the model's beam (4) and 16 samples, 31 uniform draws; fewer where
+  // they coincide.
+  const std::smatch ranked = [&] {
+    std::smatch m;
+    std::regex_search(r.out, m, std::regex(R"(best of (\d+) candidates)"));
+    return m;
+  }();
+  ASSERT_FALSE(ranked.empty()) << r.out;
+  EXPECT_GE(std::stoi(ranked[1]), 32) << r.out;
+  EXPECT_LE(std::stoi(ranked[1]), 52) << r.out;
   EXPECT_NE(r.out.find("check passed"), std::string::npos) << r.out;
   EXPECT_FALSE(fs::exists(db)) << "an estimate became a tuning record";
   // Deterministic: the same text twice.
