@@ -54,7 +54,10 @@ struct Reply {
   char error[200];  // empty when the values are valid
   std::array<int, kAsked.size()> values;
   char name[128];
+  int driver_version;  // 0 when not known
 };
+
+int driver_version_found = 0;  // of the last answer: find_cuda_gpu asks once
 
 // In the child: loads the driver and asks it about device 0.
 Reply ask_driver() {
@@ -70,6 +73,9 @@ Reply ask_driver() {
   using Get = int (*)(int*, int);
   using Name = int (*)(char*, int, int);
   using Attr = int (*)(int*, int, int);
+  using Version = int (*)(int*);
+  if (auto version = reinterpret_cast<Version>(dlsym(lib, "cuDriverGetVersion")))
+    if (version(&r.driver_version) != 0) r.driver_version = 0;
   auto init = reinterpret_cast<Init>(dlsym(lib, "cuInit"));
   auto count = reinterpret_cast<Count>(dlsym(lib, "cuDeviceGetCount"));
   auto get = reinterpret_cast<Get>(dlsym(lib, "cuDeviceGet"));
@@ -147,6 +153,7 @@ std::optional<GpuLimits> ask_in_child(std::string* why) {
   }
   r.error[sizeof r.error - 1] = 0;
   r.name[sizeof r.name - 1] = 0;
+  driver_version_found = r.driver_version;
   if (r.error[0]) {
     *why = r.error;
     return std::nullopt;
@@ -180,6 +187,11 @@ std::optional<GpuLimits> ask_in_child(std::string* why) {
 }
 
 }  // namespace
+
+int cuda_driver_version() {
+  find_cuda_gpu(nullptr);
+  return driver_version_found;
+}
 
 int fp32_lanes_per_sm(int sm) { return sm <= 80 ? 64 : 128; }
 

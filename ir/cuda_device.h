@@ -14,6 +14,10 @@ namespace tlmc::ir {
 // `why`, when there is none or no driver. Asked once per process.
 std::optional<GpuLimits> find_cuda_gpu(std::string* why);
 
+// The CUDA version the GPU's driver supports (cuDriverGetVersion: 1000 * major + 10 * minor),
+// asked with find_cuda_gpu; 0 where there is no driver.
+int cuda_driver_version();
+
 // Float32 lanes of one SM of compute capability `sm` (64 to sm_80, 128 from sm_86 on).
 int fp32_lanes_per_sm(int sm);
 

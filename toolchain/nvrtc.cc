@@ -267,6 +267,13 @@ std::vector<ir::KernelResources> launched_kernels(const NvrtcOutput& out,
   return kernels;
 }
 
+int nvrtc_major_version() {
+  const Nvrtc* nvrtc = load_nvrtc(nullptr);
+  int major = 0, minor = 0;
+  if (nvrtc) nvrtc->version(&major, &minor);
+  return major;
+}
+
 std::optional<NvrtcOutput> nvrtc_compile(
     const std::string& source, const std::string& file_name,
     const std::vector<std::pair<std::string, std::string>>& headers, const ir::GpuLimits& gpu,

@@ -31,6 +31,9 @@ std::optional<NvrtcOutput> nvrtc_compile(
     const std::vector<std::pair<std::string, std::string>>& headers, const ir::GpuLimits& gpu,
     std::string* why);
 
+// The major version of the NVRTC nvrtc_compile loads ("13" of 13.0); 0 where none loads.
+int nvrtc_major_version();
+
 // One launch of a kernel: what ptxas's report lacks of it.
 struct KernelLaunch {
   std::string kernel;

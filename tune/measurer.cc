@@ -452,14 +452,17 @@ toolchain::InProcessObject compile_candidate(const std::string& source, const ir
 
 // A CUDA candidate built by NVRTC for the target's SM: its cubin as `object`, and its
 // launches' text in `launches`; not ok when a kernel is over a limit of the descriptor
-// (never emitted, so never timed) or NVRTC cannot build it.
+// (never emitted, so never timed) or NVRTC cannot build it (`environment`: the machine's
+// failure, not the candidate's).
 toolchain::InProcessObject build_cuda_candidate(const ir::LoopProgram& loops,
-                                                const ir::Target& target, std::string* launches) {
+                                                const ir::Target& target, std::string* launches,
+                                                bool* environment) {
   toolchain::InProcessObject out;
   std::string why;
   const std::optional<BuiltKernels> built = build_kernels(loops, target.gpu, &why);
   if (!built) {
     out.diagnostics = why;
+    *environment = true;
     return out;
   }
   for (const ir::KernelResources& r : built->resources)
@@ -502,9 +505,10 @@ MeasureResult Measurer::measure(const std::vector<scheduler::Decision>& schedule
 std::vector<MeasureResult> Measurer::measure_batch(
     const std::vector<std::vector<scheduler::Decision>>& schedules, int jobs) {
   struct Unit {
-    std::string source;     // a CPU target's C
-    ir::LoopProgram loops;  // a CUDA target's lowered program
-    std::string launches;   // a CUDA target's launches (gpu_candidate.h)
+    std::string source;        // a CPU target's C
+    ir::LoopProgram loops;     // a CUDA target's lowered program
+    std::string launches;      // a CUDA target's launches (gpu_candidate.h)
+    bool environment = false;  // a CUDA target's: NVRTC could not build it
     int64_t scratch_bytes = 0;
     std::vector<std::optional<ir::Packing>> packings;  // per input
     toolchain::InProcessObject object;
@@ -536,7 +540,8 @@ std::vector<MeasureResult> Measurer::measure_batch(
       const Clock::time_point t0 = Clock::now();
       units[i].object =
           target_.is_cuda()
-              ? build_cuda_candidate(units[i].loops, target_, &units[i].launches)
+              ? build_cuda_candidate(units[i].loops, target_, &units[i].launches,
+                                     &units[i].environment)
               : compile_candidate(units[i].source, target_, options_.max_source_bytes);
       units[i].compile_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
     }
@@ -554,6 +559,7 @@ std::vector<MeasureResult> Measurer::measure_batch(
     if (!u.object.ok) {
       r.status = MeasureStatus::CompileError;
       r.reason = u.object.diagnostics.substr(0, 400);
+      r.environment = u.environment;
     } else {
       r = run_in_worker(u.object.object, u.scratch_bytes, u.packings, u.launches);
     }
