@@ -355,11 +355,27 @@ int pretrain(const fs::path& corpus, const std::string& output, const lm::GptCon
   return 0;
 }
 
-// The starting model of finetune and demonstrate: --model's file, else the bundled one for
-// CPU targets (a CUDA model is named with --model; tlmc measures no CUDA kernel to
-// demonstrate with).
-lm::Gpt starting_model(const po::variables_map& vm) {
+// The starting model of finetune and demonstrate: --model's file, else a bundled one: the
+// CUDA model where `from_db`'s successful records are of CUDA targets (measured on a GPU by
+// -O2 or -O3), else the CPU model. A database of both kinds needs --model.
+lm::Gpt starting_model(const po::variables_map& vm, const std::string& from_db = "") {
   if (vm.count("model")) return lm::load_checkpoint(vm["model"].as<std::string>()).model;
+  bool cpu = false, cuda = false;
+  if (!from_db.empty() && fs::exists(from_db))
+    for (const scheduler::TuningRecord& r : scheduler::TuningDb::open(from_db, false).all())
+      if (r.status == scheduler::MeasureStatus::Ok)
+        if (const std::optional<ir::Target> t = ir::parse_descriptor(r.target))
+          (t->is_cuda() ? cuda : cpu) = true;
+  if (cpu && cuda)
+    throw Diagnostic({from_db},
+                     "the database holds records of CPU and of CUDA targets, and each kind has "
+                     "a bundled model of its own: name the model to start from with --model");
+  if (cuda) {
+    std::fprintf(stderr,
+                 "tlmc lm finetune: starting from the bundled CUDA model (the records "
+                 "are of CUDA targets)\n");
+    return lm::default_model(*ir::parse_target("cuda-sm80"));
+  }
   const ir::Target cpu_target;
   return lm::default_model(cpu_target);
 }
@@ -714,8 +730,8 @@ static int run_lm_command_checked(const std::vector<std::string>& args) {
     if (!(min_gain >= 1.0))
       throw std::invalid_argument("--min-gain takes a ratio >= 1 (1: the fastest record)");
     return finetune(vm["from-db"].as<std::string>(), vm["output"].as<std::string>(),
-                    starting_model(vm), top, min_gain, epochs, rehearse,
-                    train_run("finetune", 3e-4f));
+                    starting_model(vm, vm["from-db"].as<std::string>()), top, min_gain, epochs,
+                    rehearse, train_run("finetune", 3e-4f));
   }
   if (words.size() < 2) throw std::invalid_argument("tlmc lm " + verb + " needs a corpus folder");
   const fs::path corpus = words[1];

@@ -10,6 +10,7 @@
 
 #include "frontend/yaml_reader.h"
 #include "ir/lower.h"
+#include "ir/te_text.h"
 #include "lm/checkpoint.h"
 #include "lm/default_model.h"
 #include "lm/generate.h"
@@ -17,6 +18,7 @@
 #include "lm/tensor_sentence.h"
 #include "scheduler/partition.h"
 #include "scheduler/sketch_rules.h"
+#include "scheduler/tuning_db.h"
 #include "support/test_support.h"
 #include "tune/gpu_estimate_search.h"
 
@@ -136,6 +138,51 @@ TEST(CudaLanguageModel, TheAnalyticModelsPreferencesAreACorpusToTrainOn) {
                        dir.file("odd.yaml")));
   ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_NE(r.out.find("check passed"), std::string::npos) << r.out;
+}
+
+// Records of a CUDA target (as -O2 measures them on a GPU) fine-tune the bundled CUDA model
+// unless --model names another; a database of CPU and CUDA records needs --model.
+TEST(CudaLanguageModel, FineTuningOnCudaRecordsStartsFromTheCudaModel) {
+  const ir::Target cuda = *ir::parse_target("cuda-sm80");
+  const ir::Graph g = frontend::read_yaml_text(kModel, "odd.yaml");
+  TempDir dir;
+  const std::string db_path = dir.file("t.db");
+  auto record = [&](const ir::Target& target, const std::vector<int>& nodes) {
+    const ir::TeProgram program = ir::lower_subgraph(g, nodes).program;
+    const scheduler::Sketches sketches = scheduler::generate_sketches(program, target);
+    scheduler::TuningRecord r;
+    r.workload_key = ir::workload_key(program);
+    r.target = target.descriptor();
+    r.schedule = scheduler::space_schedule_text(
+        sketches, scheduler::SpacePoint{0, scheduler::default_values(sketches[0])});
+    r.seconds = 1e-5;
+    r.measured_at = "2026-11-27T10:00:00Z";
+    r.workload = ir::te_to_text(program);
+    return r;
+  };
+  const std::vector<std::vector<int>> subgraphs = scheduler::partition_graph(g).subgraphs;
+  {
+    scheduler::TuningDb db = scheduler::TuningDb::open(db_path, true);
+    for (const std::vector<int>& nodes : subgraphs) db.add({record(cuda, nodes)});
+  }
+  CommandResult r = run_command(
+      tlmc("lm finetune --from-db " + db_path + " --epochs 1 --batch 1 -o " + dir.file("f.tlm")));
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("starting from the bundled CUDA model"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(std::to_string(subgraphs.size()) + " demonstrations"), std::string::npos)
+      << r.out;
+  const lm::Gpt tuned = lm::load_checkpoint(dir.file("f.tlm")).model;
+  const ir::TeProgram program = ir::lower_subgraph(g, subgraphs[0]).program;
+  EXPECT_TRUE(lm::speaks(tuned, scheduler::generate_sketches(program, cuda)));
+  // With a CPU record beside them: which model to start from is the user's to say.
+  {
+    scheduler::TuningDb db = scheduler::TuningDb::open(db_path, true);
+    db.add({record(*ir::parse_target("x86-64"), subgraphs[0])});
+  }
+  r = run_command(tlmc("lm finetune --from-db " + db_path + " --epochs 1 -o " + dir.file("g.tlm")));
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_NE(r.out.find("records of CPU and of CUDA targets"), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(dir.file("g.tlm")));
 }
 
 }  // namespace
