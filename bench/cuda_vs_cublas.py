@@ -17,8 +17,11 @@ chooses their schedules), and takes the sum of the profile's per-call medians (C
 call). The peers, bench/cuda_peers.cu built by nvcc, run in the same session: cuBLAS's
 sgemm (default math: no TF32) and cuDNN's convolution (FMA math, the fastest algorithm
 cudnnFindConvolutionForwardAlgorithm reports), with a bias and ReLU that the library does
-not fuse timed as a kernel of their own. Both sides are timed as back-to-back runs between
-CUDA events, so neither pays a launch's host latency more than the other.
+not fuse timed as a kernel of their own, each the median of back-to-back runs between two
+CUDA events. tlmc's time is, per call, the median of the time between the events around it,
+summed over the calls; the library runs through its hosted entry, which allocates, uploads
+and downloads between runs (outside the events), so a call may include the host's launch
+latency where the GPU waited for it.
 """
 import argparse
 import os

@@ -33,6 +33,7 @@
 #include "toolchain/assemble_in_process.h"
 #include "toolchain/cc.h"
 #include "toolchain/cuda_toolkit.h"
+#include "toolchain/nvrtc.h"
 #include "tune/confirm_in_model.h"
 #include "tune/measure_task.h"
 #include "tune/schedule_choice.h"
@@ -301,21 +302,31 @@ bool measures_on_gpu(const CompileOptions& o) {
   return o.target.is_cuda() && o.target.runs_here && !o.tuning_db.empty();
 }
 
+// Why no GPU here runs `target`'s code (it does not run here).
+std::string no_gpu_for(const ir::Target& target) {
+  std::string why;
+  const std::optional<ir::GpuLimits> here = ir::find_cuda_gpu(&why);
+  if (!here) return "no GPU times CUDA kernels here (" + why + ")";
+  if (here->sm != target.gpu.sm)
+    return "the GPU here, " + here->device + ", is sm_" + std::to_string(here->sm) + ", not sm_" +
+           std::to_string(target.gpu.sm) + ": it cannot time this target's kernels";
+  ir::Target found = target;
+  found.runs_here = true;
+  return "nothing runs on the GPU here, " + here->device + ": " + gpu_cannot_run(found);
+}
+
 std::string why_not_measured_on_gpu(const CompileOptions& o) {
   if (o.target.runs_here) return "there is no tuning database (--tuning-db) to measure into";
-  std::string why;
-  if (const std::optional<ir::GpuLimits> here = ir::find_cuda_gpu(&why))
-    return "the GPU here, " + here->device + ", is sm_" + std::to_string(here->sm) + ", not sm_" +
-           std::to_string(o.target.gpu.sm) + ": it cannot time this target's kernels";
-  return "no GPU times CUDA kernels here (" + why + ")";
+  return no_gpu_for(o.target);
 }
 
 // The level compile_model works at: -O2 and -O3 measure, which needs a target that runs
 // here and a tuning database; without them -O2 (the default) is -O1, with a note, and -O3
 // an error.
 int effective_level(const CompileOptions& o) {
-  // No GPU times CUDA kernels: -O1 ranks the CUDA language model's beam, -O2/-O3 points
-  // drawn from the spaces, by the analytic model, said once.
+  // -O1 ranks the CUDA language model's beam by the analytic model; -O2/-O3 measure on the
+  // GPU here, else rank the model's proposals and points drawn from the spaces by the
+  // analytic model: said once.
   if (o.target.is_cuda() && o.opt_level == 1 && o.random_schedule_seed < 0 && o.progress_stream)
     *o.progress_stream << "tlmc: note: -O1 for " << o.target.name
                        << ": each kernel's schedule is the analytic model's best estimate of "
@@ -594,16 +605,10 @@ CompiledModel compile_model(const CompileOptions& options) {
                        "CUDA target keeps the model's layout (--activation-layout model "
                        "or auto)");
     o.activation_layout = ActivationLayout::Model;
-    if (o.profile && !o.target.runs_here) {
-      std::string why;
-      const std::optional<ir::GpuLimits> here = ir::find_cuda_gpu(&why);
-      throw Diagnostic(
-          {}, "--profile times the kernels on a GPU of the target's SM (sm_" +
-                  std::to_string(o.target.gpu.sm) + "), and " +
-                  (here ? "the GPU here, " + here->device + ", is sm_" + std::to_string(here->sm)
-                        : "there is none here (" + why + ")") +
-                  "; --check runs the kernels in the CPU emulator");
-    }
+    if (o.profile && !o.target.runs_here)
+      throw Diagnostic({}, "--profile times the kernels on a GPU of the target's SM (sm_" +
+                               std::to_string(o.target.gpu.sm) + "), and " + no_gpu_for(o.target) +
+                               "; --check runs the kernels in the CPU emulator");
   }
   o.opt_level = effective_level(o);
   CompiledModel m;
@@ -818,6 +823,20 @@ std::string build_shared_library(const CompiledModel& m, const std::string& dir,
   const std::string so = "lib" + m.plan.name + ".so";
   toolchain::link_shared(dir, objects, so);
   return (fs::path(dir) / so).string();
+}
+
+std::string gpu_cannot_run(const ir::Target& target) {
+  if (!target.is_cuda() || !target.runs_here) return "";
+  const int nvrtc = toolchain::nvrtc_major_version();
+  const int driver = ir::cuda_driver_version();
+  if (nvrtc == 0) return "NVRTC, which builds the kernels measured there, is not installed";
+  if (toolchain::find_nvcc().empty())
+    return "nvcc, which builds the libraries --check and --profile run there, is not installed";
+  if (driver / 1000 < nvrtc)
+    return "its driver supports CUDA " + std::to_string(driver / 1000) + "." +
+           std::to_string(driver % 1000 / 10) + ", older than this toolkit's (NVRTC " +
+           std::to_string(nvrtc) + "); update the driver";
+  return "";
 }
 
 std::string hosted_entry(const CompiledModel& m, const ir::Target& target) {

@@ -99,6 +99,11 @@ std::vector<std::string> write_output(const CompiledModel& model, EmitKind kind,
                                       const std::string& out_path, const ir::Target& target,
                                       CCompiler cc = CCompiler::InProcess);
 
+// Why the GPU of `target` (one of its SM, found here: the target runs_here) cannot run what
+// tlmc builds for it, or "": NVRTC (measuring) and nvcc (--check, --profile) are needed, and
+// a driver of NVRTC's CUDA major version or later to load their code.
+std::string gpu_cannot_run(const ir::Target& target);
+
 // Builds a shared library of the model in `dir` (for isolated runs); returns its path. A CUDA
 // target's exports NAME_hosted_run (codegen::hosted_harness; hosted_entry names it): built
 // by nvcc when its GPU runs here (the target runs_here), else for the CPU emulator.

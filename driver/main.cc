@@ -12,10 +12,8 @@
 #include "driver/db_command.h"
 #include "driver/lm_command.h"
 #include "driver/profile.h"
-#include "ir/cuda_device.h"
 #include "ir/op_schema.h"
 #include "scheduler/tuning_db.h"
-#include "toolchain/nvrtc.h"
 
 namespace po = boost::program_options;
 using namespace tlmc;
@@ -79,24 +77,14 @@ ir::Target target_from_options(const po::variables_map& vm) {
                      std::string("code runs on the GPU, whose threads its schedules choose"));
   // Schedules are tuned for, and records keyed by, the threads the code will run with.
   if (threads > 0) target->cores = threads;
-  // The GPU's code is built by this toolkit (NVRTC, nvcc): a driver of an older CUDA cannot
-  // load it, and then nothing runs on the GPU (--check emulates, -O2 estimates), said once.
-  if (target->is_cuda() && target->runs_here) {
-    const int nvrtc = toolchain::nvrtc_major_version();
-    const int driver = ir::cuda_driver_version();
-    std::string why;
-    if (nvrtc == 0)
-      why = "NVRTC, which builds what runs on it, is not installed";
-    else if (driver / 1000 < nvrtc)
-      why = "its driver supports CUDA " + std::to_string(driver / 1000) + "." +
-            std::to_string(driver % 1000 / 10) + ", older than this toolkit's (NVRTC " +
-            std::to_string(nvrtc) + "); update the driver";
-    if (!why.empty()) {
+  // A GPU of the target's SM that cannot run what this toolkit builds: nothing runs on it
+  // (--check emulates, -O2 estimates), said once.
+  if (target->is_cuda() && target->runs_here)
+    if (const std::string why = driver::gpu_cannot_run(*target); !why.empty()) {
       std::cerr << "tlmc: note: nothing runs on the GPU (" << target->gpu.device << "): " << why
                 << "\n";
       target->runs_here = false;
     }
-  }
   return *target;
 }
 

@@ -1,7 +1,10 @@
-// A CUDA kernel's schedule where no GPU can time candidates: points drawn from the GPU
-// sketches' spaces (the -O0 point among them), each lowered, emitted and built by NVRTC
-// for the target's SM, one over the descriptor's limits refused, the rest ranked by the
-// analytic model (scheduler/gpu_cost_model.h). Nothing is measured, nothing recorded.
+// A CUDA kernel's schedule where no GPU can time candidates: the -O0 point, points a caller
+// proposes (the CUDA language model's) and points drawn from the GPU sketches' spaces, each
+// lowered and estimated by the analytic model (scheduler/gpu_cost_model.h) with its
+// registers assumed; the -O0 point, the proposals always built and the best few others are
+// then built by NVRTC for the target's SM and estimated again with ptxas's report, one over
+// the descriptor's limits refused. Nothing is measured, nothing recorded. build_kernels also
+// builds the cubins the GPU measurement runs (tune/measurer.h).
 #pragma once
 
 #include <cstdint>

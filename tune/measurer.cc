@@ -27,6 +27,7 @@
 #include "scheduler/lower_schedule.h"
 #include "toolchain/clang_in_process.h"
 #include "toolchain/loaded_object.h"
+#include "toolchain/nvrtc.h"
 #include "tune/gpu_candidate.h"
 #include "tune/gpu_estimate_search.h"
 
@@ -461,8 +462,10 @@ toolchain::InProcessObject build_cuda_candidate(const ir::LoopProgram& loops,
   std::string why;
   const std::optional<BuiltKernels> built = build_kernels(loops, target.gpu, &why);
   if (!built) {
+    // NVRTC not installed is the machine's failure; NVRTC crashing on this text, this
+    // candidate's.
     out.diagnostics = why;
-    *environment = true;
+    *environment = toolchain::nvrtc_major_version() == 0;
     return out;
   }
   for (const ir::KernelResources& r : built->resources)

@@ -2,11 +2,11 @@
 // (toolchain/clang_in_process.h), then loaded and run in a worker process forked from tlmc
 // that lives for many candidates. For a CUDA target, each is generated as CUDA, built by
 // NVRTC for the target's SM (one over a limit of the descriptor fails, never timed) and run
-// on the GPU by the worker (tune/gpu_candidate.h): tlmc's own process never initialises
-// CUDA, so that it may fork workers. The worker checks a candidate's outputs against the
-// reference before timing it; a candidate that crashes, hangs past its limit or computes a
-// wrong answer is a failed measurement with its reason, never a failure of the compiler:
-// the worker is started again for the next one.
+// on the GPU by the worker (tune/gpu_candidate.h), which lives for one batch (it holds a
+// CUDA context): tlmc's own process never initialises CUDA, so that it may fork workers. The worker
+// checks a candidate's outputs against the reference before timing it; a candidate that crashes,
+// hangs past its limit or computes a wrong answer is a failed measurement with its reason, never a
+// failure of the compiler: the worker is started again for the next one.
 #pragma once
 
 #include <sys/types.h>

@@ -8,6 +8,7 @@
 #include <regex>
 
 #include "frontend/yaml_reader.h"
+#include "ir/cuda_device.h"
 #include "ir/lower.h"
 #include "scheduler/partition.h"
 #include "scheduler/sketch_rules.h"
@@ -53,8 +54,8 @@ TEST(EstimatedSchedules, TheChosenPointIsNoWorseThanTheDefaultByTheModel) {
 }
 
 TEST(EstimatedSchedules, SayNothingWasMeasuredAndCheckInTheEmulator) {
-  if (ir::parse_target("cuda-sm80")->runs_here)
-    GTEST_SKIP() << "a GPU of sm_80 is here: -O2 measures there (tests/gpu)";
+  if (ir::find_cuda_gpu(nullptr))
+    GTEST_SKIP() << "a GPU is here: the note names it (tests/gpu measure on it)";
   TempDir dir;
   write_file(dir.file("odd.yaml"), kModel);
   const std::string db = dir.file("tuning.db");
@@ -73,8 +74,7 @@ TEST(EstimatedSchedules, SayNothingWasMeasuredAndCheckInTheEmulator) {
     return m;
   }();
   ASSERT_FALSE(ranked.empty()) << r.out;
-  EXPECT_GE(std::stoi(ranked[1]), 32) << r.out;
-  EXPECT_LE(std::stoi(ranked[1]), 52) << r.out;
+  EXPECT_GT(std::stoi(ranked[1]), 32) << "the model's proposals beside the uniform draws";
   EXPECT_NE(r.out.find("check passed"), std::string::npos) << r.out;
   EXPECT_FALSE(fs::exists(db)) << "an estimate became a tuning record";
   // Deterministic: the same text twice.
