@@ -60,24 +60,36 @@ std::optional<ir::Target> gpu_here(std::string* why) {
   return t;
 }
 
-TEST(GpuCheck, TheLibraryForTheGpuIsBuiltByNvccAndFailsCleanlyWithoutOne) {
-  if (toolchain::find_nvcc().empty()) GTEST_SKIP() << "no nvcc here: the CUDA toolkit is absent";
-  TempDir dir;
+// The own-shapes model's library for cuda-sm80 as it is built where a GPU of sm_80 is
+// present (by nvcc), whether or not one is, in `dir`/build; with `profile`, profiled.
+struct GpuLibrary {
+  driver::CompiledModel model;
+  ir::Target target;
+  std::string so;
+};
+GpuLibrary gpu_library(const TempDir& dir, bool profile) {
   driver::CompileOptions o;
   o.model_path = models(dir)[0];
   o.target = *ir::parse_target("cuda-sm80");
+  o.target.runs_here = true;
+  o.profile = profile;
+  GpuLibrary l{driver::compile_model(o), o.target, ""};
+  fs::create_directories(dir.file("build"));
+  l.so = driver::build_shared_library(l.model, dir.file("build"), l.target);
+  return l;
+}
+
+TEST(GpuCheck, TheLibraryForTheGpuIsBuiltByNvccAndFailsCleanlyWithoutOne) {
+  if (toolchain::find_nvcc().empty()) GTEST_SKIP() << "no nvcc here: the CUDA toolkit is absent";
+  TempDir dir;
   // Any GPU here that runs tlmc's code runs it (SASS for sm_80, PTX for newer).
   std::string why;
   const bool gpu = gpu_here(&why).has_value();
-  // Built as it is where a GPU of sm_80 is present, whether or not one is.
-  o.target.runs_here = true;
-  const driver::CompiledModel m = driver::compile_model(o);
-  fs::create_directories(dir.file("build"));
-  const std::string so = driver::build_shared_library(m, dir.file("build"), o.target);
-  ASSERT_TRUE(fs::exists(so));
+  const GpuLibrary l = gpu_library(dir, false);
+  ASSERT_TRUE(fs::exists(l.so));
   std::vector<std::vector<uint8_t>> inputs = {std::vector<uint8_t>(3 * 5 * 17 * 19 * 4, 0)};
-  const toolchain::IsolatedRun run = toolchain::run_isolated(so, driver::hosted_entry(m, o.target),
-                                                             inputs, {3 * 7 * 9 * 9 * 4}, 120);
+  const toolchain::IsolatedRun run = toolchain::run_isolated(
+      l.so, driver::hosted_entry(l.model, l.target), inputs, {3 * 7 * 9 * 9 * 4}, 120);
   if (gpu) {
     EXPECT_EQ(run.status, toolchain::IsolatedRun::Ok) << run.message;
   } else if (!ir::find_cuda_gpu(nullptr)) {
@@ -90,14 +102,10 @@ TEST(GpuCheck, TheLibraryForTheGpuIsBuiltByNvccAndFailsCleanlyWithoutOne) {
 TEST(GpuProfile, TheProfiledLibraryIsBuiltByNvccWithAnEventAroundEveryCall) {
   if (toolchain::find_nvcc().empty()) GTEST_SKIP() << "no nvcc here: the CUDA toolkit is absent";
   TempDir dir;
-  driver::CompileOptions o;
-  o.model_path = models(dir)[0];
-  o.target = *ir::parse_target("cuda-sm80");
   std::string why;
   const bool gpu = gpu_here(&why).has_value();
-  o.target.runs_here = true;  // built as it is where a GPU of sm_80 is present
-  o.profile = true;
-  const driver::CompiledModel m = driver::compile_model(o);
+  const GpuLibrary l = gpu_library(dir, true);
+  const driver::CompiledModel& m = l.model;
   ASSERT_TRUE(m.profiled);
   const size_t calls = m.plan.calls.size();
   ASSERT_GT(calls, 1u);
@@ -110,10 +118,8 @@ TEST(GpuProfile, TheProfiledLibraryIsBuiltByNvccWithAnEventAroundEveryCall) {
                                 "], stream)"),
                 std::string::npos);
     }
-  fs::create_directories(dir.file("build"));
-  const std::string so = driver::build_shared_library(m, dir.file("build"), o.target);
   const toolchain::IsolatedRun run = toolchain::run_isolated(
-      so, driver::hosted_entry(m, o.target), {std::vector<uint8_t>(3 * 5 * 17 * 19 * 4, 0)},
+      l.so, driver::hosted_entry(m, l.target), {std::vector<uint8_t>(3 * 5 * 17 * 19 * 4, 0)},
       {3 * 7 * 9 * 9 * 4}, 120, 3, 0, static_cast<int>(calls));
   if (gpu) {
     ASSERT_EQ(run.status, toolchain::IsolatedRun::Ok) << run.message;
