@@ -35,6 +35,7 @@ class Decoder {
   // The hidden state [C] after the prompt's last token: it predicts the sketch.
   const std::vector<float>& prompt_hidden() const { return prompt_hidden_; }
   size_t prompt_length() const { return prefix_.length; }
+  const Gpt& model() const { return m_; }
   KvCache empty_cache() const {
     KvCache c;
     c.k.resize(static_cast<size_t>(m_.config().layers));
@@ -92,7 +93,7 @@ class Decoder {
           };
           float top = -INFINITY;
           for (size_t t = 0; t < scores.size(); ++t) {
-            const float* kk = key(t) + hd * hs;
+            const float* kk = key(t) + static_cast<ptrdiff_t>(hd) * hs;
             float dot = 0;
             for (int i = 0; i < hs; ++i) dot += q[i] * kk[i];
             scores[t] = dot * scale;
@@ -103,7 +104,7 @@ class Decoder {
           float* o = y.data() + s * C + static_cast<size_t>(hd * hs);
           std::fill(o, o + hs, 0.0f);
           for (size_t t = 0; t < scores.size(); ++t) {
-            const float* vv = value(t) + hd * hs;
+            const float* vv = value(t) + static_cast<ptrdiff_t>(hd) * hs;
             const float a = scores[t] / sum;
             for (int i = 0; i < hs; ++i) o[i] += a * vv[i];
           }
@@ -209,16 +210,33 @@ struct Stream {
 // Runs a group of streams of one sketch, in lockstep, to the end of the sketch's spaces; at
 // each decision `decide` picks the next streams from the current ones (sampling keeps each
 // stream and its drawn value; beam search keeps the best extensions of all of them).
+//
+// A space the model cannot name (its words came into the language after the model was
+// trained: a space added to the sketch since) is not the model's to decide: every stream
+// takes `unread`'s value there (the -O0 policy's unless given), and the model reads the
+// sentence as it learned such sentences, without that space.
 using Decide = std::function<std::vector<Stream>(std::vector<Stream>&, const std::vector<float>&)>;
+using Unread = std::function<int64_t(const Stream&, size_t index)>;
 std::vector<Stream> run_group(Decoder& decoder, std::vector<Stream> streams, Token sketch_token,
-                              const Decide& decide) {
+                              const Decide& decide, const Unread& unread = nullptr) {
   int pos = static_cast<int>(decoder.prompt_length());
   std::vector<Token> feed(streams.size(), sketch_token);
+  const Token known = static_cast<Token>(decoder.model().config().vocab);
   while (!streams.empty() && !streams.front().cursor.done()) {
+    const std::vector<Token> words = space_tokens(streams.front().cursor.space());
+    if (std::any_of(words.begin(), words.end(), [&](Token t) { return t >= known; })) {
+      for (size_t i = 0; i < streams.size(); ++i) {
+        Stream& s = streams[i];
+        const int64_t value = unread ? unread(s, i) : s.cursor.default_value();
+        s.cursor.choose(value);
+        s.values.push_back(value);
+      }
+      continue;
+    }
     // The next space's name, fed to every stream; then its value, decided per stream.
     std::vector<KvCache*> caches;
     for (Stream& s : streams) caches.push_back(&s.cache);
-    for (Token t : space_tokens(streams.front().cursor.space())) {
+    for (Token t : words) {
       decoder.step(caches, feed, pos++);
       feed.assign(streams.size(), t);
     }
@@ -298,11 +316,14 @@ std::vector<GeneratedPoint> sample_mutations(const Gpt& model, const std::vector
   const size_t k = static_cast<size_t>(fit - fits.index.begin());
   const double sketch_logp =
       log_softmax(logits(model, decoder.prompt_hidden().data(), fits.names), 1.0f)[k];
-  // The decisions that have another value to take.
+  // The decisions that have another value to take (and that the model can name).
   std::vector<size_t> open;
   SketchCursor walk(sketches[base.sketch]);
   for (size_t i = 0; i < base.values.size(); ++i) {
-    if (walk.valid_values().size() > 1) open.push_back(i);
+    const std::vector<Token> words = space_tokens(walk.space());
+    const bool named =
+        std::all_of(words.begin(), words.end(), [&](Token t) { return t < model.config().vocab; });
+    if (walk.valid_values().size() > 1 && named) open.push_back(i);
     walk.choose(base.values[i]);
   }
   if (open.empty()) return {};
@@ -343,8 +364,13 @@ std::vector<GeneratedPoint> sample_mutations(const Gpt& model, const std::vector
     }
     return std::move(current);
   };
+  // Where the model cannot name the space: base's value, as at every decision not redrawn.
+  Unread keep = [&](const Stream& st, size_t s) {
+    const size_t at = st.values.size();
+    return at < redrawn[s] ? base.values[at] : st.cursor.stand_in(base.values[at]);
+  };
   std::vector<GeneratedPoint> out;
-  for (Stream& s : run_group(decoder, std::move(streams), fits.names[k], mutate))
+  for (Stream& s : run_group(decoder, std::move(streams), fits.names[k], mutate, keep))
     out.push_back(GeneratedPoint{{base.sketch, s.values}, s.log_likelihood});
   return out;
 }

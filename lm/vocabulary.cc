@@ -34,6 +34,9 @@ const char* const kNameWords[] = {
 const char* const kGpuWords[] = {"gpu",  "sm", "sms",  "warp", "threads", "blocks", "regs",
                                  "smem", "bw", "peak", "reg",  "step",    "shared"};
 
+// CUDA axis words of spaces added after the bundled CUDA model was trained ("j.vthreads").
+const char* const kLaterGpuWords[] = {"vthreads"};
+
 // The sketch names of a list of rules: the applied ones in their declared order, any subset.
 std::vector<std::string> sketch_names(
     const std::vector<std::unique_ptr<scheduler::SketchRule>>& rules) {
@@ -90,6 +93,9 @@ Vocabulary::Vocabulary() {
   // The CUDA words, after every CPU token (a word both use keeps its CPU token).
   for (const char* s : kGpuWords) add(s);
   for (std::string& name : sketch_names(scheduler::gpu_sketch_rules())) add(std::move(name));
+  // Words of spaces added since, appended so that a model trained before knows every token
+  // it knew (a word it does not know reads as <unk> to it).
+  for (const char* s : kLaterGpuWords) add(s);
 
   uint64_t h = 1469598103934665603ull;  // FNV-1a over the texts, each ended by a 0 byte
   prefix_fingerprints_.push_back(h);

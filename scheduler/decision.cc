@@ -198,6 +198,7 @@ void apply_compute_at(ScheduleState& st, const Decision& d) {
   if (elems * static_cast<int64_t>(ir::dtype_size(st.te.tensor(ts.output).dtype)) > kMaxLocalBytes)
     invalid(d, "the local buffer would take " + std::to_string(elems) + " elements");
   for (size_t j = 0; j < r.extent.size(); ++j) s.iters[j].extent = r.extent[j];
+  s.region_run = r.run;
   s.attach = Attach::At;
   s.at_stage = d.target;
   s.at_iter = at_iter;
@@ -474,6 +475,7 @@ void apply_thread_reduce(ScheduleState& st, const Decision& d) {
     bool same = !r.min.empty();
     for (size_t j = 0; j < r.extent.size(); ++j) same = same && r.extent[j] == s.iters[j].extent;
     if (!same) invalid(d, "the block's region of the stage differs from one thread's");
+    s.region_run = r.run;
   }
 }
 
@@ -526,7 +528,7 @@ void check_attached_regions(const ScheduleState& st, const Decision& d) {
                      " is computed beside this stage, whose loops would no longer give it an "
                      "affine region");
     for (size_t j = 0; j < r.extent.size(); ++j)
-      if (r.extent[j] != ps.iters[j].extent)
+      if (r.extent[j] != ps.iters[j].extent || r.run[j] != ps.region_run.at(j))
         invalid(d, "stage " + std::to_string(p) +
                        " is computed beside this stage, whose loops would change its region");
   }

@@ -116,19 +116,50 @@ struct BlockWork {
   std::set<int> global_buffers;
 };
 
+// The variables of loops that index a thread's local arrays: loops the compiler unrolls
+// whole, or the arrays would not live in registers.
+void register_tile_vars(const Stmt& s, const ir::LoopProgram& p, std::set<int>& out) {
+  auto local_indices = [&](const Expr& e) {
+    if (!e) return;
+    ir::visit_expr(e, [&](const ir::ExprNode& n) {
+      if (n.kind != ExprKind::Load ||
+          p.buffers[static_cast<size_t>(n.var_id)].scope != ir::BufferScope::Local)
+        return;
+      ir::visit_expr(n.args[0], [&](const ir::ExprNode& v) {
+        if (v.kind == ExprKind::Var) out.insert(v.var_id);
+      });
+    });
+  };
+  if (s->kind == StmtKind::Store &&
+      p.buffers[static_cast<size_t>(s->buffer)].scope == ir::BufferScope::Local)
+    ir::visit_expr(s->index, [&](const ir::ExprNode& v) {
+      if (v.kind == ExprKind::Var) out.insert(v.var_id);
+    });
+  local_indices(s->index);
+  local_indices(s->value);
+  local_indices(s->cond);
+  for (const Stmt& b : s->body) register_tile_vars(b, p, out);
+}
+
 class LaunchWalker {
  public:
-  LaunchWalker(const ir::LoopProgram& p, BlockWork& w) : p_(p), w_(w) {}
+  LaunchWalker(const ir::LoopProgram& p, const Stmt& launch, BlockWork& w) : p_(p), w_(w) {
+    register_tile_vars(launch, p, unrolled_);
+  }
 
   // `per_thread`: times each thread runs `s`; `threads`: the threads running it together,
   // numbered by `thread_var`.
   void walk(const Stmt& s, double per_thread, int thread_var, int64_t threads) {
     switch (s->kind) {
       case StmtKind::For:
-        if (s->loop_kind == ir::LoopKind::GpuThread)
+        if (s->loop_kind == ir::LoopKind::GpuThread) {
           walk(s->body[0], per_thread, s->var_id, s->extent);
-        else
+        } else {
+          loops_.push_back({s->var_id, s->extent,
+                            s->loop_kind == ir::LoopKind::Unrolled || unrolled_.count(s->var_id)});
           walk(s->body[0], per_thread * static_cast<double>(s->extent), thread_var, threads);
+          loops_.pop_back();
+        }
         return;
       case StmtKind::Seq:
         for (const Stmt& b : s->body) walk(b, per_thread, thread_var, threads);
@@ -181,10 +212,15 @@ class LaunchWalker {
   }
 
   // One load or store by each of `threads` threads, `per_thread` times: global memory in
-  // sectors of 32 bytes per warp, shared memory in wavefronts per warp.
+  // sectors of 32 bytes per warp, shared memory in wavefronts per warp. Inside the loops a
+  // compiler unrolls whole (innermost), an index that does not change with a loop is
+  // accessed once for all its iterations: a register tile's operands are read once each
+  // (a tile of a x b reads a + b operands per step of the reduction, not 2ab).
   void access(int buffer, const Expr& index, double per_thread, int thread_var, int64_t threads) {
     const ir::Buffer& b = p_.buffers[static_cast<size_t>(buffer)];
     if (b.scope == ir::BufferScope::Local) return;
+    for (auto l = loops_.rbegin(); l != loops_.rend() && l->unrolled; ++l)
+      if (!ir::uses_var(index, l->var)) per_thread /= static_cast<double>(l->extent);
     const double lanes = static_cast<double>(std::min<int64_t>(threads, 32));
     const double warp_accesses = per_thread * std::ceil(static_cast<double>(threads) / 32);
     const std::optional<int64_t> at0 = evaluate(index, {}),
@@ -204,8 +240,15 @@ class LaunchWalker {
     w_.sector_bytes += warp_accesses * sectors * 32;
   }
 
+  struct Loop {
+    int var;
+    int64_t extent;
+    bool unrolled;
+  };
   const ir::LoopProgram& p_;
   BlockWork& w_;
+  std::set<int> unrolled_;   // loops unrolled whole (register_tile_vars, or so marked)
+  std::vector<Loop> loops_;  // enclosing the statement walked, outermost first
 };
 
 GpuLaunchEstimate estimate_launch(const ir::LoopProgram& p, const ir::GpuRoot& root,
@@ -214,7 +257,7 @@ GpuLaunchEstimate estimate_launch(const ir::LoopProgram& p, const ir::GpuRoot& r
   e.blocks = root.blocks;
   e.threads = root.threads;
   BlockWork w;
-  LaunchWalker(p, w).walk(root.body, 1, root.thread_var, e.threads);
+  LaunchWalker(p, root.body, w).walk(root.body, 1, root.thread_var, e.threads);
   ir::KernelResources k;
   k.threads = static_cast<int>(e.threads);
   // Without ptxas's count: a base for indices and addresses, and two registers per element

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
+#include <set>
 #include <utility>
 
 #include "ir/diagnostic.h"
@@ -13,6 +15,128 @@ using ir::Expr;
 using ir::Stmt;
 
 namespace {
+
+// An integer expression as a sum of coefficients times atoms (the parts that are not sums,
+// differences or products by a constant: loop variables, digits, minima) plus a constant.
+struct Linear {
+  std::vector<std::pair<Expr, int64_t>> terms;
+  int64_t constant = 0;
+
+  void add(const Expr& e, int64_t scale) {
+    int64_t c;
+    if (ir::is_int_const(e, &c)) {
+      constant += scale * c;
+      return;
+    }
+    if (e->kind == ir::ExprKind::Binary) {
+      switch (e->binary_op) {
+        case ir::BinaryOp::Add:
+          add(e->args[0], scale);
+          add(e->args[1], scale);
+          return;
+        case ir::BinaryOp::Sub:
+          add(e->args[0], scale);
+          add(e->args[1], -scale);
+          return;
+        case ir::BinaryOp::Mul:
+          if (ir::is_int_const(e->args[1], &c)) return add(e->args[0], scale * c);
+          if (ir::is_int_const(e->args[0], &c)) return add(e->args[1], scale * c);
+          break;
+        default:
+          break;
+      }
+    }
+    for (auto& [atom, coefficient] : terms)
+      if (ir::expr_equal(atom, e)) {
+        coefficient += scale;
+        return;
+      }
+    terms.emplace_back(e, scale);
+  }
+
+  Expr expr() const {
+    Expr out = ir::make_int(constant);
+    for (const auto& [atom, coefficient] : terms) {
+      if (coefficient > 0) out = out + atom * coefficient;
+      if (coefficient < 0) out = out - atom * -coefficient;
+    }
+    return out;
+  }
+};
+
+// The least and greatest value of an atom whose loop variables range over [0, extent).
+std::optional<std::pair<int64_t, int64_t>> range_of(const Expr& e,
+                                                    const std::map<int, int64_t>& extents) {
+  int64_t c;
+  if (ir::is_int_const(e, &c)) return std::make_pair(c, c);
+  if (e->kind == ir::ExprKind::Var) {
+    const auto it = extents.find(e->var_id);
+    if (it == extents.end()) return std::nullopt;
+    return std::make_pair<int64_t, int64_t>(0, it->second - 1);
+  }
+  if (e->kind != ir::ExprKind::Binary || !ir::is_int_const(e->args[1], &c) || c <= 0)
+    return std::nullopt;
+  if (e->binary_op == ir::BinaryOp::FloorMod) return std::make_pair<int64_t, int64_t>(0, c - 1);
+  if (e->binary_op != ir::BinaryOp::FloorDiv) return std::nullopt;
+  const auto r = range_of(e->args[0], extents);
+  if (!r || r->first < 0) return std::nullopt;
+  return std::make_pair(r->first / c, r->second / c);
+}
+
+// The position of index `q` (relative to its region's first) among a dimension's elements
+// in a thread's registers, as a sum in which the thread's and the block's indices cancel:
+// q itself where the dimension is consecutive (run 0), run q / stride, element q % stride of
+// it where strided. Where the parts of q are seen to be a multiple of the stride plus a
+// value in [0, stride), written without the division (the register tile's indices are
+// constants once its loops are unrolled).
+Expr register_position(const Expr& q, int64_t run, int64_t stride,
+                       const std::map<int, int64_t>& extents) {
+  Linear whole;
+  whole.add(q, 1);
+  if (run == 0) return whole.expr();
+  Linear high, low;
+  high.constant =
+      whole.constant >= 0 ? whole.constant / stride : -((-whole.constant + stride - 1) / stride);
+  low.constant = whole.constant - high.constant * stride;
+  int64_t least = low.constant, greatest = low.constant;
+  bool known = true;
+  for (const auto& [atom, coefficient] : whole.terms) {
+    if (coefficient % stride == 0) {
+      high.add(atom, coefficient / stride);
+      continue;
+    }
+    low.add(atom, coefficient);
+    const auto r = range_of(atom, extents);
+    if (!r) {
+      known = false;
+      break;
+    }
+    least += std::min(coefficient * r->first, coefficient * r->second);
+    greatest += std::max(coefficient * r->first, coefficient * r->second);
+  }
+  if (!known || least < 0 || greatest >= stride)
+    return ir::make_binary(ir::BinaryOp::FloorDiv, q, ir::make_int(stride)) * run +
+           ir::make_binary(ir::BinaryOp::FloorMod, q, ir::make_int(stride));
+  Linear position = low;
+  for (const auto& [atom, coefficient] : high.terms) position.add(atom, coefficient * run);
+  position.constant += high.constant * run;
+  // (x / r) * r + x % r is x: the producer's own loop over the dimension.
+  for (auto& [atom, coefficient] : position.terms) {
+    int64_t r;
+    if (atom->kind != ir::ExprKind::Binary || atom->binary_op != ir::BinaryOp::FloorDiv ||
+        !ir::is_int_const(atom->args[1], &r) || coefficient % r != 0)
+      continue;
+    const Expr mod = ir::make_binary(ir::BinaryOp::FloorMod, atom->args[0], atom->args[1]);
+    for (auto& [other, c] : position.terms)
+      if (c == coefficient / r && ir::expr_equal(other, mod)) {
+        c = 0;
+        atom = atom->args[0];
+        coefficient /= r;
+        break;
+      }
+  }
+  return position.expr();
+}
 
 class Lowerer {
  public:
@@ -26,6 +150,8 @@ class Lowerer {
     for (int in : te.inputs) out_.params.push_back(buffer_of_[in]);
     for (int o : te.outputs) out_.params.push_back(buffer_of_[o]);
     out_.num_inputs = static_cast<int>(te.inputs.size());
+    for (const StageState& ss : st_.stages)
+      for (const Iter& it : ss.iters) loop_extents_[it.var_id] = it.extent;
     for (size_t s = 0; s < te.stages.size(); ++s) {
       const int t = te.stages[s].output;
       if (buffer_of_.count(t)) continue;
@@ -42,6 +168,11 @@ class Lowerer {
         for (int64_t e : r.extent) size *= e;
         out_.buffers[static_cast<size_t>(buffer_of_[t])].size = size;
         regions_[t] = r;
+        const StageState& consumer = st_.stages[static_cast<size_t>(ss.at_stage)];
+        for (int l : consumer.leaves)
+          if (scope == ir::BufferScope::Local &&
+              consumer.iters[static_cast<size_t>(l)].kind == ir::LoopKind::GpuThread)
+            in_registers_.insert(t);
       } else {
         ir::Buffer& b = out_.buffers[static_cast<size_t>(buffer_of_[t])];
         b.scratch_offset = out_.scratch_bytes;
@@ -70,7 +201,12 @@ class Lowerer {
       if (it == regions_.end()) {
         flat = flat * shape[d] + idx[d];
       } else {
-        flat = flat * it->second.extent[d] + (idx[d] - it->second.min[d]);
+        const Region& r = it->second;
+        Expr position = idx[d] - r.min[d];
+        if (r.run[d] < r.extent[d] || in_registers_.count(t))
+          position = register_position(position, r.run[d] < r.extent[d] ? r.run[d] : 0, r.stride[d],
+                                       loop_extents_);
+        flat = flat * r.extent[d] + position;
       }
     }
     return flat;
@@ -275,8 +411,10 @@ class Lowerer {
 
   const ScheduleState& st_;
   ir::LoopProgram& out_;
-  std::map<int, int> buffer_of_;   // TE tensor -> loop buffer
-  std::map<int, Region> regions_;  // local TE tensors -> their region
+  std::map<int, int> buffer_of_;         // TE tensor -> loop buffer
+  std::map<int, Region> regions_;        // local TE tensors -> their region
+  std::map<int, int64_t> loop_extents_;  // the stages' loop variables -> their extents
+  std::set<int> in_registers_;           // local TE tensors of a CUDA thread
 };
 
 }  // namespace

@@ -1,11 +1,14 @@
 // CUDA: multi-level tiling of a stage at the root that reads a reduction it can compute per
 // tile (a product or a convolution, with its epilogue or its copy-out). Each spatial axis of
-// the stage splits into blocks, threads and a per-thread tile; the block loops are fused
-// and bound to blockIdx, the thread loops to threadIdx; the reduction is computed inside the
-// thread loop into registers, its reduction axes split into an outer loop and a tile, and
-// at each outer step the block's threads fill the shared copies of its operands together
-// (Ansor's GPU sketch "SSSRRSRS" without its virtual threads: S block, S thread, then the
-// reduction's R outer, R tile and S register tile). The threads per block, the shared
+// the stage splits into blocks, virtual threads, threads and a per-thread tile; the block
+// loops are fused and bound to blockIdx, the thread loops to threadIdx; the reduction is
+// computed inside the thread loop into registers, its reduction axes split into an outer
+// loop and a tile, and at each outer step the block's threads fill the shared copies of its
+// operands together (Ansor's GPU sketch "SSSRRSRS": S block, S virtual thread, S thread,
+// then the reduction's R outer, R tile and S register tile). A thread's V virtual threads
+// along an axis are V register tiles a block's threads apart: the threads of a warp touch
+// neighbouring elements (coalesced stores, shared reads without bank conflicts) where one
+// tile of V times the size would have them stride by it. The threads per block, the shared
 // memory and the register tile are bounded by the descriptor, and every listed value leaves
 // a way to finish the sketch within them.
 #include "scheduler/sketch_analysis.h"
@@ -19,6 +22,8 @@ namespace {
 // bounded before ptxas has seen the code; this keeps the accumulators well inside 255).
 constexpr int64_t kRegisterTile = 64;
 constexpr int64_t kRegisterTileAxis = 8;
+// Most virtual threads along one axis (their tiles count in the register tile's bounds).
+constexpr int64_t kVirtualThreadsAxis = 8;
 // Largest tile of a reduction axis per shared-memory step.
 constexpr int64_t kReduceTile = 64;
 // -O0, at most: a warp's threads along the innermost axis (its loads and stores coalesce),
@@ -84,21 +89,25 @@ void tile(SketchBuild& b, const Tiled& t) {
       std::min<int64_t>(b.target.gpu.smem_optin_per_block,
                         (static_cast<int64_t>(b.target.gpu.smem_per_sm) - 1024) / 128 * 128);
 
-  std::vector<std::string> names, inner_names, thread_names, block_names;
+  std::vector<std::string> names, inner_names, thread_names, virtual_names, block_names;
   for (size_t a = 0; a < rs.axes.size(); ++a) {
     names.push_back(rss.iters[a].name);
     inner_names.push_back(names.back() + ".1");
     thread_names.push_back(names.back() + ".0.1");
-    block_names.push_back(names.back() + ".0.0");
+    virtual_names.push_back(names.back() + ".0.0.1");
+    block_names.push_back(names.back() + ".0.0.0");
   }
+  // A thread's accumulators: its register tile times its virtual threads.
+  std::vector<std::string> per_thread = inner_names;
+  per_thread.insert(per_thread.end(), virtual_names.begin(), virtual_names.end());
   for (size_t a = 0; a < names.size(); ++a) {
     const std::string n = names[a];
     const std::string axis = rs.axes[a].name;
     // The thread's register tile along the axis.
     b.add_space(
         Space{SpaceKind::Tile, role, axis + ".reg"},
-        [root, n, inner_names](const SketchRun& r) {
-          const int64_t so_far = product_of(r, root, inner_names);
+        [root, n, per_thread](const SketchRun& r) {
+          const int64_t so_far = product_of(r, root, per_thread);
           return divisors(extent_of(r, root, n),
                           std::min(kRegisterTileAxis, kRegisterTile / so_far));
         },
@@ -121,23 +130,37 @@ void tile(SketchBuild& b, const Tiled& t) {
                 : a + 2 == names.size() ? kDefaultNextThreads
                                         : 1));
     b.steps.back().needs_completion = true;
+    // The virtual threads along the axis (-O0: none).
+    b.add_space(
+        Space{SpaceKind::Tile, role, axis + ".vthreads"},
+        [root, n, per_thread](const SketchRun& r) {
+          const int64_t so_far = product_of(r, root, per_thread);
+          return divisors(extent_of(r, root, n + ".0.0"),
+                          std::min(kVirtualThreadsAxis, kRegisterTile / so_far));
+        },
+        [root, n](SketchRun& r, int64_t v) {
+          r.emit(Decision{DecisionKind::Split, root, -1, {r.position(root, n + ".0.0"), v}});
+        },
+        at_most(1));
+    b.steps.back().needs_completion = true;
   }
-  // Blocks outside threads outside the register tile; each group fused; bound; the
-  // reduction computed per thread.
+  // Blocks outside threads outside the virtual threads outside the register tile; the
+  // blocks and the threads each fused; bound; the reduction computed per thread.
   const int64_t axes = static_cast<int64_t>(names.size());
-  b.add_fixed([root, red, axes, block_names, thread_names, inner_names](SketchRun& r) {
-    std::vector<int64_t> order;
-    for (const auto* group : {&block_names, &thread_names, &inner_names})
-      for (const std::string& n : *group) order.push_back(r.position(root, n));
-    r.emit(Decision{DecisionKind::Reorder, root, -1, order});
-    if (axes > 1) {
-      r.emit(Decision{DecisionKind::Fuse, root, -1, {0, axes}});
-      r.emit(Decision{DecisionKind::Fuse, root, -1, {1, axes}});
-    }
-    r.emit(Decision{DecisionKind::Bind, root, -1, {0, 0}});
-    r.emit(Decision{DecisionKind::Bind, root, -1, {1, 1}});
-    r.emit(Decision{DecisionKind::ComputeAt, red, root, {1}});
-  });
+  b.add_fixed(
+      [root, red, axes, block_names, thread_names, virtual_names, inner_names](SketchRun& r) {
+        std::vector<int64_t> order;
+        for (const auto* group : {&block_names, &thread_names, &virtual_names, &inner_names})
+          for (const std::string& n : *group) order.push_back(r.position(root, n));
+        r.emit(Decision{DecisionKind::Reorder, root, -1, order});
+        if (axes > 1) {
+          r.emit(Decision{DecisionKind::Fuse, root, -1, {0, axes}});
+          r.emit(Decision{DecisionKind::Fuse, root, -1, {1, axes}});
+        }
+        r.emit(Decision{DecisionKind::Bind, root, -1, {0, 0}});
+        r.emit(Decision{DecisionKind::Bind, root, -1, {1, 1}});
+        r.emit(Decision{DecisionKind::ComputeAt, red, root, {1}});
+      });
   // The reduction's tile per shared-memory step, axis by axis.
   const ir::Stage& ps = st.te.stages[static_cast<size_t>(red)];
   std::vector<std::string> reduce_names;

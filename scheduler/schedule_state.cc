@@ -1,5 +1,6 @@
 #include "scheduler/schedule_state.h"
 
+#include <algorithm>
 #include <map>
 
 #include "ir/diagnostic.h"
@@ -85,13 +86,28 @@ Expr iter_value(const StageState& s, int id) {
 
 namespace {
 
-// An interval [min, min + extent) of an integer expression whose inner variables range
-// over [0, extent) and whose other variables are fixed. ok is false when not affine enough.
+// The values of an integer expression whose inner variables range over [0, extent) and
+// whose other variables are fixed: min + the sum of stride * x over the terms, each x in
+// [0, count). ok is false when not affine enough.
+struct Term {
+  int64_t stride;
+  int64_t count;
+};
+
 struct Interval {
   Expr min;
-  int64_t extent = 1;
+  std::vector<Term> terms;
   bool ok = true;
+
+  // From the least value to the greatest, both included.
+  int64_t span() const {
+    int64_t s = 1;
+    for (const Term& t : terms) s += (t.count - 1) * t.stride;
+    return s;
+  }
 };
+
+Interval failure() { return Interval{nullptr, {}, false}; }
 
 // `digits`: floor division and modulo of a varying value are bounded too (below); only a
 // region relaxed over a fused thread loop needs them.
@@ -109,21 +125,25 @@ Interval bound(const Expr& e, const std::map<int, int64_t>& inner, bool digits) 
       if (extent == 1) zero.emplace_back(var, ir::make_int(0));
     return bound(ir::substitute(e, zero), inner, digits);
   }
-  if (!has_inner) return Interval{e, 1, true};
-  if (e->kind == ExprKind::Var) return Interval{ir::make_int(0), inner.at(e->var_id), true};
-  if (e->kind != ExprKind::Binary) return Interval{nullptr, 0, false};
-  const Interval a = bound(e->args[0], inner, digits), b = bound(e->args[1], inner, digits);
-  if (!a.ok || !b.ok) return Interval{nullptr, 0, false};
+  if (!has_inner) return Interval{e, {}, true};
+  if (e->kind == ExprKind::Var)
+    return Interval{ir::make_int(0), {Term{1, inner.at(e->var_id)}}, true};
+  if (e->kind != ExprKind::Binary) return failure();
+  Interval a = bound(e->args[0], inner, digits), b = bound(e->args[1], inner, digits);
+  if (!a.ok || !b.ok) return failure();
   int64_t c;
   switch (e->binary_op) {
     case BinaryOp::Add:
-      return Interval{a.min + b.min, a.extent + b.extent - 1, true};
+      a.terms.insert(a.terms.end(), b.terms.begin(), b.terms.end());
+      return Interval{a.min + b.min, a.terms, true};
     case BinaryOp::Sub:
-      if (b.extent != 1) return Interval{nullptr, 0, false};
-      return Interval{a.min - b.min, a.extent, true};
+      if (!b.terms.empty()) return failure();
+      return Interval{a.min - b.min, a.terms, true};
     case BinaryOp::Mul:
-      if (!ir::is_int_const(e->args[1], &c) || c < 0) return Interval{nullptr, 0, false};
-      return Interval{a.min * c, (a.extent - 1) * c + 1, true};
+      if (!ir::is_int_const(e->args[1], &c) || c < 0) return failure();
+      for (Term& t : a.terms) t.stride *= c;
+      if (c == 0) a.terms.clear();
+      return Interval{a.min * c, a.terms, true};
     // A digit of a fused loop: floor division or modulo by a constant of a value that
     // ranges over [0, n) takes every value of [0, ceil(n / c)) or [0, min(n, c)). Of any
     // other varying value it would give a conservative box that may reach past the tensor:
@@ -131,16 +151,53 @@ Interval bound(const Expr& e, const std::map<int, int64_t>& inner, bool digits) 
     case BinaryOp::FloorDiv:
     case BinaryOp::FloorMod: {
       int64_t low = -1;
-      if (!digits || !ir::is_int_const(e->args[1], &c) || c <= 0 || b.extent != 1 ||
+      if (!digits || !ir::is_int_const(e->args[1], &c) || c <= 0 || !b.terms.empty() ||
           !ir::is_int_const(a.min, &low) || low != 0)
-        return Interval{nullptr, 0, false};
-      if (e->binary_op == BinaryOp::FloorDiv)
-        return Interval{ir::make_int(0), (a.extent + c - 1) / c, true};
-      return Interval{ir::make_int(0), std::min(a.extent, c), true};
+        return failure();
+      const int64_t n = a.span();
+      return Interval{
+          ir::make_int(0),
+          {Term{1, e->binary_op == BinaryOp::FloorDiv ? (n + c - 1) / c : std::min(n, c)}},
+          true};
     }
     default:
-      return Interval{nullptr, 0, false};
+      return failure();
   }
+}
+
+// One dimension of a region: `extent` indices from `min`, in runs of `run` whose starts are
+// `stride` apart (run == extent where they are consecutive).
+struct RegionDim {
+  Expr min;
+  int64_t extent = 0, run = 0, stride = 0;
+};
+
+// The dimension an interval covers: its terms as runs of consecutive indices, `stride`
+// apart, when `strided` allows and they form such a lattice exactly; otherwise the box
+// from its least value to its greatest.
+RegionDim dimension_of(const Interval& i, bool strided) {
+  const int64_t span = i.span();
+  RegionDim box{i.min, span, span, 0};
+  if (!strided) return box;
+  std::vector<Term> terms;
+  for (const Term& t : i.terms)
+    if (t.count > 1) terms.push_back(t);
+  std::sort(terms.begin(), terms.end(),
+            [](const Term& a, const Term& b) { return a.stride < b.stride; });
+  // Terms that continue one another (the next's stride is the elements so far) merge.
+  std::vector<Term> merged;
+  for (const Term& t : terms) {
+    if (!merged.empty() && t.stride == merged.back().stride * merged.back().count)
+      merged.back().count *= t.count;
+    else
+      merged.push_back(t);
+  }
+  if (merged.empty() || (merged.size() == 1 && merged[0].stride == 1)) return box;
+  // One run of consecutive indices (possibly of one) repeated at a larger stride.
+  const Term run = merged[0].stride == 1 ? merged[0] : Term{1, 1};
+  const size_t outer = merged[0].stride == 1 ? 1 : 0;
+  if (merged.size() != outer + 1 || merged[outer].stride < run.count) return box;
+  return RegionDim{i.min, run.count * merged[outer].count, run.count, merged[outer].stride};
 }
 
 int64_t position_of(const StageState& s, int iter_id) {
@@ -161,6 +218,10 @@ std::vector<Expr> axis_values(const ScheduleState& st, int stage) {
     Expr v = iter_value(s, static_cast<int>(j));
     if (s.attach == Attach::At && j < ts.axes.size()) {
       TLMC_ASSERT(!region.min.empty(), "attached stage " << ts.name << " has no region");
+      // The v-th element of a strided dimension: run v / run, element v % run of it.
+      if (region.run[j] < region.extent[j])
+        v = ir::make_binary(BinaryOp::FloorDiv, v, ir::make_int(region.run[j])) * region.stride[j] +
+            ir::make_binary(BinaryOp::FloorMod, v, ir::make_int(region.run[j]));
       v = region.min[j] + v;
     }
     out.push_back(v);
@@ -171,9 +232,16 @@ std::vector<Expr> axis_values(const ScheduleState& st, int stage) {
 Region infer_region(const ScheduleState& st, int producer, int consumer, int at_iter) {
   const ir::Stage& ps = st.te.stages.at(static_cast<size_t>(producer));
   const ir::Shape& shape = st.te.tensor(ps.output).shape;
-  std::vector<Interval> dims(shape.size(), Interval{nullptr, 0, true});
+  std::vector<RegionDim> dims(shape.size());
   bool failed = false;
   const bool relaxed = st.stages.at(static_cast<size_t>(producer)).shared;
+  const StageState& cs = st.stages.at(static_cast<size_t>(consumer));
+  bool in_kernel = false;
+  for (int l : cs.leaves) {
+    const ir::LoopKind k = cs.iters[static_cast<size_t>(l)].kind;
+    in_kernel = in_kernel || k == ir::LoopKind::GpuThread || k == ir::LoopKind::GpuBlock;
+  }
+  const bool strided = in_kernel && !relaxed;
 
   auto read_from = [&](int reader, const std::map<int, int64_t>& inner) {
     const ir::Stage& rs = st.te.stages.at(static_cast<size_t>(reader));
@@ -190,27 +258,32 @@ Region infer_region(const ScheduleState& st, int producer, int consumer, int at_
     ir::visit_expr(rs.body, [&](const ir::ExprNode& n) {
       if (n.kind != ExprKind::Load || n.var_id != ps.output) return;
       for (size_t d = 0; d < n.args.size(); ++d) {
-        Interval i = bound(ir::substitute(n.args[d], subst), inner, relaxed);
+        const Interval i = bound(ir::substitute(n.args[d], subst), inner, relaxed);
         if (!i.ok) {
           failed = true;
           return;
         }
+        RegionDim r = dimension_of(i, strided);
         // A read covering the whole dimension is the whole dimension, however its first
         // index is written (a digit of a fused loop of one iteration, say).
-        if (i.extent >= shape[d]) i = Interval{ir::make_int(0), shape[d], true};
-        Interval& acc = dims[d];
+        if (i.span() >= shape[d]) r = RegionDim{ir::make_int(0), shape[d], shape[d], 0};
+        RegionDim& acc = dims[d];
         if (!acc.min) {
-          acc = i;
-        } else if (ir::expr_equal(acc.min, i.min)) {
-          acc.extent = std::max(acc.extent, i.extent);
-        } else {
+          acc = r;
+        } else if (!ir::expr_equal(acc.min, r.min)) {
           failed = true;
+        } else if (acc.run != r.run || acc.stride != r.stride || acc.extent != r.extent) {
+          // Two readers of different shapes: the box covering both.
+          const auto last = [](const RegionDim& x) {
+            return x.run == x.extent ? x.extent : (x.extent / x.run - 1) * x.stride + x.run;
+          };
+          const int64_t span = std::max(last(acc), last(r));
+          acc = RegionDim{acc.min, span, span, 0};
         }
       }
     });
   };
 
-  const StageState& cs = st.stages.at(static_cast<size_t>(consumer));
   const int64_t pos = position_of(cs, at_iter);
   TLMC_ASSERT(pos >= 0, "attach iter is not a loop of the consumer");
   std::map<int, int64_t> inner;
@@ -238,10 +311,12 @@ Region infer_region(const ScheduleState& st, int producer, int consumer, int at_
   Region r;
   if (failed) return r;
   for (size_t d = 0; d < shape.size(); ++d) {
-    Interval i = dims[d];
-    if (!i.min || i.extent >= shape[d]) i = Interval{ir::make_int(0), shape[d], true};
+    RegionDim i = dims[d];
+    if (!i.min || i.extent >= shape[d]) i = RegionDim{ir::make_int(0), shape[d], shape[d], 0};
     r.min.push_back(i.min);
     r.extent.push_back(i.extent);
+    r.run.push_back(i.run);
+    r.stride.push_back(i.stride);
   }
   return r;
 }

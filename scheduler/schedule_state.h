@@ -45,6 +45,8 @@ struct StageState {
   // CUDA: the threads of a block that share the stage's reduction loop (ThreadReduce); 0
   // where none do.
   int64_t reduce_threads = 0;
+  // Attach::At: the region's runs per spatial axis (Region::run), as when it was attached.
+  std::vector<int64_t> region_run;
 };
 
 struct ScheduleState {
@@ -65,16 +67,23 @@ struct ScheduleState {
 ir::Expr iter_value(const StageState& s, int id);
 
 // The part of a producer's tensor one execution of a consumer's loop body needs: per
-// dimension, the first index (in the consumer's outer loop variables) and the extent.
+// dimension, the first index (in the consumer's outer loop variables) and the number of
+// elements. Those are `extent` consecutive indices, or, where `run` is less than `extent`,
+// extent / run runs of `run` consecutive indices whose starts are `stride` apart (a CUDA
+// thread's register tile when the block's threads interleave: "virtual threads").
 struct Region {
   std::vector<ir::Expr> min;
   std::vector<int64_t> extent;
+  std::vector<int64_t> run, stride;  // run == extent (stride unused) where consecutive
 };
 
 // The region of stage `producer` needed inside loop `at_iter` of stage `consumer`, by its
 // readers (the consumer and the stages already attached at that loop). Empty `min` when it
 // cannot be expressed (non-affine indices). For a shared producer, the loops bound to
-// threads range over all their values: the region serves the whole block.
+// threads range over all their values: the region serves the whole block. Only a producer
+// in a thread's registers (attached in a CUDA kernel, not shared) has strided dimensions;
+// elsewhere a strided read is covered by its box, first to last index, as the C targets'
+// vectorised loops want.
 Region infer_region(const ScheduleState& st, int producer, int consumer, int at_iter);
 
 // Original axis values of a stage (spatial then reduce) in its leaf loop variables,

@@ -169,6 +169,42 @@ EstimateChoice choose_by_estimate(const ir::TeProgram& program, const ir::Target
   return best_of(program, target, sketches, points, built);
 }
 
+std::vector<scheduler::SpacePoint> interleaved_variants(const scheduler::Sketches& sketches,
+                                                        const scheduler::SpacePoint& point) {
+  const scheduler::Sketch& sketch = sketches.at(point.sketch);
+  const std::vector<scheduler::Space> spaces = sketch.spaces();
+  const std::string suffix = ".vthreads";
+  auto lists = [&](const std::vector<int64_t>& values) {
+    scheduler::SketchCursor cursor(sketch);
+    for (int64_t v : values) {
+      const std::vector<int64_t>& valid = cursor.valid_values();
+      if (std::find(valid.begin(), valid.end(), v) == valid.end()) return false;
+      cursor.choose(v);
+    }
+    return cursor.done();
+  };
+  std::vector<scheduler::SpacePoint> out;
+  for (size_t v = 0; v < spaces.size() && v < point.values.size(); ++v) {
+    const std::string& axis = spaces[v].axis;
+    if (axis.size() <= suffix.size() ||
+        axis.compare(axis.size() - suffix.size(), suffix.size(), suffix) != 0)
+      continue;
+    const std::string reg = axis.substr(0, axis.size() - suffix.size()) + ".reg";
+    for (size_t r = 0; r < v; ++r) {
+      if (spaces[r].axis != reg || spaces[r].stage != spaces[v].stage) continue;
+      const int64_t tile = point.values[r];
+      for (int64_t f = 2; f <= tile; ++f) {
+        if (tile % f != 0) continue;
+        scheduler::SpacePoint q = point;
+        q.values[r] = tile / f;
+        q.values[v] = point.values[v] * f;
+        if (lists(q.values)) out.push_back(std::move(q));
+      }
+    }
+  }
+  return out;
+}
+
 EstimateChoice choose_among(const ir::TeProgram& program, const ir::Target& target,
                             const scheduler::Sketches& sketches,
                             const std::vector<scheduler::SpacePoint>& points) {

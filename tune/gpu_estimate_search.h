@@ -55,6 +55,15 @@ EstimateChoice choose_by_estimate(const ir::TeProgram& program, const ir::Target
                                   const std::vector<scheduler::SpacePoint>& proposed = {},
                                   size_t always_built = 0);
 
+// The points like `point` but for one axis of a tiled product whose register tile of I
+// elements becomes I / f elements in f times the virtual threads (f > 1 dividing I): the
+// same accumulators per thread, laid out a block's threads apart (coalesced stores, shared
+// reads without bank conflicts), the tiles of the other axes and the threads unchanged;
+// only points every space lists. The CUDA model's points take the -O0 policy's virtual
+// threads where it was trained before they were a space: -O2 ranks these besides them.
+std::vector<scheduler::SpacePoint> interleaved_variants(const scheduler::Sketches& sketches,
+                                                        const scheduler::SpacePoint& point);
+
 // The best by estimate of the -O0 point and `points` (points of `sketches`, the program's:
 // the language model's, at -O1), every one built by NVRTC, one over a limit refused.
 EstimateChoice choose_among(const ir::TeProgram& program, const ir::Target& target,

@@ -66,7 +66,8 @@ std::vector<scheduler::Decision> model_schedule(const ChoiceOptions& o, const st
 
 // -O2 and -O3 for a CUDA target where no GPU times candidates: the analytic model ranks the
 // -O0 point, the CUDA model's beam (-O1's candidates, each built by NVRTC: the choice is
-// never worse by the estimate than -O1's) and samples (half as many as the uniform draws),
+// never worse by the estimate than -O1's), the beam's points with their register tiles
+// interleaved (interleaved_variants) and samples (half as many as the uniform draws),
 // and the uniform draws of the spaces (31 at -O2, 127 at -O3: what the model has not learnt
 // to propose, the same points as without the model); nothing is recorded.
 std::vector<scheduler::Decision> estimated_schedule(const ChoiceOptions& o, const std::string& key,
@@ -82,6 +83,9 @@ std::vector<scheduler::Decision> estimated_schedule(const ChoiceOptions& o, cons
     for (const lm::GeneratedPoint& g : lm::beam_search(model, prompt, sketches, kBeamWidth))
       proposed.push_back(g.point);
     beam = proposed.size();
+    for (size_t i = 0; i < beam; ++i)
+      for (scheduler::SpacePoint& q : interleaved_variants(sketches, proposed[i]))
+        proposed.push_back(std::move(q));
     lm::SampleOptions sampling;
     sampling.seed = seed;
     for (const lm::GeneratedPoint& g :

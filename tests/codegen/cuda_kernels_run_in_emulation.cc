@@ -13,6 +13,7 @@
 #include <cstring>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <random>
 
 #include "codegen/emit_cuda_kernel.h"
@@ -22,6 +23,7 @@
 #include "reference/interpreter.h"
 #include "reference/random_inputs.h"
 #include "scheduler/decision.h"
+#include "scheduler/gpu_cost_model.h"
 #include "scheduler/lower_schedule.h"
 #include "scheduler/partition.h"
 #include "scheduler/sketch.h"
@@ -406,6 +408,112 @@ TEST(CudaKernelsShareMemory, ArraysBeyondTheStaticLimitLieInDynamicSharedMemory)
   EXPECT_NE(kernel.run(g, p, false, &got, &message), 0);
   EXPECT_NE(message.find("bytes of dynamic shared memory the launch gave"), std::string::npos)
       << message;
+}
+
+// The point of the first sketch that takes `values[k]` at the k-th space whose axis ends
+// with `suffix` (for the listed suffixes), and the -O0 policy's value elsewhere.
+scheduler::SpacePoint point_with(const scheduler::Sketch& sketch,
+                                 const std::map<std::string, std::vector<int64_t>>& values) {
+  scheduler::SketchCursor cursor(sketch);
+  std::map<std::string, size_t> seen;
+  scheduler::SpacePoint point{0, {}};
+  while (!cursor.done()) {
+    const std::string& axis = cursor.space().axis;
+    int64_t v = cursor.default_value();
+    for (const auto& [suffix, list] : values)
+      if (axis.size() > suffix.size() &&
+          axis.compare(axis.size() - suffix.size(), suffix.size(), suffix) == 0) {
+        const size_t k = seen[suffix]++;
+        EXPECT_LT(k, list.size()) << axis;
+        if (k < list.size()) v = list[k];
+      }
+    cursor.choose(v);
+    point.values.push_back(v);
+  }
+  return point;
+}
+
+// Every index of `buffer` the program loads or stores at.
+std::vector<ir::Expr> indices_of(const ir::Stmt& s, int buffer) {
+  std::vector<ir::Expr> out;
+  auto expression = [&](const ir::Expr& e) {
+    if (!e) return;
+    ir::visit_expr(e, [&](const ir::ExprNode& n) {
+      if (n.kind == ir::ExprKind::Load && n.var_id == buffer) out.push_back(n.args[0]);
+    });
+  };
+  if (s->kind == ir::StmtKind::Store && s->buffer == buffer) out.push_back(s->index);
+  expression(s->index);
+  expression(s->value);
+  expression(s->cond);
+  for (const ir::Stmt& b : s->body)
+    for (const ir::Expr& e : indices_of(b, buffer)) out.push_back(e);
+  return out;
+}
+
+// A thread's virtual threads along an axis are its register tiles a block's threads apart.
+// Four of one element along the product's columns against one tile of four: the same
+// threads and accumulators (a local array of 4 x 2, not the box of the 49 x 2 columns and
+// rows between a thread's first and last), indexed without a division (constants once
+// unrolled: registers); the warp's threads store neighbouring elements and read
+// neighbouring shared words, which the analytic model counts as fewer sectors and
+// wavefronts; it matches the reference in emulation, in both orders, and NVRTC builds it
+// within the limits and without a spill.
+TEST(CudaKernelsTileThreads, VirtualThreadsInterleaveTheBlocksThreads) {
+  const Model m{"matmul_columns", R"(tlmc: 1
+name: m
+inputs:
+  x: {shape: [16, 24]}
+weights:
+  w: {shape: [24, 64], init: {uniform: [-1, 1]}, seed: 3}
+  b: {shape: [64], init: {uniform: [-1, 1]}, seed: 4}
+nodes:
+  - {op: MatMul, inputs: [x, w], outputs: [h]}
+  - {op: Add, inputs: [h, b], outputs: [y]}
+outputs: [y]
+)"};
+  const Subgraph g(m);
+  ASSERT_NE(g.sketches[0].name().find("multi_level_tiling"), std::string::npos);
+  // Rows: tiles of 2, 2 threads; columns: 16 threads, and 4 virtual threads of 1 or 1 of 4.
+  const scheduler::SpacePoint interleaved =
+      point_with(g.sketches[0], {{".reg", {2, 1}}, {".threads", {2, 16}}, {".vthreads", {1, 4}}});
+  const scheduler::SpacePoint tiled =
+      point_with(g.sketches[0], {{".reg", {2, 4}}, {".threads", {2, 16}}, {".vthreads", {1, 1}}});
+  double sectors[2], wavefronts[2];
+  int k = 0;
+  for (const scheduler::SpacePoint& point : {interleaved, tiled}) {
+    SCOPED_TRACE(scheduler::space_schedule_text(g.sketches, point));
+    const ir::LoopProgram p = g.loops(point);
+    int accumulators = -1;
+    for (size_t b = 0; b < p.buffers.size(); ++b)
+      if (p.buffers[b].scope == ir::BufferScope::Local && p.buffers[b].size > 1)
+        accumulators = static_cast<int>(b);
+    ASSERT_GE(accumulators, 0);
+    EXPECT_EQ(p.buffers[static_cast<size_t>(accumulators)].size, 8);
+    for (const ir::Expr& index : indices_of(p.body, accumulators))
+      ir::visit_expr(index, [&](const ir::ExprNode& n) {
+        EXPECT_FALSE(n.kind == ir::ExprKind::Binary && (n.binary_op == ir::BinaryOp::FloorDiv ||
+                                                        n.binary_op == ir::BinaryOp::FloorMod))
+            << ir::expr_str(index, [](int b) { return "b" + std::to_string(b); });
+      });
+    const scheduler::GpuEstimate e = scheduler::estimate_gpu_time(p, kGpu, {});
+    ASSERT_EQ(e.launches.size(), 1u);
+    EXPECT_EQ(e.launches[0].threads, 32);
+    sectors[k] = e.launches[0].sector_bytes;
+    wavefronts[k] = e.launches[0].shared_wavefronts;
+    ++k;
+    const std::string source = test_source(codegen::emit_cuda_kernel(p, kGpu), p);
+    if (!expect_builds(p, "cuda-sm80", true))
+      std::cout << "NVRTC is not installed: the kernel's build was not checked\n";
+    expect_matches_in_emulation(g, p, source);
+  }
+  EXPECT_LT(sectors[0], sectors[1]);
+  EXPECT_LT(wavefronts[0], wavefronts[1]);
+  // -O2 ranks the interleavings of the CUDA model's points: the tile of 4 along the
+  // columns gives 2 x 2 and 1 x 4 (virtual threads x tile); 2 along the rows gives 2 x 1.
+  const std::vector<scheduler::SpacePoint> variants = tune::interleaved_variants(g.sketches, tiled);
+  EXPECT_EQ(variants.size(), 3u);
+  EXPECT_NE(std::find(variants.begin(), variants.end(), interleaved), variants.end());
 }
 
 INSTANTIATE_TEST_SUITE_P(Operators, CudaKernels, ::testing::ValuesIn(kModels),

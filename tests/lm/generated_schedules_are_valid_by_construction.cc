@@ -160,5 +160,78 @@ TEST(ConstrainedDecoding, AModelTrainedOnOneDemonstrationWritesItBackByBeamSearc
     EXPECT_LE(best[i].log_likelihood, best[i - 1].log_likelihood);
 }
 
+// Whether the space's axis names virtual threads (a space added after the bundled CUDA
+// model was trained).
+bool names_virtual_threads(const scheduler::Space& s) {
+  return s.axis.size() > 9 && s.axis.compare(s.axis.size() - 9, 9, ".vthreads") == 0;
+}
+
+// The value each space of `point` took, with the -O0 policy's value there.
+std::vector<std::pair<int64_t, int64_t>> virtual_thread_values(const scheduler::Sketch& sketch,
+                                                               const std::vector<int64_t>& values) {
+  std::vector<std::pair<int64_t, int64_t>> out;
+  scheduler::SketchCursor cursor(sketch);
+  for (int64_t v : values) {
+    if (names_virtual_threads(cursor.space())) out.emplace_back(v, cursor.default_value());
+    cursor.choose(v);
+  }
+  return out;
+}
+
+// A model trained before a space existed cannot name it (its words lie beyond the model's
+// vocabulary): sampling, beam search and mutations give it the -O0 policy's value (the
+// mutations: their base's), and the model decides the rest as before. A model of the whole
+// vocabulary decides it like any other.
+TEST(ConstrainedDecoding, ASpaceTheModelCannotNameTakesTheRulesValue) {
+  const ir::Target target = *ir::parse_target("cuda-sm80");
+  GptConfig older = small_config();
+  older.vocab = static_cast<int>(*Vocabulary::get().find("vthreads"));
+  size_t seen = 0, other_values = 0;
+  for (const GptConfig& config : {older, small_config()}) {
+    Gpt model(config, 6);
+    for (float& p : model.parameters()) p *= 20.0f;
+    const bool knows = config.vocab == small_config().vocab;
+    for (const ir::TeProgram& program : test::varied_programs()) {
+      const Sketches sketches = scheduler::generate_sketches(program, target);
+      const std::vector<scheduler::Space> spaces = sketches.at(0).spaces();
+      if (std::none_of(spaces.begin(), spaces.end(), names_virtual_threads)) continue;
+      const std::vector<Token> prompt = prompt_tokens(program, target);
+      SampleOptions options;
+      options.temperature = 2.0f;
+      options.seed = 11;
+      std::vector<GeneratedPoint> points = sample_points(model, prompt, sketches, 16, options);
+      const std::vector<GeneratedPoint> beam = beam_search(model, prompt, sketches, 2);
+      points.insert(points.end(), beam.begin(), beam.end());
+      for (const GeneratedPoint& g : points)
+        for (const auto& [value, rule] :
+             virtual_thread_values(sketches.at(g.point.sketch), g.point.values)) {
+          ++seen;
+          if (!knows) {
+            EXPECT_EQ(value, rule);
+          }
+          other_values += knows && value != rule;
+        }
+      if (knows) continue;
+      // Mutations of a point whose virtual threads are not the rule's keep them wherever
+      // their space still lists them.
+      std::mt19937_64 rng(3);
+      const scheduler::SpacePoint base = scheduler::random_point(sketches, rng);
+      for (const GeneratedPoint& g : sample_mutations(model, prompt, sketches, base, 10, options)) {
+        scheduler::SketchCursor cursor(sketches.at(base.sketch));
+        for (size_t i = 0; i < base.values.size(); ++i) {
+          const std::vector<int64_t>& valid = cursor.valid_values();
+          if (names_virtual_threads(cursor.space()) &&
+              std::count(valid.begin(), valid.end(), base.values[i])) {
+            EXPECT_EQ(g.point.values[i], base.values[i]) << "decision " << i;
+          }
+          cursor.choose(g.point.values[i]);
+        }
+      }
+    }
+  }
+  EXPECT_GT(seen, 50u) << "the programs have products tiled for threads";
+  EXPECT_GT(other_values, 0u) << "a model of the whole vocabulary decides the space";
+}
+
 }  // namespace
 }  // namespace tlmc::lm

@@ -167,14 +167,18 @@ TEST(Vocabulary, EveryValueASpaceCanListAndEverySketchNameHasAToken) {
 // Models record the fingerprint of the tokens they know: a token changed or renumbered
 // without a new language version would let old models read it. Tokens are only appended: the
 // CPU part, which the bundled CPU model knows, keeps its fingerprint; the whole vocabulary
-// (CUDA words appended) has its own. Change the version, or append, then these pins.
+// (CUDA words appended) has its own, and so has each prefix a bundled model knows. Change the
+// version, or append, then these pins.
 TEST(Vocabulary, TheFingerprintIsPinnedToTheLanguageVersion) {
   const Vocabulary& v = Vocabulary::get();
   EXPECT_EQ(kLanguageVersion, 1u);
   EXPECT_EQ(v.cpu_size(), 4305u);
   EXPECT_EQ(v.fingerprint(v.cpu_size()), 17121409337385955150ull);
   EXPECT_EQ(v.known_prefix(17121409337385955150ull), v.cpu_size());
-  EXPECT_EQ(v.fingerprint(), 6788129029311494348ull) << v.size() << " tokens";
+  // The 4,378 tokens the bundled CUDA model knows (the words of virtual threads came later).
+  EXPECT_EQ(v.fingerprint(4378), 6788129029311494348ull);
+  EXPECT_EQ(v.known_prefix(6788129029311494348ull), 4378u);
+  EXPECT_EQ(v.fingerprint(), 16384729924040474673ull) << v.size() << " tokens";
   EXPECT_EQ(v.known_prefix(v.fingerprint()), v.size());
   EXPECT_FALSE(v.known_prefix(12345));
 }

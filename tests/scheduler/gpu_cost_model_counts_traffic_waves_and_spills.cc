@@ -1,7 +1,8 @@
 // The analytic GPU model on loop nests built by hand, where the right answer is known: a
 // warp reading consecutive floats moves 4 sectors and a strided one 32; a block too many
 // for the SMs costs another wave; threads of a warp reading one shared-memory bank in turn
-// take 32 wavefronts; spilled registers add traffic; more resident warps hide more latency.
+// take 32 wavefronts; spilled registers add traffic; more resident warps hide more latency;
+// a thread's register tile reads each of its operands once.
 #include <gtest/gtest.h>
 
 #include "ir/target.h"
@@ -121,6 +122,52 @@ TEST(GpuCostModel, ABankConflictTakesAWavefrontPerLane) {
   EXPECT_DOUBLE_EQ(kernel(1).launches[0].shared_wavefronts, 8 * (1 + 1));
   EXPECT_DOUBLE_EQ(kernel(32).launches[0].shared_wavefronts, 8 * (1 + 32));
   EXPECT_DOUBLE_EQ(kernel(2).launches[0].shared_wavefronts, 8 * (1 + 2));
+}
+
+TEST(GpuCostModel, ARegisterTileReadsEachOperandOnce) {
+  // 32 threads, each an a x b tile of accumulators: for k < 16, for i < a, for j < b:
+  // acc[i * b + j] += A[i * 16 + k] * B[k * 32 * b + j * 32 + t] (A the same word for every
+  // lane, B neighbouring words). The i and j loops index the accumulators: unrolled whole,
+  // the compiler loads A[.., k] once per i and B[k, ..] once per j, a + b wavefronts a step.
+  const auto kernel = [](int64_t a, int64_t b, ir::LoopKind tile_loops) {
+    ir::LoopProgram p;
+    p.name = "tile";
+    p.buffers = {{"y", ir::DType::Float32, 32 * a * b, ir::BufferScope::Param, 0, std::nullopt},
+                 {"A", ir::DType::Float32, a * 16, ir::BufferScope::Shared, 0, std::nullopt},
+                 {"B", ir::DType::Float32, 16 * 32 * b, ir::BufferScope::Shared, 0, std::nullopt},
+                 {"acc", ir::DType::Float32, a * b, ir::BufferScope::Local, 0, std::nullopt}};
+    p.params = {0};
+    p.num_inputs = 0;
+    const ir::Expr t = make_var(1, "t"), k = make_var(2, "k"), i = make_var(3, "i"),
+                   j = make_var(4, "j");
+    const ir::Expr at = i * b + j;
+    const ir::Expr product = ir::make_load(ir::DType::Float32, 1, {i * 16 + k}) *
+                             ir::make_load(ir::DType::Float32, 2, {k * (32 * b) + j * 32 + t});
+    const ir::Stmt update =
+        ir::make_store(3, at, ir::make_load(ir::DType::Float32, 3, {at}) + product);
+    const ir::Stmt tile = ir::make_for(
+        2, "k", 16, ir::LoopKind::Serial,
+        ir::make_for(3, "i", a, tile_loops, ir::make_for(4, "j", b, tile_loops, update)));
+    const ir::Stmt out = ir::make_for(
+        3, "i", a, ir::LoopKind::Serial,
+        ir::make_for(
+            4, "j", b, ir::LoopKind::Serial,
+            ir::make_store(0, (i * b + j) * 32 + t, ir::make_load(ir::DType::Float32, 3, {at}))));
+    p.body = ir::make_for(
+        0, "b", 1, ir::LoopKind::GpuBlock,
+        ir::make_for(
+            1, "t", 32, ir::LoopKind::GpuThread,
+            ir::make_allocate(
+                1, ir::make_allocate(2, ir::make_allocate(3, ir::make_seq({tile, out}))))));
+    p.next_var = 5;
+    return estimate_gpu_time(p, kGpu, {});
+  };
+  EXPECT_DOUBLE_EQ(kernel(4, 4, ir::LoopKind::Serial).launches[0].shared_wavefronts, 16 * (4 + 4));
+  EXPECT_DOUBLE_EQ(kernel(8, 2, ir::LoopKind::Serial).launches[0].shared_wavefronts, 16 * (8 + 2));
+  EXPECT_DOUBLE_EQ(kernel(8, 2, ir::LoopKind::Unrolled).launches[0].shared_wavefronts,
+                   16 * (8 + 2));
+  // One accumulator: a step reads both operands.
+  EXPECT_DOUBLE_EQ(kernel(1, 1, ir::LoopKind::Serial).launches[0].shared_wavefronts, 16 * 2);
 }
 
 }  // namespace
