@@ -292,7 +292,7 @@ Fastest fastest_records(const TaskState& s, const ir::Target& target,
   return f;
 }
 
-void confirm_fastest(TaskState& s, const ir::Target& target, scheduler::TuningDb& db) {
+void confirm_fastest(TaskState& s, const ir::Target& target, scheduler::TuningDb& db, int jobs) {
   Fastest f = fastest_records(s, target, db);
   const bool due = s.measured_now || f.confirmed < std::min(kConfirmed, f.readable);
   s.measurer->set_slow_cut(0);
@@ -300,13 +300,17 @@ void confirm_fastest(TaskState& s, const ir::Target& target, scheduler::TuningDb
     if (std::all_of(f.records.begin(), f.records.end(),
                     [](const TuningRecord& r) { return r.spread > 0; }))
       break;
+    // Each round one batch, the records in turn (a CUDA target's batch is one worker and
+    // one context, not one per record).
     std::vector<std::vector<double>> times(f.records.size());
-    for (int round = 0; round < kConfirmRounds; ++round)
+    for (int round = 0; round < kConfirmRounds; ++round) {
+      const std::vector<MeasureResult> results = s.measurer->measure_batch(f.schedules, jobs);
       for (size_t i = 0; i < f.records.size(); ++i) {
-        const MeasureResult m = s.measurer->measure(f.schedules[i]);
+        const MeasureResult& m = results[i];
         stop_if_the_machine_failed(m, target);
         if (m.status == MeasureStatus::Ok && m.seconds > 0) times[i].push_back(m.seconds);
       }
+    }
     bool confirmed = false;
     for (size_t i = 0; i < f.records.size(); ++i) {
       std::vector<double>& t = times[i];
@@ -395,7 +399,8 @@ std::vector<TaskReport> tune_tasks(const std::vector<TuneTask>& tasks, const ir:
     }
   }
   if (live) progress << "\n";
-  for (TaskState& s : states) confirm_fastest(s, target, db);  // counted in the time below
+  for (TaskState& s : states)
+    confirm_fastest(s, target, db, options.jobs);  // counted in the time below
   for (TaskState& s : states) {
     s.report.best_seconds = s.best;
     reports.push_back(s.report);
