@@ -216,15 +216,21 @@ struct Stream {
 // takes `unread`'s value there (the -O0 policy's unless given), and the model reads the
 // sentence as it learned such sentences, without that space.
 using Decide = std::function<std::vector<Stream>(std::vector<Stream>&, const std::vector<float>&)>;
+
+// Whether every word of the space's name is one the model knows.
+bool names_space(const Gpt& model, const scheduler::Space& space) {
+  const std::vector<Token> words = space_tokens(space);
+  return std::all_of(words.begin(), words.end(), [&](Token t) { return t < model.config().vocab; });
+}
+
 using Unread = std::function<int64_t(const Stream&, size_t index)>;
 std::vector<Stream> run_group(Decoder& decoder, std::vector<Stream> streams, Token sketch_token,
                               const Decide& decide, const Unread& unread = nullptr) {
   int pos = static_cast<int>(decoder.prompt_length());
   std::vector<Token> feed(streams.size(), sketch_token);
-  const Token known = static_cast<Token>(decoder.model().config().vocab);
   while (!streams.empty() && !streams.front().cursor.done()) {
-    const std::vector<Token> words = space_tokens(streams.front().cursor.space());
-    if (std::any_of(words.begin(), words.end(), [&](Token t) { return t >= known; })) {
+    const scheduler::Space& space = streams.front().cursor.space();
+    if (!names_space(decoder.model(), space)) {
       for (size_t i = 0; i < streams.size(); ++i) {
         Stream& s = streams[i];
         const int64_t value = unread ? unread(s, i) : s.cursor.default_value();
@@ -236,7 +242,7 @@ std::vector<Stream> run_group(Decoder& decoder, std::vector<Stream> streams, Tok
     // The next space's name, fed to every stream; then its value, decided per stream.
     std::vector<KvCache*> caches;
     for (Stream& s : streams) caches.push_back(&s.cache);
-    for (Token t : words) {
+    for (Token t : space_tokens(space)) {
       decoder.step(caches, feed, pos++);
       feed.assign(streams.size(), t);
     }
@@ -320,10 +326,7 @@ std::vector<GeneratedPoint> sample_mutations(const Gpt& model, const std::vector
   std::vector<size_t> open;
   SketchCursor walk(sketches[base.sketch]);
   for (size_t i = 0; i < base.values.size(); ++i) {
-    const std::vector<Token> words = space_tokens(walk.space());
-    const bool named =
-        std::all_of(words.begin(), words.end(), [&](Token t) { return t < model.config().vocab; });
-    if (walk.valid_values().size() > 1 && named) open.push_back(i);
+    if (walk.valid_values().size() > 1 && names_space(model, walk.space())) open.push_back(i);
     walk.choose(base.values[i]);
   }
   if (open.empty()) return {};

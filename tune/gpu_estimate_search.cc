@@ -175,13 +175,12 @@ std::vector<scheduler::SpacePoint> interleaved_variants(const scheduler::Sketche
   const std::vector<scheduler::Space> spaces = sketch.spaces();
   const std::string suffix = ".vthreads";
   auto lists = [&](const std::vector<int64_t>& values) {
-    scheduler::SketchCursor cursor(sketch);
-    for (int64_t v : values) {
-      const std::vector<int64_t>& valid = cursor.valid_values();
-      if (std::find(valid.begin(), valid.end(), v) == valid.end()) return false;
-      cursor.choose(v);
+    try {
+      sketch.decisions(values);  // InvalidDecision where a space does not list its value
+      return true;
+    } catch (const scheduler::InvalidDecision&) {
+      return false;
     }
-    return cursor.done();
   };
   std::vector<scheduler::SpacePoint> out;
   for (size_t v = 0; v < spaces.size() && v < point.values.size(); ++v) {
