@@ -386,10 +386,12 @@ lm::Gpt starting_model(const po::variables_map& vm, const std::string& from_db =
 // where the database has one (tuning measures it first); when none does, the -O0
 // schedule is the demonstration: a best of a few measurements within the timing noise of
 // the rule's is noise, and the model learns the rule there instead. What was left out,
-// and why, is counted in the progress line.
+// and why, is counted in the progress line. Each is written for `model`: its context, and
+// without the spaces it cannot name (as it is asked to write them).
 // `demonstrated` gets each workload-target pair that gave one ("KEY\nDESCRIPTOR").
 std::vector<lm::Sentence> demonstrations(const std::string& db_path, int top, double min_gain,
-                                         int context, std::set<std::string>& demonstrated) {
+                                         const lm::GptConfig& model,
+                                         std::set<std::string>& demonstrated) {
   if (!fs::exists(db_path))
     throw Diagnostic({db_path}, "no tuning database here (give one that -O2 or -O3 wrote)");
   const scheduler::TuningDb db = scheduler::TuningDb::open(db_path, false);
@@ -443,8 +445,8 @@ std::vector<lm::Sentence> demonstrations(const std::string& db_path, int top, do
     }
     const std::vector<lm::Token> prompt = lm::prompt_tokens(program, *target);
     for (const scheduler::SpacePoint* point : chosen) {
-      lm::Sentence s = lm::tensor_sentence(prompt, sketches, *point);
-      if (s.tokens.size() > static_cast<size_t>(context)) {
+      lm::Sentence s = lm::tensor_sentence(prompt, sketches, *point, model.vocab);
+      if (s.tokens.size() > static_cast<size_t>(model.context)) {
         ++too_long;
         continue;
       }
@@ -508,7 +510,7 @@ int finetune(const std::string& db_path, const std::string& output, lm::Gpt mode
              double min_gain, int epochs, const std::optional<fs::path>& rehearse, TrainRun run) {
   std::set<std::string> demonstrated;
   std::vector<lm::Sentence> sentences =
-      demonstrations(db_path, top, min_gain, model.config().context, demonstrated);
+      demonstrations(db_path, top, min_gain, model.config(), demonstrated);
   if (sentences.empty())
     throw Diagnostic({db_path},
                      "no demonstrations: the database has no successful record "

@@ -219,8 +219,7 @@ using Decide = std::function<std::vector<Stream>(std::vector<Stream>&, const std
 
 // Whether every word of the space's name is one the model knows.
 bool names_space(const Gpt& model, const scheduler::Space& space) {
-  const std::vector<Token> words = space_tokens(space);
-  return std::all_of(words.begin(), words.end(), [&](Token t) { return t < model.config().vocab; });
+  return lm::names_space(space, model.config().vocab);
 }
 
 using Unread = std::function<int64_t(const Stream&, size_t index)>;

@@ -267,8 +267,13 @@ std::vector<Token> sketch_tokens(const scheduler::Sketches& sketches) {
   return out;
 }
 
+bool names_space(const scheduler::Space& space, int64_t words) {
+  const std::vector<Token> name = space_tokens(space);
+  return std::all_of(name.begin(), name.end(), [&](Token t) { return t < words; });
+}
+
 Sentence tensor_sentence(const std::vector<Token>& prompt, const scheduler::Sketches& sketches,
-                         const scheduler::SpacePoint& point) {
+                         const scheduler::SpacePoint& point, int64_t words) {
   if (point.sketch >= sketches.size())
     throw scheduler::InvalidDecision("sketch " + std::to_string(point.sketch) + " of " +
                                      std::to_string(sketches.size()));
@@ -281,6 +286,10 @@ Sentence tensor_sentence(const std::vector<Token>& prompt, const scheduler::Sket
   scheduler::SketchCursor cursor(sketch);
   for (int64_t value : point.values) {
     if (cursor.done()) throw scheduler::InvalidDecision("more values than the sketch has spaces");
+    if (!names_space(cursor.space(), words)) {
+      cursor.choose(value);
+      continue;
+    }
     for (Token t : space_tokens(cursor.space())) {
       s.tokens.push_back(t);
       s.choices.emplace_back();

@@ -3,6 +3,8 @@
 // and axis, and the value), each decision with the tokens valid where it stands.
 #pragma once
 
+#include <cstdint>
+#include <limits>
 #include <optional>
 #include <vector>
 
@@ -31,10 +33,18 @@ std::vector<Token> space_tokens(const scheduler::Space& space);
 // The tokens of the sketches' names, in order: the choices of a sentence's first decision.
 std::vector<Token> sketch_tokens(const scheduler::Sketches& sketches);
 
+// Whether a model that knows the language's first `words` tokens can name the space: a
+// space added to a sketch after the model was trained uses words it does not know.
+bool names_space(const scheduler::Space& space, int64_t words);
+
 // The whole sentence of a point: the prompt, the sketch's name, each space's name and value,
-// <eos>. InvalidDecision when the point is not one of the sketches' spaces.
+// <eos>. InvalidDecision when the point is not one of the sketches' spaces. For a model that
+// knows the first `words` tokens, the spaces it cannot name are left out (their values
+// taken without being written): it reads a sentence as it is asked to write one
+// (lm/generate.cc decides those spaces for it).
 Sentence tensor_sentence(const std::vector<Token>& prompt, const scheduler::Sketches& sketches,
-                         const scheduler::SpacePoint& point);
+                         const scheduler::SpacePoint& point,
+                         int64_t words = std::numeric_limits<int64_t>::max());
 
 // The point the tokens after the prompt write; nullopt when they are not a sentence of
 // these sketches (an unknown sketch, a space out of order, a value not valid, no <eos>).

@@ -233,5 +233,45 @@ TEST(ConstrainedDecoding, ASpaceTheModelCannotNameTakesTheRulesValue) {
   EXPECT_GT(other_values, 0u) << "a model of the whole vocabulary decides the space";
 }
 
+// What an older model learns from (a fine-tuning demonstration) is what it is asked to write:
+// the sentence leaves out the spaces it cannot name, and parses back, with those spaces
+// given their values, to the point; for the whole vocabulary nothing is left out.
+TEST(ConstrainedDecoding, ASentenceForAnOlderModelLeavesOutTheSpacesItCannotName) {
+  const ir::Target target = *ir::parse_target("cuda-sm80");
+  const int64_t older = *Vocabulary::get().find("vthreads");
+  const Token vthreads = static_cast<Token>(older);
+  size_t checked = 0;
+  for (const ir::TeProgram& program : test::varied_programs()) {
+    const Sketches sketches = scheduler::generate_sketches(program, target);
+    const std::vector<scheduler::Space> spaces = sketches.at(0).spaces();
+    if (std::none_of(spaces.begin(), spaces.end(), names_virtual_threads)) continue;
+    const std::vector<Token> prompt = prompt_tokens(program, target);
+    std::mt19937_64 rng(checked + 5);
+    scheduler::SpacePoint point = scheduler::random_point(sketches, rng);
+    point.sketch = 0;
+    scheduler::SketchCursor cursor(sketches.at(0));
+    point.values.clear();
+    while (!cursor.done()) {
+      const std::vector<int64_t>& valid = cursor.valid_values();
+      point.values.push_back(valid[rng() % valid.size()]);
+      cursor.choose(point.values.back());
+    }
+    const Sentence whole = tensor_sentence(prompt, sketches, point);
+    const Sentence shorter = tensor_sentence(prompt, sketches, point, older);
+    EXPECT_EQ(std::count(whole.tokens.begin(), whole.tokens.end(), vthreads),
+              std::count_if(spaces.begin(), spaces.end(), names_virtual_threads));
+    EXPECT_EQ(std::count(shorter.tokens.begin(), shorter.tokens.end(), vthreads), 0);
+    EXPECT_LT(shorter.tokens.size(), whole.tokens.size());
+    EXPECT_EQ(shorter.tokens.size(), shorter.choices.size());
+    for (const std::vector<Token>& choice : shorter.choices)
+      for (Token t : choice) EXPECT_LT(t, older);
+    const std::vector<Token> decisions(whole.tokens.begin() + static_cast<long>(prompt.size()),
+                                       whole.tokens.end());
+    EXPECT_EQ(parse_sentence(sketches, decisions), point);
+    ++checked;
+  }
+  EXPECT_GT(checked, 3u);
+}
+
 }  // namespace
 }  // namespace tlmc::lm
