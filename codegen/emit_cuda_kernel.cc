@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "codegen/c_expression.h"
@@ -50,6 +51,7 @@ class CudaEmitter {
       launch.threads = roots[k].threads;
       launch.dynamic_shared_bytes = ir::dynamic_shared_bytes(roots[k], gpu_);
       threads_ = launch.threads;
+      local_index_vars_ = ir::local_index_vars(p_, s);
       // Beyond what a block may declare statically, the shared arrays are placed in the
       // launch's dynamic shared memory, each at its offset.
       placed_.clear();
@@ -116,7 +118,7 @@ class CudaEmitter {
         return;
       case StmtKind::Store:
         os << pad << buf_name(s->buffer) << "[" << scalar_c(s->index)
-           << "] = " << scalar_c(s->value) << ";\n";
+           << "] = " << scalar_c(unguarded(s->value)) << ";\n";
         return;
       case StmtKind::Allocate: {
         const ir::Buffer& b = p_.buffers[static_cast<size_t>(s->buffer)];
@@ -147,7 +149,69 @@ class CudaEmitter {
     }
   }
 
+  // `value` without its bounds test where the test holds for every value of the loops around
+  // it (a copy's region that lies inside its source): the test is written for the region
+  // in general, and nvcc keeps what it cannot prove.
+  ir::Expr unguarded(const ir::Expr& value) const {
+    if (value->kind == ir::ExprKind::Select && ir::always_true(value->args[0], extents_))
+      return value->args[1];
+    return value;
+  }
+
+  // A vectorised loop of four elements of a global buffer into a shared array (a block's
+  // cooperative copy, whose addresses the sketch rule proved multiples of 16, in one row of
+  // both): one 16-byte copy. Behind the copy's bounds test, the test of the first and last
+  // element for all four (its conditions are ranges of indices that are affine along the
+  // row), else the elements one at a time. False where the loop is not such a copy.
+  bool emit_copy4(std::ostream& os, const Stmt& s, int depth) {
+    const Stmt& b = s->body[0];
+    if (s->extent != 4 || b->kind != StmtKind::Store ||
+        p_.buffers[static_cast<size_t>(b->buffer)].scope != ir::BufferScope::Shared)
+      return false;
+    extents_[s->var_id] = s->extent;
+    const ir::Expr value = unguarded(b->value);
+    extents_.erase(s->var_id);
+    const bool guarded = value->kind == ir::ExprKind::Select;
+    const ir::Expr& load = guarded ? value->args[1] : value;
+    if (load->kind != ir::ExprKind::Load || load->dtype != ir::DType::Float32 ||
+        p_.buffers[static_cast<size_t>(load->var_id)].scope == ir::BufferScope::Shared ||
+        p_.buffers[static_cast<size_t>(load->var_id)].scope == ir::BufferScope::Local)
+      return false;
+    const std::string pad(static_cast<size_t>(depth) * 2, ' ');
+    const auto lane = [&](const ir::Expr& e, int64_t l) {
+      return ir::substitute(e, {{s->var_id, ir::make_int(l)}});
+    };
+    std::string inner = pad;
+    if (guarded) {
+      os << pad << "if ((" << scalar_c(lane(value->args[0], 0)) << ") && ("
+         << scalar_c(lane(value->args[0], 3)) << ")) {\n";
+      inner += "  ";
+    }
+    os << inner << "TLMC_COPY4(" << buf_name(b->buffer) << ", " << scalar_c(lane(b->index, 0))
+       << ", " << buf_name(load->var_id) << ", " << scalar_c(lane(load->args[0], 0)) << ");\n";
+    if (guarded) {
+      os << pad << "} else {\n";
+      const std::string v = var_name(s->var_id);
+      os << inner << "for (int64_t " << v << " = 0; " << v << " < 4; ++" << v << ") {\n";
+      extents_[s->var_id] = s->extent;
+      emit(os, b, depth + 2);
+      extents_.erase(s->var_id);
+      os << inner << "}\n" << pad << "}\n";
+    }
+    return true;
+  }
+
   void emit_for(std::ostream& os, const Stmt& s, int depth) {
+    const std::string pad(static_cast<size_t>(depth) * 2, ' ');
+    const std::string v = var_name(s->var_id);
+    // The loop's variable ranges over [0, extent) inside it (a thread loop's excess threads
+    // skip it).
+    extents_[s->var_id] = s->extent;
+    emit_loop(os, s, depth);
+    extents_.erase(s->var_id);
+  }
+
+  void emit_loop(std::ostream& os, const Stmt& s, int depth) {
     const std::string pad(static_cast<size_t>(depth) * 2, ' ');
     const std::string v = var_name(s->var_id);
     switch (s->loop_kind) {
@@ -175,9 +239,14 @@ class CudaEmitter {
       case ir::LoopKind::Unrolled:
         os << pad << "#pragma unroll\n";
         break;
+      case ir::LoopKind::Vectorized:
+        if (emit_copy4(os, s, depth)) return;
+        break;
       case ir::LoopKind::Serial:
       case ir::LoopKind::Parallel:
-      case ir::LoopKind::Vectorized:
+        // A loop over a thread's local arrays is unrolled whole, so that they live in
+        // registers (the analytic model counts on it: scheduler/gpu_cost_model.cc).
+        if (local_index_vars_.count(s->var_id)) os << pad << "#pragma unroll\n";
         break;
     }
     os << pad << "for (int64_t " << v << " = 0; " << v << " < " << int_literal(s->extent) << "; ++"
@@ -188,8 +257,10 @@ class CudaEmitter {
 
   const ir::LoopProgram& p_;
   const ir::GpuLimits& gpu_;
-  int64_t threads_ = 1;            // of the launch being emitted
-  std::map<int, int64_t> placed_;  // its shared arrays' offsets in dynamic shared memory
+  int64_t threads_ = 1;             // of the launch being emitted
+  std::map<int, int64_t> placed_;   // its shared arrays' offsets in dynamic shared memory
+  std::map<int, int64_t> extents_;  // the loops around the statement being emitted
+  std::set<int> local_index_vars_;  // the launch's loops that index a thread's local arrays
 };
 
 }  // namespace

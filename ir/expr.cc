@@ -1,6 +1,8 @@
 #include "ir/expr.h"
 
+#include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <sstream>
 
 #include "ir/diagnostic.h"
@@ -238,6 +240,74 @@ bool uses_var(const Expr& e, int var_id) {
   for (const Expr& a : e->args)
     if (uses_var(a, var_id)) return true;
   return false;
+}
+
+std::optional<std::pair<int64_t, int64_t>> value_range(const Expr& e,
+                                                       const std::map<int, int64_t>& extents) {
+  using Range = std::pair<int64_t, int64_t>;
+  int64_t c;
+  if (is_int_const(e, &c)) return Range{c, c};
+  if (e->kind == ExprKind::Var) {
+    const auto it = extents.find(e->var_id);
+    if (it == extents.end() || it->second < 1) return std::nullopt;
+    return Range{0, it->second - 1};
+  }
+  if (e->kind != ExprKind::Binary || e->dtype != DType::Int64) return std::nullopt;
+  const auto a = value_range(e->args[0], extents);
+  if (!a) return std::nullopt;
+  if (e->binary_op == BinaryOp::FloorDiv || e->binary_op == BinaryOp::FloorMod) {
+    if (!is_int_const(e->args[1], &c) || c <= 0) return std::nullopt;
+    const auto floor_div = [c](int64_t x) { return x >= 0 ? x / c : -((-x + c - 1) / c); };
+    if (e->binary_op == BinaryOp::FloorDiv) return Range{floor_div(a->first), floor_div(a->second)};
+    // The remainder runs over [a, b] where a and b lie in one multiple's span, else all of it.
+    if (floor_div(a->first) == floor_div(a->second))
+      return Range{a->first - floor_div(a->first) * c, a->second - floor_div(a->first) * c};
+    return Range{0, c - 1};
+  }
+  const auto b = value_range(e->args[1], extents);
+  if (!b) return std::nullopt;
+  switch (e->binary_op) {
+    case BinaryOp::Add:
+      return Range{a->first + b->first, a->second + b->second};
+    case BinaryOp::Sub:
+      return Range{a->first - b->second, a->second - b->first};
+    case BinaryOp::Mul: {
+      const int64_t corners[] = {a->first * b->first, a->first * b->second, a->second * b->first,
+                                 a->second * b->second};
+      return Range{*std::min_element(std::begin(corners), std::end(corners)),
+                   *std::max_element(std::begin(corners), std::end(corners))};
+    }
+    case BinaryOp::Min:
+      return Range{std::min(a->first, b->first), std::min(a->second, b->second)};
+    case BinaryOp::Max:
+      return Range{std::max(a->first, b->first), std::max(a->second, b->second)};
+    default:
+      return std::nullopt;
+  }
+}
+
+bool always_true(const Expr& cond, const std::map<int, int64_t>& extents) {
+  int64_t c;
+  if (is_int_const(cond, &c)) return c != 0;
+  if (cond->kind != ExprKind::Binary) return false;
+  if (cond->binary_op == BinaryOp::And)
+    return always_true(cond->args[0], extents) && always_true(cond->args[1], extents);
+  if (!is_comparison(cond->binary_op)) return false;
+  const auto a = value_range(cond->args[0], extents);
+  const auto b = value_range(cond->args[1], extents);
+  if (!a || !b) return false;
+  switch (cond->binary_op) {
+    case BinaryOp::LT:
+      return a->second < b->first;
+    case BinaryOp::LE:
+      return a->second <= b->first;
+    case BinaryOp::EQ:
+      return a->first == a->second && b->first == b->second && a->first == b->first;
+    case BinaryOp::NE:
+      return a->second < b->first || b->second < a->first;
+    default:
+      return false;
+  }
 }
 
 Expr rewrite_loads(const Expr& e, const std::function<Expr(const Expr&, std::vector<Expr>)>& f) {

@@ -6,8 +6,11 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ir/dtype.h"
@@ -78,6 +81,15 @@ bool expr_equal(const Expr& a, const Expr& b);
 Expr substitute(const Expr& e, const std::vector<std::pair<int, Expr>>& var_values);
 // Does the expression mention variable `var_id`?
 bool uses_var(const Expr& e, int var_id);
+// The least and greatest value of an int expression whose variables range over
+// [0, extent) (`extents`, by variable id): constants, those variables, +, -, *, min, max,
+// and floor division and remainder by a positive constant; nothing where it holds anything
+// else (a load, another variable).
+std::optional<std::pair<int64_t, int64_t>> value_range(const Expr& e,
+                                                       const std::map<int, int64_t>& extents);
+// Whether a Bool expression (comparisons of such int expressions, joined by And) holds for
+// every value of its variables in their ranges; false where that cannot be shown.
+bool always_true(const Expr& cond, const std::map<int, int64_t>& extents);
 // Applies f bottom-up to every Load; f returns the replacement (or the same node).
 Expr rewrite_loads(const Expr& e,
                    const std::function<Expr(const Expr& load, std::vector<Expr> new_indices)>& f);

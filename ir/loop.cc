@@ -108,6 +108,29 @@ std::string packing_str(const Packing& packing) {
   return out;
 }
 
+std::set<int> local_index_vars(const LoopProgram& p, const Stmt& s) {
+  std::set<int> out;
+  const auto add_vars = [&](const Expr& index) {
+    visit_expr(index, [&](const ExprNode& v) {
+      if (v.kind == ExprKind::Var) out.insert(v.var_id);
+    });
+  };
+  const auto local = [&](int buffer) {
+    return p.buffers[static_cast<size_t>(buffer)].scope == BufferScope::Local;
+  };
+  std::function<void(const Stmt&)> walk = [&](const Stmt& t) {
+    if (t->kind == StmtKind::Store && local(t->buffer)) add_vars(t->index);
+    for (const Expr* e : {&t->index, &t->value, &t->cond})
+      if (*e)
+        visit_expr(*e, [&](const ExprNode& n) {
+          if (n.kind == ExprKind::Load && local(n.var_id)) add_vars(n.args[0]);
+        });
+    for (const Stmt& b : t->body) walk(b);
+  };
+  walk(s);
+  return out;
+}
+
 std::string_view loop_kind_name(LoopKind k) {
   switch (k) {
     case LoopKind::Serial:

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -120,6 +121,10 @@ std::vector<uint8_t> pack_bytes(const Packing& packing, const std::vector<uint8_
                                 size_t element_bytes);
 // "packed [4, 256, 16] from 16384 + [16, 64, 1]": for dumps.
 std::string packing_str(const Packing& packing);
+
+// The variables of the loops in `s` that index a thread's (Local) arrays: on a GPU, loops
+// the compiler must unroll whole, or the arrays would not live in registers.
+std::set<int> local_index_vars(const LoopProgram& p, const Stmt& s);
 
 std::string_view loop_kind_name(LoopKind k);
 std::string loop_str(const LoopProgram& p);  // --dump=loops

@@ -1,7 +1,8 @@
 /* What the CUDA code tlmc generates uses beside the CUDA runtime: shared arrays declared
- * through a macro, and kernels launched through one. On a GPU they are __shared__ arrays and
- * cudaLaunchKernel; compiled against the CPU emulator (its cuda_runtime.h defines
- * TLMC_CUDA_EMULATION), every shared access is checked and the launch runs the blocks here. */
+ * through a macro, 16-byte copies into them through one, and kernels launched through one. On a GPU
+ * they are __shared__ arrays and cudaLaunchKernel; compiled against the CPU emulator (its
+ * cuda_runtime.h defines TLMC_CUDA_EMULATION), every shared access is checked and the launch runs
+ * the blocks here. */
 #ifndef TLMC_CUDA_H
 #define TLMC_CUDA_H
 
@@ -23,6 +24,8 @@ typedef unsigned long long uint64_t;
 #define TLMC_DYNAMIC_SHARED_BASE(base) extern __shared__ __align__(16) unsigned char base[]
 #define TLMC_SHARED_AT(base, type, name, offset, count) \
   type* const name = reinterpret_cast<type*>(base + (offset))
+#define TLMC_COPY4(to, at, from, from_at) \
+  (*reinterpret_cast<float4*>(&(to)[at]) = *reinterpret_cast<const float4*>(&(from)[from_at]))
 #else
 #include <cuda_runtime.h>
 
@@ -38,6 +41,7 @@ typedef unsigned long long uint64_t;
   ::tlmc_emu::SharedArray<type> name(#name, offset, count)
 #define TLMC_LAUNCH(kernel, grid, block, shared_bytes, stream, ...) \
   tlmc_emulated_launch(#kernel, kernel, grid, block, shared_bytes, stream, __VA_ARGS__)
+#define TLMC_COPY4(to, at, from, from_at) ::tlmc_emu::copy4(to, at, from, from_at)
 #else
 #define TLMC_SHARED(type, name, count) __shared__ __align__(16) type name[count]
 #define TLMC_DYNAMIC_SHARED(type, name) extern __shared__ __align__(16) type name[]
@@ -48,6 +52,10 @@ typedef unsigned long long uint64_t;
   type* const name = reinterpret_cast<type*>(base + (offset))
 #define TLMC_LAUNCH(kernel, grid, block, shared_bytes, stream, ...) \
   tlmc_launch(kernel, grid, block, shared_bytes, stream, __VA_ARGS__)
+/* Four consecutive 4-byte elements from global memory into a shared array, one 16-byte
+ * load and store (both addresses multiples of 16: tlmc proves it before emitting one). */
+#define TLMC_COPY4(to, at, from, from_at) \
+  (*reinterpret_cast<float4*>(&(to)[at]) = *reinterpret_cast<const float4*>(&(from)[from_at]))
 
 /* The arguments converted to the kernel's parameter types, then their addresses, as
  * cudaLaunchKernel reads them. */

@@ -116,35 +116,10 @@ struct BlockWork {
   std::set<int> global_buffers;
 };
 
-// The variables of loops that index a thread's local arrays: loops the compiler unrolls
-// whole, or the arrays would not live in registers.
-void register_tile_vars(const Stmt& s, const ir::LoopProgram& p, std::set<int>& out) {
-  auto local_indices = [&](const Expr& e) {
-    if (!e) return;
-    ir::visit_expr(e, [&](const ir::ExprNode& n) {
-      if (n.kind != ExprKind::Load ||
-          p.buffers[static_cast<size_t>(n.var_id)].scope != ir::BufferScope::Local)
-        return;
-      ir::visit_expr(n.args[0], [&](const ir::ExprNode& v) {
-        if (v.kind == ExprKind::Var) out.insert(v.var_id);
-      });
-    });
-  };
-  if (s->kind == StmtKind::Store &&
-      p.buffers[static_cast<size_t>(s->buffer)].scope == ir::BufferScope::Local)
-    ir::visit_expr(s->index, [&](const ir::ExprNode& v) {
-      if (v.kind == ExprKind::Var) out.insert(v.var_id);
-    });
-  local_indices(s->index);
-  local_indices(s->value);
-  local_indices(s->cond);
-  for (const Stmt& b : s->body) register_tile_vars(b, p, out);
-}
-
 class LaunchWalker {
  public:
   LaunchWalker(const ir::LoopProgram& p, const Stmt& launch, BlockWork& w) : p_(p), w_(w) {
-    register_tile_vars(launch, p, unrolled_);
+    unrolled_ = ir::local_index_vars(p, launch);
   }
 
   // `per_thread`: times each thread runs `s`; `threads`: the threads running it together,
@@ -154,6 +129,12 @@ class LaunchWalker {
       case StmtKind::For:
         if (s->loop_kind == ir::LoopKind::GpuThread) {
           walk(s->body[0], per_thread, s->var_id, s->extent);
+        } else if (s->loop_kind == ir::LoopKind::Vectorized) {
+          // One access of the loop's elements together (a 16-byte copy, the loop's variable
+          // at 0 its first element).
+          width_ = s->extent;
+          walk(s->body[0], per_thread, thread_var, threads);
+          width_ = 1;
         } else {
           loops_.push_back({s->var_id, s->extent,
                             s->loop_kind == ir::LoopKind::Unrolled || unrolled_.count(s->var_id)});
@@ -212,33 +193,66 @@ class LaunchWalker {
   }
 
   // One load or store by each of `threads` threads, `per_thread` times: global memory in
-  // sectors of 32 bytes per warp, shared memory in wavefronts per warp. Inside the loops a
-  // compiler unrolls whole (innermost), an index that does not change with a loop is
-  // accessed once for all its iterations: a register tile's operands are read once each
-  // (a tile of a x b reads a + b operands per step of the reduction, not 2ab).
+  // sectors of 32 bytes per warp, shared memory in wavefronts per warp, from the addresses of
+  // a warp's lanes (the other loops' variables at 0). Inside the loops a compiler unrolls
+  // whole (innermost), an index that does not change with a loop is accessed once for all
+  // its iterations: a register tile's operands are read once each (a tile of a x b reads
+  // a + b operands per step of the reduction, not 2ab).
   void access(int buffer, const Expr& index, double per_thread, int thread_var, int64_t threads) {
     const ir::Buffer& b = p_.buffers[static_cast<size_t>(buffer)];
     if (b.scope == ir::BufferScope::Local) return;
     for (auto l = loops_.rbegin(); l != loops_.rend() && l->unrolled; ++l)
       if (!ir::uses_var(index, l->var)) per_thread /= static_cast<double>(l->extent);
-    const double lanes = static_cast<double>(std::min<int64_t>(threads, 32));
+    const int64_t lanes = std::min<int64_t>(threads, 32);
     const double warp_accesses = per_thread * std::ceil(static_cast<double>(threads) / 32);
-    const std::optional<int64_t> at0 = evaluate(index, {}),
-                                 at1 = evaluate(index, {{thread_var, 1}});
-    const bool known = at0 && at1 && thread_var >= 0;
-    const double stride = known ? std::fabs(static_cast<double>(*at1 - *at0)) : 32;
-    const double element = static_cast<double>(ir::dtype_size(b.dtype));
+    const int64_t element = static_cast<int64_t>(ir::dtype_size(b.dtype));
+    // Each lane's first byte; nothing where the index reads memory.
+    std::vector<int64_t> first;
+    for (int64_t lane = 0; lane < lanes; ++lane) {
+      const std::optional<int64_t> at =
+          thread_var >= 0 ? evaluate(index, {{thread_var, lane}}) : evaluate(index, {});
+      if (!at) break;
+      first.push_back(*at * element);
+    }
+    const int64_t bytes = element * width_;  // a lane's
     if (b.scope == ir::BufferScope::Shared) {
-      const int64_t words = static_cast<int64_t>(stride * element / 4);
-      const double ways = words == 0 ? 1 : static_cast<double>(std::gcd<int64_t>(words, 32));
-      w_.shared_wavefronts += warp_accesses * std::min(ways, lanes);
+      w_.shared_wavefronts += warp_accesses * shared_wavefronts(first, bytes, lanes);
       return;
     }
     w_.global_buffers.insert(buffer);
-    const double sectors =
-        stride == 0 ? 1 : std::min(lanes, std::ceil(lanes * stride * element / 32));
+    const int64_t lane_sectors = (bytes + 31) / 32;  // a lane's, where addresses are unknown
+    double sectors = static_cast<double>(lanes * lane_sectors);
+    if (static_cast<int64_t>(first.size()) == lanes) {
+      std::set<int64_t> touched;
+      for (int64_t a : first)
+        for (int64_t s = floor_div(a, 32); s <= floor_div(a + bytes - 1, 32); ++s)
+          touched.insert(s);
+      sectors = static_cast<double>(touched.size());
+    }
     w_.sector_bytes += warp_accesses * sectors * 32;
   }
+
+  // The wavefronts of a warp's shared access, lanes' bytes from `first`, `bytes` each: the
+  // lanes of each 128 bytes' worth (all 32 for 4 bytes a lane, 8 for 16) at once, each as
+  // many wavefronts as the most distinct words one of the 32 banks holds among them.
+  static double shared_wavefronts(const std::vector<int64_t>& first, int64_t bytes, int64_t lanes) {
+    if (static_cast<int64_t>(first.size()) != lanes) return static_cast<double>(lanes);
+    const int64_t phase = std::max<int64_t>(1, 128 / std::max<int64_t>(bytes, 4));
+    double wavefronts = 0;
+    for (int64_t start = 0; start < lanes; start += phase) {
+      std::map<int64_t, std::set<int64_t>> words;  // by bank
+      for (int64_t lane = start; lane < std::min(lanes, start + phase); ++lane)
+        for (int64_t w = floor_div(first[static_cast<size_t>(lane)], 4);
+             w <= floor_div(first[static_cast<size_t>(lane)] + bytes - 1, 4); ++w)
+          words[((w % 32) + 32) % 32].insert(w);
+      size_t most = 1;
+      for (const auto& [bank, distinct] : words) most = std::max(most, distinct.size());
+      wavefronts += static_cast<double>(most);
+    }
+    return wavefronts;
+  }
+
+  static int64_t floor_div(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
 
   struct Loop {
     int var;
@@ -249,6 +263,7 @@ class LaunchWalker {
   BlockWork& w_;
   std::set<int> unrolled_;   // loops unrolled whole (register_tile_vars, or so marked)
   std::vector<Loop> loops_;  // enclosing the statement walked, outermost first
+  int64_t width_ = 1;        // elements a lane moves in one access (a vectorised loop's)
 };
 
 GpuLaunchEstimate estimate_launch(const ir::LoopProgram& p, const ir::GpuRoot& root,

@@ -124,7 +124,7 @@ Expr register_position(const Expr& q, int64_t run, int64_t stride,
   for (auto& [atom, coefficient] : position.terms) {
     int64_t r;
     if (atom->kind != ir::ExprKind::Binary || atom->binary_op != ir::BinaryOp::FloorDiv ||
-        !ir::is_int_const(atom->args[1], &r) || coefficient % r != 0)
+        !ir::is_int_const(atom->args[1], &r) || r <= 0 || coefficient % r != 0)
       continue;
     const Expr mod = ir::make_binary(ir::BinaryOp::FloorMod, atom->args[0], atom->args[1]);
     for (auto& [other, c] : position.terms)

@@ -4,7 +4,8 @@
 // loops are fused and bound to blockIdx, the thread loops to threadIdx; the reduction is
 // computed inside the thread loop into registers, its reduction axes split into an outer
 // loop and a tile, and at each outer step the block's threads fill the shared copies of its
-// operands together (Ansor's GPU sketch "SSSRRSRS": S block, S virtual thread, S thread,
+// operands together, 16 bytes a thread at a time where that is aligned (Ansor's GPU sketch
+// "SSSRRSRS": S block, S virtual thread, S thread,
 // then the reduction's R outer, R tile and S register tile). A thread's V virtual threads
 // along an axis are V register tiles a block's threads apart: the threads of a warp touch
 // neighbouring elements (coalesced stores, shared reads without bank conflicts) where one
@@ -31,6 +32,49 @@ constexpr int64_t kReduceTile = 64;
 constexpr int64_t kDefaultInnerThreads = 32;
 constexpr int64_t kDefaultNextThreads = 8;
 constexpr int64_t kDefaultRegisterTileAxis = 4;
+
+// Whether `e` is a multiple of `m` whatever its variables' values: a sum of such terms, or a
+// product with such a factor.
+bool is_multiple_of(const ir::Expr& e, int64_t m) {
+  int64_t c;
+  if (ir::is_int_const(e, &c)) return c % m == 0;
+  if (e->kind != ir::ExprKind::Binary) return false;
+  switch (e->binary_op) {
+    case ir::BinaryOp::Add:
+    case ir::BinaryOp::Sub:
+      return is_multiple_of(e->args[0], m) && is_multiple_of(e->args[1], m);
+    case ir::BinaryOp::Mul:
+      return is_multiple_of(e->args[0], m) || is_multiple_of(e->args[1], m);
+    default:
+      return false;
+  }
+}
+
+// Whether the shared copy `c` (computed at its place) can be filled four float32 elements
+// at a time, one 16-byte load and store each: it copies its source element for element
+// (behind the copy's test of the source's bounds, which the emitter makes once for the
+// four: codegen/emit_cuda_kernel.cc), and the four elements of each are consecutive in both
+// and start at multiples of 16 bytes: the source's rows and the copy's rows are multiples of
+// four elements long, and the copy's first column, in the block's and steps' indices, is a
+// multiple of four. (The buffers themselves start at multiples of 16: the API's pointers,
+// the workspace's and the weights' offsets, the shared arrays.)
+bool copies_sixteen_bytes(const ScheduleState& st, int c) {
+  const ir::Stage& ct = st.te.stages[static_cast<size_t>(c)];
+  const StageState& cs = st.stages[static_cast<size_t>(c)];
+  const ir::Expr& body = ct.body->kind == ir::ExprKind::Select ? ct.body->args[1] : ct.body;
+  if (body->kind != ir::ExprKind::Load || body->dtype != ir::DType::Float32 ||
+      body->args.size() != ct.axes.size() || ct.axes.empty())
+    return false;
+  for (size_t d = 0; d < ct.axes.size(); ++d)
+    if (body->args[d]->kind != ir::ExprKind::Var || body->args[d]->var_id != ct.axes[d].var_id)
+      return false;
+  const ir::Shape& shape = st.te.tensor(body->var_id).shape;
+  const size_t last = ct.axes.size() - 1;
+  if (shape.size() != ct.axes.size() || shape[last] % 4 != 0 || cs.iters[last].extent % 4 != 0)
+    return false;
+  const Region region = infer_region(st, c, cs.at_stage, cs.at_iter);
+  return !region.min.empty() && is_multiple_of(region.min[last], 4);
+}
 
 struct Tiled {
   int root;
@@ -207,7 +251,16 @@ void tile(SketchBuild& b, const Tiled& t) {
         throw InvalidDecision("the shared copies take " + std::to_string(bytes) +
                               " bytes, more than a block's " + std::to_string(smem));
       const int64_t loops = static_cast<int64_t>(cs.leaves.size());
+      const bool wide = copies_sixteen_bytes(r.state, c);
       if (loops > 1) r.emit(Decision{DecisionKind::Fuse, c, -1, {0, loops}});
+      if (wide) {
+        // Each thread's share in fours: one 16-byte load and store each.
+        const int64_t share = largest_divisor_at_most(elements / 4, threads);
+        r.emit(Decision{DecisionKind::Split, c, -1, {0, share, 4}});
+        r.emit(Decision{DecisionKind::Bind, c, -1, {1, 1}});
+        r.emit(Decision{DecisionKind::Vectorize, c, -1, {2}});
+        continue;
+      }
       const int64_t share = largest_divisor_at_most(elements, threads);
       r.emit(Decision{DecisionKind::Split, c, -1, {0, share}});
       r.emit(Decision{DecisionKind::Bind, c, -1, {1, 1}});

@@ -155,10 +155,10 @@ Interval bound(const Expr& e, const std::map<int, int64_t>& inner, bool digits) 
           !ir::is_int_const(a.min, &low) || low != 0)
         return failure();
       const int64_t n = a.span();
-      return Interval{
-          ir::make_int(0),
-          {Term{1, e->binary_op == BinaryOp::FloorDiv ? (n + c - 1) / c : std::min(n, c)}},
-          true};
+      const int64_t count = e->binary_op == BinaryOp::FloorDiv ? (n + c - 1) / c : std::min(n, c);
+      // A digit of one value is 0: no term (a divisor or subtrahend may then hold it).
+      if (count == 1) return Interval{ir::make_int(0), {}, true};
+      return Interval{ir::make_int(0), {Term{1, count}}, true};
     }
     default:
       return failure();
@@ -236,12 +236,12 @@ Region infer_region(const ScheduleState& st, int producer, int consumer, int at_
   bool failed = false;
   const bool relaxed = st.stages.at(static_cast<size_t>(producer)).shared;
   const StageState& cs = st.stages.at(static_cast<size_t>(consumer));
-  bool in_kernel = false;
-  for (int l : cs.leaves) {
-    const ir::LoopKind k = cs.iters[static_cast<size_t>(l)].kind;
-    in_kernel = in_kernel || k == ir::LoopKind::GpuThread || k == ir::LoopKind::GpuBlock;
-  }
-  const bool strided = in_kernel && !relaxed;
+  // Strided only in a CUDA thread's registers: a local stage whose consumer runs in thread
+  // loops (lower_schedule.cc maps its indices by the same test).
+  bool in_thread = false;
+  for (int l : cs.leaves)
+    in_thread = in_thread || cs.iters[static_cast<size_t>(l)].kind == ir::LoopKind::GpuThread;
+  const bool strided = in_thread && !relaxed;
 
   auto read_from = [&](int reader, const std::map<int, int64_t>& inner) {
     const ir::Stage& rs = st.te.stages.at(static_cast<size_t>(reader));

@@ -398,6 +398,11 @@ class SharedArray {
   explicit SharedArray(const char* name) : name_(name), count_(0), dynamic_(true) {}
   SharedArray(const char* name, long long offset, long long count)
       : name_(name), count_(count), dynamic_(true), offset_(offset), placed_(true) {}
+  // Whether element i lies at a multiple of `bytes` from where a GPU places the array (its
+  // first byte aligned to 16: __align__(16) arrays, dynamic ones placed at multiples of 16).
+  bool aligned(long long i, long long bytes) const {
+    return (offset_ + i * static_cast<long long>(sizeof(T))) % bytes == 0;
+  }
   SharedRef<T> operator[](long long i) {
     T* base = data();
     ShadowWord* shadow = shadow_words();
@@ -433,6 +438,18 @@ class SharedArray {
   std::vector<T> data_;
   std::vector<ShadowWord> shadow_;
 };
+
+// TLMC_COPY4: four consecutive elements of global memory into a shared array, as one
+// 16-byte load and store on a GPU, which faults unless both addresses are multiples of 16:
+// checked here, then copied element by element through the checked shared accesses.
+template <typename T>
+void copy4(SharedArray<T>& to, long long at, const T* from, long long from_at) {
+  static_assert(sizeof(T) == 4, "16-byte copies move four 4-byte elements");
+  if (reinterpret_cast<uintptr_t>(from + from_at) % 16 != 0 || !to.aligned(at, 16))
+    fail("a 16-byte copy from global element " + std::to_string(from_at) + " to shared element " +
+         std::to_string(at) + " is not aligned to 16 bytes");
+  for (long long i = 0; i < 4; ++i) to[at + i] = from[from_at + i];
+}
 
 // --- Barriers and warp shuffles. ---
 inline void syncthreads(int line) {

@@ -516,6 +516,38 @@ outputs: [y]
   EXPECT_NE(std::find(variants.begin(), variants.end(), interleaved), variants.end());
 }
 
+// A product whose operands' rows are multiples of four floats: the block's threads fill the
+// shared copies 16 bytes each at a time (TLMC_COPY4, the emulator checking each address's
+// alignment), and the kernel matches the reference. A row of 37 floats (gemm_bias_relu's
+// first operand) is copied one element at a time.
+TEST(CudaKernelsShareMemory, CopiesOfAlignedRowsMoveSixteenBytesAThread) {
+  const Model m{"matmul_rows_of_four", R"(tlmc: 1
+name: m
+inputs:
+  x: {shape: [16, 24]}
+weights:
+  w: {shape: [24, 64], init: {uniform: [-1, 1]}, seed: 3}
+nodes:
+  - {op: MatMul, inputs: [x, w], outputs: [y]}
+outputs: [y]
+)"};
+  for (const Model& model : {m, kModels[0]}) {
+    SCOPED_TRACE(model.name);
+    const Subgraph g(model);
+    const scheduler::SpacePoint point{0, scheduler::default_values(g.sketches[0])};
+    const ir::LoopProgram p = g.loops(point);
+    const std::string source = test_source(codegen::emit_cuda_kernel(p, kGpu), p);
+    size_t copies = 0;
+    for (size_t at = source.find("TLMC_COPY4("); at != std::string::npos;
+         at = source.find("TLMC_COPY4(", at + 1))
+      ++copies;
+    EXPECT_EQ(copies, model.name == m.name ? 2u : 1u) << source;
+    if (!expect_builds(p, "cuda-sm80", true))
+      std::cout << "NVRTC is not installed: the kernel's build was not checked\n";
+    expect_matches_in_emulation(g, p, source);
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Operators, CudaKernels, ::testing::ValuesIn(kModels),
                          [](const ::testing::TestParamInfo<Model>& p) {
                            return std::string(p.param.name);

@@ -149,6 +149,25 @@ TEST_P(Emulator, ABlockTooLargeDoesNotLaunch) {
   EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess) << "a refused launch is not sticky";
 }
 
+// 16-byte copies into shared memory move their four elements, checked like any other shared
+// access; one whose global address is not a multiple of 16 stops the launch, as on a GPU.
+TEST_P(Emulator, SixteenByteCopiesMustBeAligned) {
+  alignas(16) float in[132];
+  for (int i = 0; i < 132; ++i) in[i] = static_cast<float>(i);
+  std::vector<float> out(128, 0.0f);
+  ASSERT_EQ(TLMC_LAUNCH(copy_fours, dim3(1), dim3(32), 0, nullptr, in, out.data(), 4), cudaSuccess)
+      << tlmc_emulation_message();
+  for (int i = 0; i < 128; ++i) EXPECT_EQ(out[static_cast<size_t>(i)], 131 - i);
+  EXPECT_EQ(TLMC_LAUNCH(copy_fours, dim3(1), dim3(32), 0, nullptr, in, out.data(), 2),
+            cudaErrorLaunchFailure);
+  const std::string message = tlmc_emulation_message();
+  EXPECT_EQ(
+      message.rfind("kernel copy_fours, block (0,0,0): a 16-byte copy from global element ", 0), 0u)
+      << message;
+  EXPECT_NE(message.find("is not aligned to 16 bytes"), std::string::npos) << message;
+  tlmc_emulation_reset();
+}
+
 INSTANTIATE_TEST_SUITE_P(Orders, Emulator, ::testing::Values(false, true),
                          [](const ::testing::TestParamInfo<bool>& p) {
                            return p.param ? std::string("Reverse") : std::string("Forward");

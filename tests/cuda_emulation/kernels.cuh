@@ -79,3 +79,13 @@ __global__ void split_barriers(float* __restrict__ data) {
   }
   data[threadIdx.x] = 1.0f;
 }
+
+// Each thread copies four floats from `in + 4 t + offset` into a shared array in one 16-byte
+// copy, then writes them back out reversed within the block. An offset that is not a
+// multiple of 4 misaligns the copy, which a GPU refuses (cudaErrorMisalignedAddress).
+__global__ void copy_fours(const float* __restrict__ in, float* __restrict__ out, int offset) {
+  TLMC_SHARED(float, fours, 128);
+  TLMC_COPY4(fours, 4 * threadIdx.x, in, 4 * threadIdx.x + offset);
+  __syncthreads();
+  for (int i = 0; i < 4; ++i) out[4 * threadIdx.x + i] = fours[127 - 4 * threadIdx.x - i];
+}

@@ -1,9 +1,12 @@
 // The analytic GPU model on loop nests built by hand, where the right answer is known: a
-// warp reading consecutive floats moves 4 sectors and a strided one 32; a block too many
-// for the SMs costs another wave; threads of a warp reading one shared-memory bank in turn
-// take 32 wavefronts; spilled registers add traffic; more resident warps hide more latency;
-// a thread's register tile reads each of its operands once.
+// warp reading consecutive floats moves 4 sectors, a strided one 32, one reading short rows
+// a sector per row; a block too many for the SMs costs another wave; threads of a warp
+// reading one shared-memory bank in turn take 32 wavefronts; spilled registers add traffic;
+// more resident warps hide more latency; a thread's register tile reads each of its
+// operands once; a 16-byte copy moves what its four elements would.
 #include <gtest/gtest.h>
+
+#include <functional>
 
 #include "ir/target.h"
 #include "scheduler/gpu_cost_model.h"
@@ -18,7 +21,9 @@ const ir::GpuLimits kGpu = ir::parse_target("cuda-sm80")->gpu;
 
 // y[b * T + t] = x[read(b, t)] over `blocks` blocks of `threads` threads, each thread
 // `work` dependent FMAs into a register after the read.
-ir::LoopProgram copy_kernel(int64_t blocks, int64_t threads, bool strided_read, int64_t work = 0) {
+// `read`, where given, is the read's index in b and t instead.
+ir::LoopProgram copy_kernel(int64_t blocks, int64_t threads, bool strided_read, int64_t work = 0,
+                            const std::function<ir::Expr(ir::Expr, ir::Expr)>& read_at = nullptr) {
   ir::LoopProgram p;
   p.name = "copy";
   const int64_t n = blocks * threads;
@@ -28,7 +33,7 @@ ir::LoopProgram copy_kernel(int64_t blocks, int64_t threads, bool strided_read, 
   p.params = {0, 1};
   p.num_inputs = 1;
   const ir::Expr b = make_var(0, "b"), t = make_var(1, "t"), w = make_var(2, "w");
-  const ir::Expr read = strided_read ? t * blocks + b : b * threads + t;
+  const ir::Expr read = read_at ? read_at(b, t) : strided_read ? t * blocks + b : b * threads + t;
   const ir::Expr acc = ir::make_load(ir::DType::Float32, 2, {make_int(0)});
   std::vector<ir::Stmt> body = {
       ir::make_store(2, make_int(0), ir::make_load(ir::DType::Float32, 0, {read}))};
@@ -58,6 +63,20 @@ TEST(GpuCostModel, CoalescedReadsMoveFourSectorsAWarp) {
   EXPECT_EQ(coalesced.launches[0].bound, "dram");
   EXPECT_EQ(strided.launches[0].bound, "l2");
   EXPECT_GT(strided.seconds, 1.3 * coalesced.seconds);
+}
+
+// Sectors are counted from each lane's address, not extrapolated from the first two: lanes
+// reading four elements of each row of 64 (a tile's rows) touch 8 rows' sectors, where a
+// stride of one element from lane 0 to lane 1 would suggest 4.
+TEST(GpuCostModel, SectorsFollowEveryLanesAddress) {
+  const auto rows_of_four = [](const ir::Expr& b, const ir::Expr& t) {
+    return b * 64 + ir::make_binary(ir::BinaryOp::FloorDiv, t, make_int(4)) * 64 +
+           ir::make_binary(ir::BinaryOp::FloorMod, t, make_int(4));
+  };
+  const GpuEstimate e = estimate_gpu_time(copy_kernel(64, 256, false, 0, rows_of_four), kGpu, {});
+  const double warps = 64.0 * 256 / 32;
+  // The read: 8 sectors; the write, consecutive: 4.
+  EXPECT_DOUBLE_EQ(e.launches[0].sector_bytes, warps * (8 + 4) * 32);
 }
 
 TEST(GpuCostModel, OneBlockMoreThanTheSmsHoldIsAnotherWave) {
@@ -168,6 +187,36 @@ TEST(GpuCostModel, ARegisterTileReadsEachOperandOnce) {
                    16 * (8 + 2));
   // One accumulator: a step reads both operands.
   EXPECT_DOUBLE_EQ(kernel(1, 1, ir::LoopKind::Serial).launches[0].shared_wavefronts, 16 * 2);
+}
+
+TEST(GpuCostModel, ASixteenByteCopyMovesWhatItsFourElementsWould) {
+  // A warp copies 128 floats from global into shared memory: four consecutive elements a
+  // thread in one vectorised access, or one element a thread in four coalesced rounds.
+  const auto kernel = [](bool vectorised) {
+    ir::LoopProgram p;
+    p.name = "copy";
+    p.buffers = {{"g", ir::DType::Float32, 128, ir::BufferScope::Param, 0, std::nullopt},
+                 {"s", ir::DType::Float32, 128, ir::BufferScope::Shared, 0, std::nullopt}};
+    p.params = {0};
+    p.num_inputs = 1;
+    const ir::Expr t = make_var(1, "t"), l = make_var(2, "l");
+    const ir::Expr at = vectorised ? t * 4 + l : l * 32 + t;
+    p.body = ir::make_for(
+        0, "b", 1, ir::LoopKind::GpuBlock,
+        ir::make_for(
+            1, "t", 32, ir::LoopKind::GpuThread,
+            ir::make_allocate(
+                1, ir::make_for(
+                       2, "l", 4, vectorised ? ir::LoopKind::Vectorized : ir::LoopKind::Serial,
+                       ir::make_store(1, at, ir::make_load(ir::DType::Float32, 0, {at}))))));
+    p.next_var = 3;
+    return estimate_gpu_time(p, kGpu, {}).launches.at(0);
+  };
+  const GpuLaunchEstimate wide = kernel(true), narrow = kernel(false);
+  EXPECT_DOUBLE_EQ(wide.sector_bytes, 16 * 32);  // 512 bytes in 16 sectors
+  EXPECT_DOUBLE_EQ(wide.sector_bytes, narrow.sector_bytes);
+  EXPECT_DOUBLE_EQ(wide.shared_wavefronts, 4);  // 512 bytes through 32 banks of 4
+  EXPECT_DOUBLE_EQ(wide.shared_wavefronts, narrow.shared_wavefronts);
 }
 
 }  // namespace
