@@ -1,6 +1,7 @@
 #include "codegen/emit_cuda_kernel.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <map>
 #include <set>
 #include <sstream>
@@ -52,6 +53,8 @@ class CudaEmitter {
       launch.dynamic_shared_bytes = ir::dynamic_shared_bytes(roots[k], gpu_);
       threads_ = launch.threads;
       local_index_vars_ = ir::local_index_vars(p_, s);
+      std::map<int, int64_t> extents;
+      index_type_ = indices_fit_32_bits(s, extents) ? "int" : "int64_t";
       // Beyond what a block may declare statically, the shared arrays are placed in the
       // launch's dynamic shared memory, each at its offset.
       placed_.clear();
@@ -97,6 +100,34 @@ class CudaEmitter {
         });
     for (const Stmt& c : s->body) found = found || collective(c);
     return found;
+  }
+
+  // Whether every integer value computed from the loops' indices alone (a part of an index
+  // or a bounds test) lies within 32 bits, the loops' variables over their extents: the
+  // launch's loop variables are then `int`, and its index arithmetic 32-bit (half the
+  // registers and instructions of 64-bit arithmetic on a GPU). A part that reads memory
+  // (an index loaded from a tensor of int64) is computed in 64 bits by C++'s promotion.
+  static bool indices_fit_32_bits(const Stmt& s, std::map<int, int64_t>& extents) {
+    bool fits = true;
+    for (const ir::Expr* e : {&s->index, &s->value, &s->cond})
+      if (*e)
+        ir::visit_expr(*e, [&](const ir::ExprNode& n) {
+          if (n.dtype != ir::DType::Int64 || n.kind == ir::ExprKind::Load ||
+              n.kind == ir::ExprKind::Cast)
+            return;
+          bool reads = false;
+          for (const ir::Expr& a : n.args)
+            ir::visit_expr(a, [&](const ir::ExprNode& m) {
+              reads = reads || m.kind == ir::ExprKind::Load || m.kind == ir::ExprKind::Cast;
+            });
+          if (reads) return;
+          const auto r = ir::value_range(std::make_shared<const ir::ExprNode>(n), extents);
+          fits = fits && r && r->first >= INT32_MIN && r->second <= INT32_MAX;
+        });
+    if (s->kind == StmtKind::For) extents[s->var_id] = s->extent;
+    for (const Stmt& b : s->body) fits = indices_fit_32_bits(b, extents) && fits;
+    if (s->kind == StmtKind::For) extents.erase(s->var_id);
+    return fits;
   }
 
   static bool uses_buffer(const Stmt& s, int b) {
@@ -192,7 +223,8 @@ class CudaEmitter {
     if (guarded) {
       os << pad << "} else {\n";
       const std::string v = var_name(s->var_id);
-      os << inner << "for (int64_t " << v << " = 0; " << v << " < 4; ++" << v << ") {\n";
+      os << inner << "for (" << index_type_ << " " << v << " = 0; " << v << " < 4; ++" << v
+         << ") {\n";
       extents_[s->var_id] = s->extent;
       emit(os, b, depth + 2);
       extents_.erase(s->var_id);
@@ -216,7 +248,7 @@ class CudaEmitter {
     const std::string v = var_name(s->var_id);
     switch (s->loop_kind) {
       case ir::LoopKind::GpuBlock:
-        os << pad << "[[maybe_unused]] const int64_t " << v << " = blockIdx.x;\n";
+        os << pad << "[[maybe_unused]] const " << index_type_ << " " << v << " = blockIdx.x;\n";
         emit(os, s->body[0], depth);
         return;
       case ir::LoopKind::GpuThread:
@@ -225,7 +257,7 @@ class CudaEmitter {
         // Never around a barrier or a shuffle, which every thread of the block (warp)
         // must reach: the loops of a stage's share hold none, and a shared reduction's
         // thread loop is as wide as the block (ThreadReduce).
-        os << pad << "[[maybe_unused]] const int64_t " << v << " = threadIdx.x;\n";
+        os << pad << "[[maybe_unused]] const " << index_type_ << " " << v << " = threadIdx.x;\n";
         if (s->extent < threads_) {
           TLMC_ASSERT(!collective(s->body[0]),
                       "a barrier or shuffle in a thread loop narrower than the block: " << v);
@@ -249,18 +281,19 @@ class CudaEmitter {
         if (local_index_vars_.count(s->var_id)) os << pad << "#pragma unroll\n";
         break;
     }
-    os << pad << "for (int64_t " << v << " = 0; " << v << " < " << int_literal(s->extent) << "; ++"
-       << v << ") {\n";
+    os << pad << "for (" << index_type_ << " " << v << " = 0; " << v << " < "
+       << int_literal(s->extent) << "; ++" << v << ") {\n";
     emit(os, s->body[0], depth + 1);
     os << pad << "}\n";
   }
 
   const ir::LoopProgram& p_;
   const ir::GpuLimits& gpu_;
-  int64_t threads_ = 1;             // of the launch being emitted
-  std::map<int, int64_t> placed_;   // its shared arrays' offsets in dynamic shared memory
-  std::map<int, int64_t> extents_;  // the loops around the statement being emitted
-  std::set<int> local_index_vars_;  // the launch's loops that index a thread's local arrays
+  int64_t threads_ = 1;                 // of the launch being emitted
+  std::string index_type_ = "int64_t";  // of its loop variables (indices_fit_32_bits)
+  std::map<int, int64_t> placed_;       // its shared arrays' offsets in dynamic shared memory
+  std::map<int, int64_t> extents_;      // the loops around the statement being emitted
+  std::set<int> local_index_vars_;      // the launch's loops that index a thread's local arrays
 };
 
 }  // namespace

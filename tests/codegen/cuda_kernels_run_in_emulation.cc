@@ -553,5 +553,41 @@ INSTANTIATE_TEST_SUITE_P(Operators, CudaKernels, ::testing::ValuesIn(kModels),
                            return std::string(p.param.name);
                          });
 
+// y[b * T + t] = x[b * T + t] over `blocks` blocks of `threads` threads (a copy).
+ir::LoopProgram flat_copy(int64_t blocks, int64_t threads) {
+  ir::LoopProgram p;
+  p.name = "copy";
+  const int64_t n = blocks * threads;
+  p.buffers = {{"x", ir::DType::Float32, n, ir::BufferScope::Param, 0, std::nullopt},
+               {"y", ir::DType::Float32, n, ir::BufferScope::Param, 0, std::nullopt}};
+  p.params = {0, 1};
+  p.num_inputs = 1;
+  const ir::Expr b = ir::make_var(0, "b"), t = ir::make_var(1, "t");
+  const ir::Expr i = b * threads + t;
+  p.body =
+      ir::make_for(0, "b", blocks, ir::LoopKind::GpuBlock,
+                   ir::make_for(1, "t", threads, ir::LoopKind::GpuThread,
+                                ir::make_store(1, i, ir::make_load(ir::DType::Float32, 0, {i}))));
+  p.next_var = 2;
+  return p;
+}
+
+// A kernel's loop variables, and so its index arithmetic, are 32-bit where every index
+// provably fits (half the registers and instructions of 64-bit arithmetic), 64-bit where
+// one may not: a copy of 2^31 elements or more.
+TEST(CudaKernelsIndex, IndicesAre32BitWhereTheyFit) {
+  const std::string small = codegen::emit_cuda_kernel(flat_copy(4096, 256), kGpu).text;
+  EXPECT_NE(small.find("const int v0 = blockIdx.x;"), std::string::npos) << small;
+  EXPECT_NE(small.find("const int v1 = threadIdx.x;"), std::string::npos) << small;
+  EXPECT_EQ(small.find("int64_t"), std::string::npos) << small;
+  const std::string large =
+      codegen::emit_cuda_kernel(flat_copy((int64_t{1} << 23) + 1, 256), kGpu).text;
+  EXPECT_NE(large.find("const int64_t v0 = blockIdx.x;"), std::string::npos) << large;
+  EXPECT_NE(large.find("const int64_t v1 = threadIdx.x;"), std::string::npos) << large;
+  // The largest that fits: 2^31 - 1 is the last index.
+  const std::string edge = codegen::emit_cuda_kernel(flat_copy(int64_t{1} << 23, 256), kGpu).text;
+  EXPECT_NE(edge.find("const int v0 = blockIdx.x;"), std::string::npos) << edge;
+}
+
 }  // namespace
 }  // namespace tlmc::test
