@@ -199,9 +199,7 @@ class CudaEmitter {
     if (s->extent != 4 || b->kind != StmtKind::Store ||
         p_.buffers[static_cast<size_t>(b->buffer)].scope != ir::BufferScope::Shared)
       return false;
-    extents_[s->var_id] = s->extent;
-    const ir::Expr value = unguarded(b->value);
-    extents_.erase(s->var_id);
+    const ir::Expr value = unguarded(b->value);  // (the loop's extent is in extents_)
     const bool guarded = value->kind == ir::ExprKind::Select;
     const ir::Expr& load = guarded ? value->args[1] : value;
     if (load->kind != ir::ExprKind::Load || load->dtype != ir::DType::Float32 ||
@@ -225,17 +223,13 @@ class CudaEmitter {
       const std::string v = var_name(s->var_id);
       os << inner << "for (" << index_type_ << " " << v << " = 0; " << v << " < 4; ++" << v
          << ") {\n";
-      extents_[s->var_id] = s->extent;
       emit(os, b, depth + 2);
-      extents_.erase(s->var_id);
       os << inner << "}\n" << pad << "}\n";
     }
     return true;
   }
 
   void emit_for(std::ostream& os, const Stmt& s, int depth) {
-    const std::string pad(static_cast<size_t>(depth) * 2, ' ');
-    const std::string v = var_name(s->var_id);
     // The loop's variable ranges over [0, extent) inside it (a thread loop's excess threads
     // skip it).
     extents_[s->var_id] = s->extent;
