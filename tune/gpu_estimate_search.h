@@ -59,8 +59,8 @@ EstimateChoice choose_by_estimate(const ir::TeProgram& program, const ir::Target
 // elements becomes I / f elements in f times the virtual threads (f > 1 dividing I): the
 // same accumulators per thread, laid out a block's threads apart (coalesced stores, shared
 // reads without bank conflicts), the tiles of the other axes and the threads unchanged;
-// only points every space lists. The CUDA model's points take the -O0 policy's virtual
-// threads where it was trained before they were a space: -O2 ranks these besides them.
+// only points every space lists. A CUDA model trained before virtual threads were a space
+// leaves them at the -O0 policy's value: -O2 ranks these beside its points.
 std::vector<scheduler::SpacePoint> interleaved_variants(const scheduler::Sketches& sketches,
                                                         const scheduler::SpacePoint& point);
 

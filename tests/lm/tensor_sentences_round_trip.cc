@@ -175,7 +175,7 @@ TEST(Vocabulary, TheFingerprintIsPinnedToTheLanguageVersion) {
   EXPECT_EQ(v.cpu_size(), 4305u);
   EXPECT_EQ(v.fingerprint(v.cpu_size()), 17121409337385955150ull);
   EXPECT_EQ(v.known_prefix(17121409337385955150ull), v.cpu_size());
-  // The 4,378 tokens the bundled CUDA model knows (the words of virtual threads came later).
+  // The 4,378 tokens of a CUDA model trained before the words of virtual threads.
   EXPECT_EQ(v.fingerprint(4378), 6788129029311494348ull);
   EXPECT_EQ(v.known_prefix(6788129029311494348ull), 4378u);
   EXPECT_EQ(v.fingerprint(), 16384729924040474673ull) << v.size() << " tokens";
