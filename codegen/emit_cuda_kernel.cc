@@ -102,25 +102,54 @@ class CudaEmitter {
     return found;
   }
 
-  // Whether every integer value computed from the loops' indices alone (a part of an index
-  // or a bounds test) lies within 32 bits, the loops' variables over their extents: the
+  // Whether C computes `n` (an integer of the IR's int64) in 64 bits whatever type the loop
+  // variables have: an element of an int64 tensor, a cast, a literal beyond 32 bits, a helper
+  // (c_expression.cc's floor division and remainder of a possibly negative value, integer
+  // division, min, max: int64_t functions), or arithmetic or a choice with such an operand
+  // (a choice by its two values, not its condition).
+  static bool computed_in_64_bits(const ir::ExprNode& n) {
+    const auto wide = [](const ir::Expr& e) { return computed_in_64_bits(*e); };
+    switch (n.kind) {
+      case ir::ExprKind::Load:
+      case ir::ExprKind::Cast:
+        return n.dtype == ir::DType::Int64;
+      case ir::ExprKind::IntImm:
+        return n.int_value < INT32_MIN + 1 || n.int_value > INT32_MAX;
+      case ir::ExprKind::Select:
+        return wide(n.args[1]) || wide(n.args[2]);
+      case ir::ExprKind::Unary:
+        return !n.args.empty() && wide(n.args[0]);
+      case ir::ExprKind::Binary:
+        switch (n.binary_op) {
+          case ir::BinaryOp::Add:
+          case ir::BinaryOp::Sub:
+          case ir::BinaryOp::Mul:
+            return wide(n.args[0]) || wide(n.args[1]);
+          case ir::BinaryOp::FloorDiv:
+          case ir::BinaryOp::FloorMod:
+            if (non_negative(n.args[0]) && positive_const(n.args[1]))
+              return wide(n.args[0]) || wide(n.args[1]);
+            return true;
+          default:
+            return true;
+        }
+      default:
+        return false;
+    }
+  }
+
+  // Whether every integer value the launch computes in the loop variables' type (a part of
+  // an index or of a bounds test made of loop variables and constants) provably lies within
+  // 32 bits, the variables over their loops' extents, and every loop's extent too: the
   // launch's loop variables are then `int`, and its index arithmetic 32-bit (half the
-  // registers and instructions of 64-bit arithmetic on a GPU). A part that reads memory
-  // (an index loaded from a tensor of int64) is computed in 64 bits by C++'s promotion.
+  // registers and instructions of 64-bit arithmetic on a GPU). A value C computes in 64 bits
+  // anyway (computed_in_64_bits) needs no proof; its 32-bit parts are checked on their own.
   static bool indices_fit_32_bits(const Stmt& s, std::map<int, int64_t>& extents) {
-    bool fits = true;
+    bool fits = s->kind != StmtKind::For || s->extent <= INT32_MAX;
     for (const ir::Expr* e : {&s->index, &s->value, &s->cond})
       if (*e)
         ir::visit_expr(*e, [&](const ir::ExprNode& n) {
-          if (n.dtype != ir::DType::Int64 || n.kind == ir::ExprKind::Load ||
-              n.kind == ir::ExprKind::Cast)
-            return;
-          bool reads = false;
-          for (const ir::Expr& a : n.args)
-            ir::visit_expr(a, [&](const ir::ExprNode& m) {
-              reads = reads || m.kind == ir::ExprKind::Load || m.kind == ir::ExprKind::Cast;
-            });
-          if (reads) return;
+          if (n.dtype != ir::DType::Int64 || computed_in_64_bits(n)) return;
           const auto r = ir::value_range(std::make_shared<const ir::ExprNode>(n), extents);
           fits = fits && r && r->first >= INT32_MIN && r->second <= INT32_MAX;
         });

@@ -387,7 +387,8 @@ lm::Gpt starting_model(const po::variables_map& vm, const std::string& from_db =
 // schedule is the demonstration: a best of a few measurements within the timing noise of
 // the rule's is noise, and the model learns the rule there instead. What was left out,
 // and why, is counted in the progress line. Each is written for `model`: its context, and
-// without the spaces it cannot name (as it is asked to write them).
+// without the spaces it cannot name (as it is asked to write them); a point of a sketch it
+// cannot name counts as not a point of the spaces.
 // `demonstrated` gets each workload-target pair that gave one ("KEY\nDESCRIPTOR").
 std::vector<lm::Sentence> demonstrations(const std::string& db_path, int top, double min_gain,
                                          const lm::GptConfig& model,
@@ -445,7 +446,13 @@ std::vector<lm::Sentence> demonstrations(const std::string& db_path, int top, do
     }
     const std::vector<lm::Token> prompt = lm::prompt_tokens(program, *target);
     for (const scheduler::SpacePoint* point : chosen) {
-      lm::Sentence s = lm::tensor_sentence(prompt, sketches, *point, model.vocab);
+      lm::Sentence s;
+      try {
+        s = lm::tensor_sentence(prompt, sketches, *point, model.vocab);
+      } catch (const scheduler::InvalidDecision&) {
+        ++other_form;  // a sketch the model cannot name
+        continue;
+      }
       if (s.tokens.size() > static_cast<size_t>(model.context)) {
         ++too_long;
         continue;

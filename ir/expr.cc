@@ -252,12 +252,18 @@ std::optional<std::pair<int64_t, int64_t>> value_range(const Expr& e,
     if (it == extents.end() || it->second < 1) return std::nullopt;
     return Range{0, it->second - 1};
   }
+  if (e->kind == ExprKind::Select && e->dtype == DType::Int64) {
+    // Either value, whatever the condition.
+    const auto t = value_range(e->args[1], extents), f = value_range(e->args[2], extents);
+    if (!t || !f) return std::nullopt;
+    return Range{std::min(t->first, f->first), std::max(t->second, f->second)};
+  }
   if (e->kind != ExprKind::Binary || e->dtype != DType::Int64) return std::nullopt;
   const auto a = value_range(e->args[0], extents);
   if (!a) return std::nullopt;
   if (e->binary_op == BinaryOp::FloorDiv || e->binary_op == BinaryOp::FloorMod) {
     if (!is_int_const(e->args[1], &c) || c <= 0) return std::nullopt;
-    const auto floor_div = [c](int64_t x) { return x >= 0 ? x / c : -((-x + c - 1) / c); };
+    const auto floor_div = [c](int64_t x) { return x / c - (x % c != 0 && x < 0 ? 1 : 0); };
     if (e->binary_op == BinaryOp::FloorDiv) return Range{floor_div(a->first), floor_div(a->second)};
     // The remainder runs over [a, b] where a and b lie in one multiple's span, else all of it.
     if (floor_div(a->first) == floor_div(a->second))
@@ -266,14 +272,26 @@ std::optional<std::pair<int64_t, int64_t>> value_range(const Expr& e,
   }
   const auto b = value_range(e->args[1], extents);
   if (!b) return std::nullopt;
+  // Bounds beyond int64 are not known.
+  int64_t lo = 0, hi = 0;
   switch (e->binary_op) {
     case BinaryOp::Add:
-      return Range{a->first + b->first, a->second + b->second};
+      if (__builtin_add_overflow(a->first, b->first, &lo) ||
+          __builtin_add_overflow(a->second, b->second, &hi))
+        return std::nullopt;
+      return Range{lo, hi};
     case BinaryOp::Sub:
-      return Range{a->first - b->second, a->second - b->first};
+      if (__builtin_sub_overflow(a->first, b->second, &lo) ||
+          __builtin_sub_overflow(a->second, b->first, &hi))
+        return std::nullopt;
+      return Range{lo, hi};
     case BinaryOp::Mul: {
-      const int64_t corners[] = {a->first * b->first, a->first * b->second, a->second * b->first,
-                                 a->second * b->second};
+      int64_t corners[4];
+      if (__builtin_mul_overflow(a->first, b->first, &corners[0]) ||
+          __builtin_mul_overflow(a->first, b->second, &corners[1]) ||
+          __builtin_mul_overflow(a->second, b->first, &corners[2]) ||
+          __builtin_mul_overflow(a->second, b->second, &corners[3]))
+        return std::nullopt;
       return Range{*std::min_element(std::begin(corners), std::end(corners)),
                    *std::max_element(std::begin(corners), std::end(corners))};
     }

@@ -83,8 +83,9 @@ Expr substitute(const Expr& e, const std::vector<std::pair<int, Expr>>& var_valu
 bool uses_var(const Expr& e, int var_id);
 // The least and greatest value of an int expression whose variables range over
 // [0, extent) (`extents`, by variable id): constants, those variables, +, -, *, min, max,
-// and floor division and remainder by a positive constant; nothing where it holds anything
-// else (a load, another variable).
+// floor division and remainder by a positive constant, and a choice between two such
+// values; nothing where it holds anything else (a load, another variable) or a bound
+// beyond int64.
 std::optional<std::pair<int64_t, int64_t>> value_range(const Expr& e,
                                                        const std::map<int, int64_t>& extents);
 // Whether a Bool expression (comparisons of such int expressions, joined by And) holds for

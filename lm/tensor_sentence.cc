@@ -281,8 +281,14 @@ Sentence tensor_sentence(const std::vector<Token>& prompt, const scheduler::Sket
   s.tokens = prompt;
   s.choices.resize(prompt.size());
   const scheduler::Sketch& sketch = sketches[point.sketch];
-  s.tokens.push_back(vocab().at(sketch.name()));
-  s.choices.push_back(sketch_tokens(sketches));
+  const Token chosen = vocab().at(sketch.name());
+  if (chosen >= words)
+    throw scheduler::InvalidDecision("the model does not know the sketch " + sketch.name());
+  s.tokens.push_back(chosen);
+  std::vector<Token> named;  // the sketches the model can choose among
+  for (Token t : sketch_tokens(sketches))
+    if (t < words) named.push_back(t);
+  s.choices.push_back(std::move(named));
   scheduler::SketchCursor cursor(sketch);
   for (int64_t value : point.values) {
     if (cursor.done()) throw scheduler::InvalidDecision("more values than the sketch has spaces");

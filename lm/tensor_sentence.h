@@ -40,8 +40,9 @@ bool names_space(const scheduler::Space& space, int64_t words);
 // The whole sentence of a point: the prompt, the sketch's name, each space's name and value,
 // <eos>. InvalidDecision when the point is not one of the sketches' spaces. For a model that
 // knows the first `words` tokens, the spaces it cannot name are left out (their values
-// taken without being written): it reads a sentence as it is asked to write one
-// (lm/generate.cc decides those spaces for it).
+// taken without being written) and the sketches it cannot name are not among the first
+// decision's choices: it reads a sentence as it is asked to write one (lm/generate.cc
+// decides those spaces for it); InvalidDecision when it cannot name the point's sketch.
 Sentence tensor_sentence(const std::vector<Token>& prompt, const scheduler::Sketches& sketches,
                          const scheduler::SpacePoint& point,
                          int64_t words = std::numeric_limits<int64_t>::max());

@@ -574,7 +574,8 @@ ir::LoopProgram flat_copy(int64_t blocks, int64_t threads) {
 
 // A kernel's loop variables, and so its index arithmetic, are 32-bit where every index
 // provably fits (half the registers and instructions of 64-bit arithmetic), 64-bit where
-// one may not: a copy of 2^31 elements or more.
+// one may not: a copy of 2^31 elements or more, a product of indices chosen by a value in
+// memory that may pass 2^31, a loop of more iterations than an int counts.
 TEST(CudaKernelsIndex, IndicesAre32BitWhereTheyFit) {
   const std::string small = codegen::emit_cuda_kernel(flat_copy(4096, 256), kGpu).text;
   EXPECT_NE(small.find("const int v0 = blockIdx.x;"), std::string::npos) << small;
@@ -584,6 +585,31 @@ TEST(CudaKernelsIndex, IndicesAre32BitWhereTheyFit) {
       codegen::emit_cuda_kernel(flat_copy((int64_t{1} << 23) + 1, 256), kGpu).text;
   EXPECT_NE(large.find("const int64_t v0 = blockIdx.x;"), std::string::npos) << large;
   EXPECT_NE(large.find("const int64_t v1 = threadIdx.x;"), std::string::npos) << large;
+  // A product of loop variables chosen by a value read from memory is computed in the
+  // variables' type: its range decides too (here up to 4095 x 10^6).
+  ir::LoopProgram chosen = flat_copy(4096, 256);
+  const ir::Expr b = ir::make_var(0, "b"), t = ir::make_var(1, "t");
+  const ir::Expr positive = ir::make_binary(ir::BinaryOp::LT, ir::make_float(0),
+                                            ir::make_load(ir::DType::Float32, 0, {b * 256 + t}));
+  const ir::Expr far = ir::make_select(positive, b, t) * 1000000;
+  chosen.body = ir::make_for(
+      0, "b", 4096, ir::LoopKind::GpuBlock,
+      ir::make_for(1, "t", 256, ir::LoopKind::GpuThread,
+                   ir::make_store(
+                       1, b * 256 + t,
+                       ir::make_cast(ir::DType::Float32, ir::make_binary(ir::BinaryOp::FloorMod,
+                                                                         far, ir::make_int(7))))));
+  const std::string by_choice = codegen::emit_cuda_kernel(chosen, kGpu).text;
+  EXPECT_NE(by_choice.find("const int64_t v0 = blockIdx.x;"), std::string::npos) << by_choice;
+  // A loop of more iterations than an int counts.
+  ir::LoopProgram long_loop = flat_copy(1, 1);
+  long_loop.body =
+      ir::make_for(0, "b", 1, ir::LoopKind::GpuBlock,
+                   ir::make_for(2, "w", int64_t{3} << 30, ir::LoopKind::Serial,
+                                ir::make_store(1, ir::make_int(0), ir::make_float(1))));
+  long_loop.next_var = 3;
+  const std::string counted = codegen::emit_cuda_kernel(long_loop, kGpu).text;
+  EXPECT_NE(counted.find("for (int64_t v2 = 0;"), std::string::npos) << counted;
   // The largest that fits: 2^31 - 1 is the last index.
   const std::string edge = codegen::emit_cuda_kernel(flat_copy(int64_t{1} << 23, 256), kGpu).text;
   EXPECT_NE(edge.find("const int v0 = blockIdx.x;"), std::string::npos) << edge;

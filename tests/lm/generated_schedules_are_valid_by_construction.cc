@@ -268,6 +268,10 @@ TEST(ConstrainedDecoding, ASentenceForAnOlderModelLeavesOutTheSpacesItCannotName
     const std::vector<Token> decisions(whole.tokens.begin() + static_cast<long>(prompt.size()),
                                        whole.tokens.end());
     EXPECT_EQ(parse_sentence(sketches, decisions), point);
+    // A model of the CPU's words alone cannot name a CUDA sketch.
+    EXPECT_THROW(tensor_sentence(prompt, sketches, point,
+                                 static_cast<int64_t>(Vocabulary::get().cpu_size())),
+                 scheduler::InvalidDecision);
     ++checked;
   }
   EXPECT_GT(checked, 3u);
