@@ -17,13 +17,6 @@ std::shared_ptr<ExprNode> node(ExprKind k, DType t) {
   return n;
 }
 
-int64_t floor_div(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
-}
-
-int64_t floor_mod(int64_t a, int64_t b) { return a - floor_div(a, b) * b; }
-
 // Folds an integer operation on two constants; false when it cannot.
 bool fold_ints(BinaryOp op, int64_t a, int64_t b, int64_t* out) {
   switch (op) {
@@ -65,6 +58,13 @@ bool fold_ints(BinaryOp op, int64_t a, int64_t b, int64_t* out) {
 }
 
 }  // namespace
+
+int64_t floor_div(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+
+int64_t floor_mod(int64_t a, int64_t b) { return a - floor_div(a, b) * b; }
 
 Expr make_int(int64_t v) {
   auto n = node(ExprKind::IntImm, DType::Int64);
@@ -263,11 +263,11 @@ std::optional<std::pair<int64_t, int64_t>> value_range(const Expr& e,
   if (!a) return std::nullopt;
   if (e->binary_op == BinaryOp::FloorDiv || e->binary_op == BinaryOp::FloorMod) {
     if (!is_int_const(e->args[1], &c) || c <= 0) return std::nullopt;
-    const auto floor_div = [c](int64_t x) { return x / c - (x % c != 0 && x < 0 ? 1 : 0); };
-    if (e->binary_op == BinaryOp::FloorDiv) return Range{floor_div(a->first), floor_div(a->second)};
+    if (e->binary_op == BinaryOp::FloorDiv)
+      return Range{floor_div(a->first, c), floor_div(a->second, c)};
     // The remainder runs over [a, b] where a and b lie in one multiple's span, else all of it.
-    if (floor_div(a->first) == floor_div(a->second))
-      return Range{a->first - floor_div(a->first) * c, a->second - floor_div(a->first) * c};
+    if (floor_div(a->first, c) == floor_div(a->second, c))
+      return Range{floor_mod(a->first, c), floor_mod(a->second, c)};
     return Range{0, c - 1};
   }
   const auto b = value_range(e->args[1], extents);

@@ -73,6 +73,11 @@ inline Expr operator+(Expr a, int64_t b) { return a + make_int(b); }
 inline Expr operator*(Expr a, int64_t b) { return a * make_int(b); }
 inline Expr operator-(Expr a, int64_t b) { return a - make_int(b); }
 
+// Floor division and its remainder (of b's sign), as FloorDiv and FloorMod compute them;
+// b is not 0.
+int64_t floor_div(int64_t a, int64_t b);
+int64_t floor_mod(int64_t a, int64_t b);
+
 bool is_int_const(const Expr& e, int64_t* value = nullptr);
 bool is_comparison(BinaryOp op);
 // Structural equality (variables by id).

@@ -56,9 +56,9 @@ std::optional<int64_t> evaluate(const Expr& e, const std::map<int, int64_t>& var
         case ir::BinaryOp::Div:
           return *b == 0 ? 0 : *a / *b;
         case ir::BinaryOp::FloorDiv:
-          return *b == 0 ? 0 : (*a / *b - ((*a % *b != 0) && ((*a < 0) != (*b < 0))));
+          return *b == 0 ? 0 : ir::floor_div(*a, *b);
         case ir::BinaryOp::FloorMod:
-          return *b == 0 ? 0 : ((*a % *b) + *b) % *b;
+          return *b == 0 ? 0 : ir::floor_mod(*a, *b);
         case ir::BinaryOp::Min:
           return std::min(*a, *b);
         case ir::BinaryOp::Max:
@@ -225,7 +225,7 @@ class LaunchWalker {
     if (static_cast<int64_t>(first.size()) == lanes) {
       std::set<int64_t> touched;
       for (int64_t a : first)
-        for (int64_t s = floor_div(a, 32); s <= floor_div(a + bytes - 1, 32); ++s)
+        for (int64_t s = ir::floor_div(a, 32); s <= ir::floor_div(a + bytes - 1, 32); ++s)
           touched.insert(s);
       sectors = static_cast<double>(touched.size());
     }
@@ -242,17 +242,15 @@ class LaunchWalker {
     for (int64_t start = 0; start < lanes; start += phase) {
       std::map<int64_t, std::set<int64_t>> words;  // by bank
       for (int64_t lane = start; lane < std::min(lanes, start + phase); ++lane)
-        for (int64_t w = floor_div(first[static_cast<size_t>(lane)], 4);
-             w <= floor_div(first[static_cast<size_t>(lane)] + bytes - 1, 4); ++w)
-          words[((w % 32) + 32) % 32].insert(w);
+        for (int64_t w = ir::floor_div(first[static_cast<size_t>(lane)], 4);
+             w <= ir::floor_div(first[static_cast<size_t>(lane)] + bytes - 1, 4); ++w)
+          words[ir::floor_mod(w, 32)].insert(w);
       size_t most = 1;
       for (const auto& [bank, distinct] : words) most = std::max(most, distinct.size());
       wavefronts += static_cast<double>(most);
     }
     return wavefronts;
   }
-
-  static int64_t floor_div(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
 
   struct Loop {
     int var;
@@ -261,7 +259,7 @@ class LaunchWalker {
   };
   const ir::LoopProgram& p_;
   BlockWork& w_;
-  std::set<int> unrolled_;   // loops unrolled whole (register_tile_vars, or so marked)
+  std::set<int> unrolled_;   // loops unrolled whole (ir::local_index_vars, or so marked)
   std::vector<Loop> loops_;  // enclosing the statement walked, outermost first
   int64_t width_ = 1;        // elements a lane moves in one access (a vectorised loop's)
 };

@@ -95,8 +95,7 @@ Expr register_position(const Expr& q, int64_t run, int64_t stride,
   whole.add(q, 1);
   if (run == 0) return whole.expr();
   Linear high, low;
-  high.constant =
-      whole.constant >= 0 ? whole.constant / stride : -((-whole.constant + stride - 1) / stride);
+  high.constant = ir::floor_div(whole.constant, stride);
   low.constant = whole.constant - high.constant * stride;
   int64_t least = low.constant, greatest = low.constant;
   bool known = true;

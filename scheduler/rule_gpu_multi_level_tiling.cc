@@ -251,19 +251,15 @@ void tile(SketchBuild& b, const Tiled& t) {
         throw InvalidDecision("the shared copies take " + std::to_string(bytes) +
                               " bytes, more than a block's " + std::to_string(smem));
       const int64_t loops = static_cast<int64_t>(cs.leaves.size());
+      // Each thread's share element by element, or in fours where aligned (one 16-byte load
+      // and store each).
       const bool wide = copies_sixteen_bytes(r.state, c);
       if (loops > 1) r.emit(Decision{DecisionKind::Fuse, c, -1, {0, loops}});
-      if (wide) {
-        // Each thread's share in fours: one 16-byte load and store each.
-        const int64_t share = largest_divisor_at_most(elements / 4, threads);
-        r.emit(Decision{DecisionKind::Split, c, -1, {0, share, 4}});
-        r.emit(Decision{DecisionKind::Bind, c, -1, {1, 1}});
-        r.emit(Decision{DecisionKind::Vectorize, c, -1, {2}});
-        continue;
-      }
-      const int64_t share = largest_divisor_at_most(elements, threads);
-      r.emit(Decision{DecisionKind::Split, c, -1, {0, share}});
+      const int64_t share = largest_divisor_at_most(wide ? elements / 4 : elements, threads);
+      r.emit(Decision{DecisionKind::Split, c, -1,
+                      wide ? std::vector<int64_t>{0, share, 4} : std::vector<int64_t>{0, share}});
       r.emit(Decision{DecisionKind::Bind, c, -1, {1, 1}});
+      if (wide) r.emit(Decision{DecisionKind::Vectorize, c, -1, {2}});
     }
   });
   add_unroll_space(b, red, smallest());
