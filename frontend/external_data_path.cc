@@ -1,5 +1,11 @@
 #include "frontend/external_data_path.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 #include <system_error>
 
 namespace tlmc::frontend {
@@ -17,7 +23,31 @@ bool lies_within(const fs::path& inner, const fs::path& outer) {
   return true;
 }
 
+// The path the kernel gives an open descriptor: every link on the way resolved.
+std::string resolved_path_of(int fd) {
+  std::error_code ec;
+  const fs::path p = fs::read_symlink("/proc/self/fd/" + std::to_string(fd), ec);
+  return ec ? std::string() : p.string();
+}
+
 }  // namespace
+
+ExternalDataFile::~ExternalDataFile() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+bool ExternalDataFile::read(uint64_t offset, void* out, uint64_t bytes) const {
+  auto* at = static_cast<char*>(out);
+  while (bytes > 0) {
+    const ssize_t got = ::pread(fd_, at, bytes, static_cast<off_t>(offset));
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) return false;
+    at += got;
+    offset += static_cast<uint64_t>(got);
+    bytes -= static_cast<uint64_t>(got);
+  }
+  return true;
+}
 
 // The rule: a model's external data is part of the model, so it lives in the model's folder
 // or below it. A downloaded model must not be able to name ~/.ssh/id_rsa, whether by an
@@ -26,8 +56,15 @@ bool lies_within(const fs::path& inner, const fs::path& outer) {
 // model file itself resolves into: model caches (Hugging Face's among them) keep the model
 // file and its data as symlinks into one blobs folder, so there the data is beside the
 // model's real file, and a link elsewhere is refused all the same.
-std::variant<fs::path, RefusedLocation> external_data_path(const fs::path& model_path,
-                                                           const std::string& location) {
+//
+// The file is opened once, relative to the model's folder, and the check reads where that
+// descriptor leads, so a link swapped in after the check is never followed. A hard link is
+// another name of the same file, not a pointer to it: a hard link inside the folder to a
+// file elsewhere is read like any file of the folder. Making one takes write access to the
+// folder on the same file system as the target (a downloaded archive or git checkout cannot
+// bring one that points outside itself), so it is a name the folder's owner gave.
+std::variant<ExternalDataFile, RefusedLocation> open_external_data(const fs::path& model_path,
+                                                                   const std::string& location) {
   if (location.empty()) return RefusedLocation{"names no location"};
   const fs::path rel(location);
   if (rel.is_absolute() || rel.has_root_name() || rel.has_root_directory())
@@ -40,21 +77,38 @@ std::variant<fs::path, RefusedLocation> external_data_path(const fs::path& model
   std::error_code ec;
   const fs::path named_dir = fs::absolute(model_path, ec).parent_path();
   const fs::path file = named_dir / rel;
-  if (!fs::is_regular_file(file, ec))
+  const int dir_fd = ::open(named_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir_fd < 0)
+    return RefusedLocation{"cannot be checked: the model's folder cannot be opened (" +
+                           std::string(std::strerror(errno)) + ")"};
+  const int fd = ::openat(dir_fd, location.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+  const int open_errno = errno;
+  ::close(dir_fd);
+  if (fd < 0 && open_errno == ENOENT)
     return RefusedLocation{"names '" + location + "', which does not exist (looked for '" +
                            file.string() + "')"};
-  const fs::path real_file = fs::canonical(file, ec);
-  if (ec)
-    return RefusedLocation{"names '" + location + "', which cannot be resolved: " + ec.message()};
+  if (fd < 0)
+    return RefusedLocation{"names '" + location +
+                           "', which cannot be opened: " + std::strerror(open_errno)};
+  struct stat st {};
+  const bool regular = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+  ExternalDataFile opened(fd, file, regular ? static_cast<uint64_t>(st.st_size) : 0);
+  if (!regular)
+    return RefusedLocation{"names '" + location + "', which is not a regular file (looked at '" +
+                           file.string() + "')"};
+  const std::string real_file = resolved_path_of(fd);
+  if (real_file.empty())
+    return RefusedLocation{"names '" + location + "', which cannot be resolved"};
   std::error_code named_ec, model_ec;
   const fs::path real_named_dir = fs::canonical(named_dir, named_ec);
   const fs::path real_model_dir = fs::canonical(model_path, model_ec).parent_path();
   if (named_ec || model_ec)
     return RefusedLocation{"cannot be checked: the model's own path does not resolve (" +
                            (named_ec ? named_ec : model_ec).message() + ")"};
-  if (lies_within(real_file, real_named_dir) || lies_within(real_file, real_model_dir)) return file;
-  return RefusedLocation{"names '" + location + "', a symlink to '" + real_file.string() +
-                         "', outside the model's folder: copy the file into the folder instead"};
+  if (!lies_within(real_file, real_named_dir) && !lies_within(real_file, real_model_dir))
+    return RefusedLocation{"names '" + location + "', a symlink to '" + real_file +
+                           "', outside the model's folder: copy the file into the folder instead"};
+  return opened;
 }
 
 }  // namespace tlmc::frontend

@@ -309,13 +309,14 @@ class OnnxReader {
 
   struct ExternalData {
     std::string location;
-    fs::path file;  // checked to lie in the model's folder (external_data_path.h)
     int64_t offset = 0;
     int64_t length = -1;  // -1: not given
   };
 
-  // A tensor's external-data entries, read and checked.
-  ExternalData external_data(const onnx::TensorProto& t, const std::string& where) const {
+  // A tensor's external-data entries, read and checked, and its file opened (checked to lie
+  // in the model's folder: external_data_path.h).
+  std::pair<ExternalData, ExternalDataFile> external_data(const onnx::TensorProto& t,
+                                                          const std::string& where) const {
     ExternalData d;
     auto number = [&](const std::string& key, const std::string& text) {
       int64_t v = -1;
@@ -331,11 +332,10 @@ class OnnxReader {
       if (e.key() == "offset") d.offset = number("offset", e.value());
       if (e.key() == "length") d.length = number("length", e.value());
     }
-    std::variant<fs::path, RefusedLocation> file = external_data_path(path_, d.location);
+    std::variant<ExternalDataFile, RefusedLocation> file = open_external_data(path_, d.location);
     if (const auto* refused = std::get_if<RefusedLocation>(&file))
       fail(where + ": its external data " + refused->reason);
-    d.file = std::get<fs::path>(file);
-    return d;
+    return {d, std::move(std::get<ExternalDataFile>(file))};
   }
 
   // Every external location of the graph's initializers and Constant nodes, checked.
@@ -349,69 +349,78 @@ class OnnxReader {
           external_data(a.t(), "the " + in_quotes(a.name()) + " of node " + in_quotes(n.name()));
   }
 
-  // The bytes of a TensorProto, from raw_data, the typed fields, or an external file.
+  // The `bytes` bytes of a tensor stored as external data, read from the one descriptor
+  // that was checked; the file's size is compared with them before anything is allocated.
+  std::vector<uint8_t> external_bytes(const onnx::TensorProto& t, size_t bytes,
+                                      const std::string& where) {
+    const auto [ext, file] = external_data(t, where);
+    if (ext.length >= 0 && static_cast<size_t>(ext.length) != bytes)
+      fail(where + ": its external data has " + std::to_string(ext.length) +
+           " bytes, its shape needs " + std::to_string(bytes));
+    if (file.size() < static_cast<uint64_t>(ext.offset) + bytes)
+      fail(where + ": external file " + in_quotes(ext.location) + " is too short (" +
+           std::to_string(file.size()) + " bytes, needs " +
+           std::to_string(static_cast<uint64_t>(ext.offset) + bytes) + ")");
+    std::vector<uint8_t> out(bytes);
+    if (!file.read(static_cast<uint64_t>(ext.offset), out.data(), bytes))
+      fail(where + ": cannot read external file " + in_quotes(ext.location));
+    const std::string named = file.named().string();
+    if (std::find(g_.source_files.begin(), g_.source_files.end(), named) == g_.source_files.end())
+      g_.source_files.push_back(named);
+    return out;
+  }
+
+  // A tensor's raw_data, which must hold exactly `bytes` bytes.
+  std::vector<uint8_t> raw_bytes(const onnx::TensorProto& t, size_t bytes,
+                                 const std::string& where) const {
+    if (t.raw_data().size() != bytes)
+      fail(where + " has " + std::to_string(t.raw_data().size()) +
+           " bytes of data, its shape needs " + std::to_string(bytes));
+    return std::vector<uint8_t>(t.raw_data().begin(), t.raw_data().end());
+  }
+
+  // The bytes of a TensorProto, from raw_data, the typed fields, or an external file. The
+  // declared size is compared with the bytes that exist before anything is allocated: a
+  // small file must not make tlmc reserve the gigabytes its shapes claim.
   std::vector<uint8_t> tensor_bytes(const onnx::TensorProto& t, DType dt, int64_t count,
                                     const std::string& where) {
     const size_t bytes = static_cast<size_t>(count) * ir::dtype_size(dt);
-    std::vector<uint8_t> out(bytes);
-    if (t.data_location() == onnx::TensorProto::EXTERNAL) {
-      const ExternalData ext = external_data(t, where);
-      const fs::path& file = ext.file;
-      const std::string& location = ext.location;
-      const int64_t offset = ext.offset, length = ext.length;
-      std::error_code ec;
-      if (length >= 0 && static_cast<size_t>(length) != bytes)
-        fail(where + ": its external data has " + std::to_string(length) +
-             " bytes, its shape needs " + std::to_string(bytes));
-      const uint64_t have = fs::file_size(file, ec);
-      if (have < static_cast<uint64_t>(offset) + bytes)
-        fail(where + ": external file " + in_quotes(location) + " is too short (" +
-             std::to_string(have) + " bytes, needs " +
-             std::to_string(offset + static_cast<int64_t>(bytes)) + ")");
-      std::ifstream in(file, std::ios::binary);
-      in.seekg(offset);
-      in.read(reinterpret_cast<char*>(out.data()), static_cast<std::streamsize>(bytes));
-      if (!in) fail(where + ": cannot read external file " + in_quotes(location));
-      if (std::find(g_.source_files.begin(), g_.source_files.end(), file.string()) ==
-          g_.source_files.end())
-        g_.source_files.push_back(file.string());
-      return out;
-    }
-    if (t.has_raw_data()) {
-      if (t.raw_data().size() != bytes)
-        fail(where + " has " + std::to_string(t.raw_data().size()) +
-             " bytes of data, its shape needs " + std::to_string(bytes));
-      std::memcpy(out.data(), t.raw_data().data(), bytes);
-      return out;
-    }
+    if (t.data_location() == onnx::TensorProto::EXTERNAL) return external_bytes(t, bytes, where);
+    if (t.has_raw_data()) return raw_bytes(t, bytes, where);
     auto expect = [&](int have) {
       if (have != count)
         fail(where + " has " + std::to_string(have) + " values, its shape needs " +
              std::to_string(count));
     };
+    std::vector<uint8_t> out;
     switch (dt) {
       case DType::Float32:
         expect(t.float_data_size());
+        out.resize(bytes);
         std::memcpy(out.data(), t.float_data().data(), bytes);
         break;
       case DType::Int64:
         expect(t.int64_data_size());
+        out.resize(bytes);
         std::memcpy(out.data(), t.int64_data().data(), bytes);
         break;
       case DType::Int32:
         expect(t.int32_data_size());
+        out.resize(bytes);
         std::memcpy(out.data(), t.int32_data().data(), bytes);
         break;
       case DType::Int8:
       case DType::UInt8:
       case DType::Bool:
         expect(t.int32_data_size());
+        out.resize(bytes);
         for (int64_t i = 0; i < count; ++i)
           out[static_cast<size_t>(i)] = static_cast<uint8_t>(t.int32_data(static_cast<int>(i)));
         break;
       case DType::Float16:
       case DType::BFloat16:
         expect(t.int32_data_size());
+        out.resize(bytes);
         for (int64_t i = 0; i < count; ++i) {
           const uint16_t h = static_cast<uint16_t>(t.int32_data(static_cast<int>(i)));
           std::memcpy(out.data() + 2 * i, &h, 2);
@@ -435,29 +444,27 @@ class OnnxReader {
            " is beyond tlmc's limits: " + beyond);
     const int64_t count = w.type.numel();
     if (t.data_type() == onnx::TensorProto::DOUBLE) {
-      std::vector<float> f(static_cast<size_t>(count));
-      if (t.has_raw_data()) {
-        if (t.raw_data().size() != static_cast<size_t>(count) * 8)
-          fail(where + " has the wrong number of bytes");
-        for (int64_t i = 0; i < count; ++i) {
-          double d;
-          std::memcpy(&d, t.raw_data().data() + 8 * i, 8);
-          f[static_cast<size_t>(i)] = static_cast<float>(d);
-        }
-      } else {
-        if (t.double_data_size() != count) fail(where + " has the wrong number of values");
-        for (int64_t i = 0; i < count; ++i)
-          f[static_cast<size_t>(i)] = static_cast<float>(t.double_data(static_cast<int>(i)));
+      std::vector<double> d(t.double_data().begin(), t.double_data().end());
+      if (t.data_location() == onnx::TensorProto::EXTERNAL || t.has_raw_data()) {
+        const std::vector<uint8_t> bytes =
+            t.data_location() == onnx::TensorProto::EXTERNAL
+                ? external_bytes(t, static_cast<size_t>(count) * 8, where)
+                : raw_bytes(t, static_cast<size_t>(count) * 8, where);
+        d.resize(static_cast<size_t>(count));
+        std::memcpy(d.data(), bytes.data(), bytes.size());
+      } else if (t.double_data_size() != count) {
+        fail(where + " has " + std::to_string(t.double_data_size()) + " values, its shape needs " +
+             std::to_string(count));
       }
       w.type.dtype = DType::Float32;
-      w.data = ir::float_bytes(f);
+      w.data = ir::float_bytes(std::vector<float>(d.begin(), d.end()));
       return define(std::move(w));
     }
     const std::optional<DType> dt = dtype_of(t.data_type());
     if (!dt) {
       unsupported_.add("element type " + onnx_type_name(t.data_type()), where);
       w.type.dtype = DType::Float32;
-      w.data = std::make_shared<const std::vector<uint8_t>>(w.type.bytes(), 0);
+      w.data = std::make_shared<const std::vector<uint8_t>>();  // refused after reading
       return define(std::move(w));
     }
     w.type.dtype = *dt;

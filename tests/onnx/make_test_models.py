@@ -116,6 +116,25 @@ def external_data_at(out, place):
             os.replace(f"{out}/{f}", f"{out}/snapshots/rev/{f}")
 
 
+def oversized(out, kind):
+    """A 100-byte model whose initializer declares [16384, 16384] elements (1 GiB of float,
+    2 GiB of int64) and holds 4 bytes: raw_data ("float", "int64"), or an external file of 4
+    bytes with no length given ("external")."""
+    elem = TensorProto.INT64 if kind == "int64" else TensorProto.FLOAT
+    w = TensorProto(name="w", data_type=elem, dims=[16384, 16384])
+    if kind != "external":
+        w.raw_data = b"\0\0\0\0"
+    else:
+        w.data_location = TensorProto.EXTERNAL
+        w.external_data.add(key="location", value="w.data")
+        with open(f"{out}/w.data", "wb") as f:
+            f.write(b"\0\0\0\0")
+    nodes = [helper.make_node("Shape", ["w"], ["y"])]
+    model = opset_model(nodes, [], [value("y", [2], TensorProto.INT64)], 17, [w])
+    with open(f"{out}/model.onnx", "wb") as f:
+        f.write(model.SerializeToString())
+
+
 def constants(out):
     """Constant nodes of every kind of value, and a DOUBLE initializer."""
     rng = np.random.default_rng(5)
@@ -181,6 +200,9 @@ MODELS = {
     "external_data_link_out": lambda out: external_data_at(out, "link_out"),
     "external_data_link_in": lambda out: external_data_at(out, "link_in"),
     "external_data_cache": lambda out: external_data_at(out, "cache"),
+    "oversized_float": lambda out: oversized(out, "float"),
+    "oversized_int64": lambda out: oversized(out, "int64"),
+    "oversized_external": lambda out: oversized(out, "external"),
     "constants": constants,
     "opset_too_new": opset_too_new,
     "torch_cnn_op13": lambda out: torch_cnn(out, 13),

@@ -145,6 +145,37 @@ TEST(OnnxImport, ExternalDataThroughSymlinksWithinTheModelsFolderIsRead) {
   EXPECT_LT(error_against_expected(cache, ir::host_target()), 1e-6);
 }
 
+// Regression: a 75-byte model declaring a [16384, 16384] initializer made tlmc allocate the
+// whole tensor (1.1 GB resident for float, 2.1 GB for int64) before it compared the size
+// with the 4 bytes present. Now the refusal comes first, at the memory of a small model's.
+TEST(OnnxImport, OversizedInitializersAreRefusedBeforeTheyAreAllocated) {
+  OnnxModel small("symbolic");  // refused right after reading, for the baseline
+  const CommandResult baseline = run_command(small.tlmc(""));
+  ASSERT_EQ(baseline.exit_code, 1) << baseline.out;
+  const struct {
+    const char* model;
+    std::string message;
+  } cases[] = {
+      {"oversized_float",
+       ": error: initializer 'w' has 4 bytes of data, its shape needs 1073741824"},
+      {"oversized_int64",
+       ": error: initializer 'w' has 4 bytes of data, its shape needs 2147483648"},
+      {"oversized_external",
+       ": error: initializer 'w': external file 'w.data' is too short (4 bytes, needs "
+       "1073741824)"},
+  };
+  for (const auto& c : cases) {
+    OnnxModel m(c.model);
+    ASSERT_LT(fs::file_size(m.path()), 100u);
+    const CommandResult r = run_command(m.tlmc("-o " + m.file("out/libm.a")));
+    EXPECT_EQ(r.exit_code, 1) << r.out;
+    EXPECT_NE(r.out.find(m.path() + c.message), std::string::npos) << r.out;
+    EXPECT_EQ(count_entries(m.file("out")), 0);
+    EXPECT_LT(r.peak_resident_kib, baseline.peak_resident_kib + 64 * 1024)
+        << c.model << ": " << baseline.peak_resident_kib << " KiB for a small model";
+  }
+}
+
 TEST(OnnxImport, EveryUnsupportedOperatorIsListedOnce) {
   OnnxModel m("unsupported");
   CommandResult r = run_command(m.tlmc("-o " + m.file("libm.a")));

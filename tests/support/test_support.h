@@ -22,8 +22,11 @@ class TempDir {
 struct CommandResult {
   int exit_code = -1;
   std::string out;  // stdout and stderr together
+  // The largest resident set of the shell or of any process it waited for (the command),
+  // from wait4's accounting.
+  long peak_resident_kib = -1;
 };
-// Runs a shell command line and captures its output.
+// Runs a shell command line (sh -c) and captures its output.
 CommandResult run_command(const std::string& command_line);
 
 std::string read_file(const std::string& path);
