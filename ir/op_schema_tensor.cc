@@ -45,8 +45,11 @@ std::vector<TensorType> infer_reshape(const Graph& g, const Node& n) {
     }
   }
   const int64_t numel = data.numel();
+  if (inferred >= 0) out[static_cast<size_t>(inferred)] = 1;
+  const std::string beyond = shape_beyond_limits(out);  // before any product of its axes
+  if (!beyond.empty())
+    fail_node(n, "has the shape " + shape_str(target) + ", beyond tlmc's limits: " + beyond);
   if (inferred >= 0) {
-    out[static_cast<size_t>(inferred)] = 1;
     const int64_t known = shape_numel(out);
     if (known == 0 || numel % known != 0)
       fail_node(n, "cannot reshape input of shape " + shape_str(data.shape) + " (" +

@@ -267,8 +267,8 @@ SpatialGeometry spatial_geometry(const Graph& g, const Node& n) {
   return s;
 }
 
-std::vector<int64_t> constant_ints(const Graph& g, const Node& n, size_t i,
-                                   const std::string& what) {
+std::vector<int64_t> constant_ints(const Graph& g, const Node& n, size_t i, const std::string& what,
+                                   ValueBound bound) {
   const Tensor& t = g.tensor(n.inputs.at(i));
   if (t.type.dtype != DType::Int64)
     fail(n, "does not support " + what + " dtype " + std::string(dtype_name(t.type.dtype)) +
@@ -278,7 +278,13 @@ std::vector<int64_t> constant_ints(const Graph& g, const Node& n, size_t i,
   if (t.type.shape.size() != 1)
     fail(n,
          "needs its " + what + " '" + t.name + "' to be 1-D, got shape " + shape_str(t.type.shape));
-  return weight_ints(t);
+  std::vector<int64_t> values = weight_ints(t);
+  if (bound == ValueBound::AsAttributes)
+    for (int64_t v : values)
+      if (v > kMaxAttributeMagnitude || v < -kMaxAttributeMagnitude)
+        fail(n, "has the value " + std::to_string(v) + " in its " + what + " '" + t.name +
+                    "', beyond tlmc's limit of +-(2^31 - 1)");
+  return values;
 }
 
 double constant_scalar(const Graph& g, const Node& n, size_t i, const std::string& what) {
@@ -302,8 +308,9 @@ DimRange shape_range(const Node& n, int64_t rank) {
 SliceGeometry slice_geometry(const Graph& g, const Node& n) {
   const Shape& x = g.type(n.inputs.at(0)).shape;
   const int64_t rank = static_cast<int64_t>(x.size());
-  const std::vector<int64_t> starts = constant_ints(g, n, 1, "starts");
-  const std::vector<int64_t> ends = constant_ints(g, n, 2, "ends");
+  // ONNX clamps starts and ends to the axis (exporters write INT64_MAX for "to the end").
+  const std::vector<int64_t> starts = constant_ints(g, n, 1, "starts", ValueBound::Clamped);
+  const std::vector<int64_t> ends = constant_ints(g, n, 2, "ends", ValueBound::Clamped);
   if (starts.size() != ends.size())
     fail(n, "has starts " + shape_str(starts) + " and ends " + shape_str(ends) +
                 " of different lengths");
@@ -437,9 +444,17 @@ int64_t range_count(const Graph& g, const Node& n) {
   };
   const int64_t start = value(0, "start"), limit = value(1, "limit"), delta = value(2, "delta");
   if (delta == 0) fail(n, "has delta 0");
-  const int64_t span = delta > 0 ? limit - start : start - limit;
-  const int64_t stride = delta > 0 ? delta : -delta;
-  return span <= 0 ? 0 : (span + stride - 1) / stride;
+  // In unsigned arithmetic, which holds the distance between any two int64 values.
+  const int64_t from = delta > 0 ? start : limit, to = delta > 0 ? limit : start;
+  if (to <= from) return 0;
+  const uint64_t span = static_cast<uint64_t>(to) - static_cast<uint64_t>(from);
+  const uint64_t stride =
+      delta > 0 ? static_cast<uint64_t>(delta) : uint64_t{0} - static_cast<uint64_t>(delta);
+  const uint64_t count = 1 + (span - 1) / stride;
+  if (count > static_cast<uint64_t>(kMaxDimension))
+    fail(n, "would produce " + std::to_string(count) +
+                " elements, beyond the largest extent tlmc compiles (2^31 - 1)");
+  return static_cast<int64_t>(count);
 }
 
 std::vector<int> reduce_axes(const Graph& g, const Node& n) {

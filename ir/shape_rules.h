@@ -68,12 +68,16 @@ Shape channels_first_shape(const Shape& s, ChannelLayout l);
 std::vector<uint8_t> move_channels(const std::vector<uint8_t>& bytes, const Shape& channels_first,
                                    size_t elem_size, ChannelLayout l, bool to_layout);
 
+// How far the values a shape is computed from may reach: as far as integer attributes
+// (+-(2^31 - 1), docs/driver.md "Limits"), or any int64 where ONNX clamps them to an axis.
+enum class ValueBound { AsAttributes, Clamped };
 // The values of input i, a constant 1-D int64 tensor that messages call `what` ("axes",
 // "pads", ...). Throws a Diagnostic at the node otherwise: "... does not support axes dtype
 // int32 (supported: int64)", "... needs its axes 'a' to be a constant weight", "... needs
-// its axes 'a' to be 1-D, got shape [2, 1]".
-std::vector<int64_t> constant_ints(const Graph& g, const Node& n, size_t i,
-                                   const std::string& what);
+// its axes 'a' to be 1-D, got shape [2, 1]", "... has the value 6148914691236517207 in its
+// repeats 'r', beyond tlmc's limit of +-(2^31 - 1)".
+std::vector<int64_t> constant_ints(const Graph& g, const Node& n, size_t i, const std::string& what,
+                                   ValueBound bound = ValueBound::AsAttributes);
 // The value of input i, a constant scalar (shape [] or [1]) of any dtype: "... needs its
 // delta 'd' to be a constant weight", "... needs its delta 'd' to be a scalar, got shape [2]".
 double constant_scalar(const Graph& g, const Node& n, size_t i, const std::string& what);

@@ -2,6 +2,9 @@
 // indexing operators rejects what does not fit, with exact messages naming the node.
 #include <gtest/gtest.h>
 
+#include <limits>
+#include <tuple>
+
 #include "reference/graph_builder.h"
 
 namespace tlmc::test {
@@ -114,6 +117,76 @@ TEST(ShapeErrors, ShapesGivenAsData) {
             "Expand 'n' cannot broadcast input of shape [3, 2] with shape [4]");
   EXPECT_EQ(error_of("Tile", {{{"x", {3, 2}, F32}}, {{"r", {2}}}}, {"x", "r"}),
             "Tile 'n' has repeats [2] of length 1, expected 2 (one per axis of input [3, 2])");
+}
+
+// Regression: integers read from weights were not bounded as attributes are, so a shape
+// computed from them wrapped around: Tile of a [3] tensor by 6148914691236517207 compiled as
+// float32[5] and passed --check; Range with limit - start past int64 the same.
+TEST(ShapeErrors, ShapesComputedFromDataNeverWrapAround) {
+  constexpr int64_t kWraps = 6148914691236517207;  // 3 times it is 5 modulo 2^64
+  EXPECT_EQ(error_of("Tile", {{{"x", {3}, F32}}, {{"r", {kWraps}}}}, {"x", "r"}),
+            "Tile 'n' has the value 6148914691236517207 in its repeats 'r', beyond tlmc's limit "
+            "of +-(2^31 - 1)");
+  EXPECT_EQ(error_of("Tile", {{{"x", {3}, F32}}, {{"r", {int64_t{1} << 30}}}}, {"x", "r"}),
+            "tensor 'out' of shape [3221225472] is beyond tlmc's limits: its axis 0 is "
+            "3221225472, beyond the largest extent tlmc compiles (2^31 - 1)");
+  EXPECT_EQ(error_of("Expand", {{{"x", {1}, F32}}, {{"s", {int64_t{1} << 40}}}}, {"x", "s"}),
+            "Expand 'n' has the value 1099511627776 in its shape 's', beyond tlmc's limit of "
+            "+-(2^31 - 1)");
+  EXPECT_EQ(error_of("ConstantOfShape", {{}, {{"s", {-(int64_t{1} << 62)}}}}, {"s"}),
+            "ConstantOfShape 'n' has the value -4611686018427387904 in its shape 's', beyond "
+            "tlmc's limit of +-(2^31 - 1)");
+  // Three axes of 2^21 each: 2^63 elements, which a product of int64 wraps to a negative.
+  EXPECT_EQ(
+      error_of("Reshape", {{{"x", {8}, F32}}, {{"s", {1 << 21, 1 << 21, 1 << 21}}}}, {"x", "s"}),
+      "Reshape 'n' has the shape [2097152, 2097152, 2097152], beyond tlmc's limits: it "
+      "has more elements than the largest tensor tlmc compiles (2^32)");
+  EXPECT_EQ(
+      error_of(
+          "Slice",
+          {{{"x", {4}, F32}},
+           {{"b", {0}}, {"e", {4}}, {"a", {0}}, {"st", {std::numeric_limits<int64_t>::min()}}}},
+          {"x", "b", "e", "a", "st"}),
+      "Slice 'n' has the value -9223372036854775808 in its steps 'st', beyond tlmc's limit "
+      "of +-(2^31 - 1)");
+  // Starts and ends are clamped to the axis, as ONNX says: INT64_MAX means "to the end".
+  GraphBuilder s;
+  s.input("x", {4}, F32);
+  s.weight_i64("b", {1}, {std::numeric_limits<int64_t>::min()});
+  s.weight_i64("e", {1}, {std::numeric_limits<int64_t>::max()});
+  s.node("Slice", {"x", "b", "e"}, {"y"}, {}, "n");
+  s.output("y");
+  EXPECT_EQ(s.build().type(s.build().find_tensor("y")).shape, ir::Shape({4}));
+
+  const int64_t lowest = std::numeric_limits<int64_t>::min();
+  const int64_t highest = std::numeric_limits<int64_t>::max();
+  for (const auto& [start, limit, delta, message] :
+       std::vector<std::tuple<int64_t, int64_t, int64_t, std::string>>{
+           {lowest, highest, 1,
+            "Range 'n' would produce 18446744073709551615 elements, beyond the largest extent "
+            "tlmc compiles (2^31 - 1)"},
+           {highest, lowest, -3,
+            "Range 'n' would produce 6148914691236517205 elements, beyond the largest extent "
+            "tlmc compiles (2^31 - 1)"},
+           {-(int64_t{1} << 62), int64_t{1} << 62, int64_t{1} << 30,
+            "Range 'n' would produce 8589934592 elements, beyond the largest extent tlmc "
+            "compiles (2^31 - 1)"}}) {
+    GraphBuilder r;
+    r.weight_i64("start", {}, {start});
+    r.weight_i64("limit", {}, {limit});
+    r.weight_i64("delta", {}, {delta});
+    r.node("Range", {"start", "limit", "delta"}, {"y"}, {}, "n");
+    r.output("y");
+    EXPECT_EQ(r.build_error(), message);
+  }
+  GraphBuilder fine;  // the far ends of int64, a few elements apart
+  fine.weight_i64("start", {}, {highest - 5});
+  fine.weight_i64("limit", {}, {highest});
+  fine.weight_i64("delta", {}, {2});
+  fine.node("Range", {"start", "limit", "delta"}, {"y"}, {}, "n");
+  fine.output("y");
+  const ir::Graph g = fine.build();
+  EXPECT_EQ(g.type(g.find_tensor("y")).shape, ir::Shape({3}));
 }
 
 TEST(ShapeErrors, RangeNeedsConstantScalars) {
