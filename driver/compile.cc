@@ -636,7 +636,9 @@ CompiledModel compile_model(const CompileOptions& options) {
   // target measured on a GPU here (measured records); at the other levels nothing writes it.
   scheduler::TuningDb db =
       scheduler::TuningDb::open(o.tuning_db, !o.tuning_db.empty() && o.opt_level >= 2 &&
-                                                 (!o.target.is_cuda() || measures_on_gpu(o)));
+                                                     (!o.target.is_cuda() || measures_on_gpu(o))
+                                                 ? scheduler::DbAccess::Write
+                                                 : scheduler::DbAccess::Read);
   // Weights leave a CPU's caches; a GPU's kernels are timed as they run back to back (the
   // weights wherever the previous run left them, in L2 where they fit).
   if (!o.target.is_cuda()) o.target.cold_weights = weights_leave_the_caches(graph, o, db);

@@ -2,6 +2,7 @@
 
 #include <boost/program_options.hpp>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -16,6 +17,7 @@
 namespace tlmc::driver {
 namespace {
 
+namespace fs = std::filesystem;
 namespace po = boost::program_options;
 using scheduler::TuningDb;
 
@@ -67,11 +69,12 @@ int run_db_command(const std::vector<std::string>& args) {
   if (verb != "import" && words.size() > 1)
     throw std::invalid_argument("tlmc db " + verb + " takes no file arguments");
   if (verb == "list") {
-    list(TuningDb::open(path, false));
+    list(TuningDb::open(path, scheduler::DbAccess::Read));
     return 0;
   }
   if (verb == "export") {
-    const std::vector<scheduler::TuningRecord> records = TuningDb::open(path, false).all();
+    const std::vector<scheduler::TuningRecord> records =
+        TuningDb::open(path, scheduler::DbAccess::Read).all();
     if (!vm.count("output")) {
       scheduler::export_records(std::cout, records);
       return 0;
@@ -91,19 +94,21 @@ int run_db_command(const std::vector<std::string>& args) {
       std::vector<scheduler::TuningRecord> r = scheduler::import_records(f, words[i]);
       records.insert(records.end(), r.begin(), r.end());
     }
-    TuningDb::open(path, true).add(records);
+    TuningDb::open(path, scheduler::DbAccess::Write).add(records);
     std::cout << "imported " << records.size() << " records into " << path << "\n";
     return 0;
   }
   if (verb == "prune") {
     const int64_t keep = vm["keep"].as<int64_t>();
     if (keep < 1) throw std::invalid_argument("--keep takes a count >= 1");
-    const int64_t removed = TuningDb::open(path, false).prune(keep);
+    std::error_code ec;
+    const int64_t removed =
+        fs::exists(path, ec) ? TuningDb::open(path, scheduler::DbAccess::Write).prune(keep) : 0;
     std::cout << "removed " << removed << " records from " << path << "\n";
     return 0;
   }
   if (verb == "check") {
-    const std::string result = TuningDb::open(path, false).integrity_check();
+    const std::string result = TuningDb::open(path, scheduler::DbAccess::Read).integrity_check();
     std::cout << path << ": " << result << "\n";
     return result == "ok" ? 0 : 1;
   }

@@ -362,7 +362,8 @@ lm::Gpt starting_model(const po::variables_map& vm, const std::string& from_db =
   if (vm.count("model")) return lm::load_checkpoint(vm["model"].as<std::string>()).model;
   bool cpu = false, cuda = false;
   if (!from_db.empty() && fs::exists(from_db))
-    for (const scheduler::TuningRecord& r : scheduler::TuningDb::open(from_db, false).all())
+    for (const scheduler::TuningRecord& r :
+         scheduler::TuningDb::open(from_db, scheduler::DbAccess::Read).all())
       if (r.status == scheduler::MeasureStatus::Ok)
         if (const std::optional<ir::Target> t = ir::parse_descriptor(r.target))
           (t->is_cuda() ? cuda : cpu) = true;
@@ -395,7 +396,7 @@ std::vector<lm::Sentence> demonstrations(const std::string& db_path, int top, do
                                          std::set<std::string>& demonstrated) {
   if (!fs::exists(db_path))
     throw Diagnostic({db_path}, "no tuning database here (give one that -O2 or -O3 wrote)");
-  const scheduler::TuningDb db = scheduler::TuningDb::open(db_path, false);
+  const scheduler::TuningDb db = scheduler::TuningDb::open(db_path, scheduler::DbAccess::Read);
   std::map<std::string, std::vector<scheduler::TuningRecord>> groups;  // fastest first
   for (scheduler::TuningRecord& r : db.all())
     if (r.status == scheduler::MeasureStatus::Ok)
@@ -633,7 +634,7 @@ int demonstrate(const fs::path& corpus, const std::string& db_path, const lm::Gp
       chosen_subgraphs(corpus, target, subgraphs, seed, draw, model_of);
   std::map<std::string, std::vector<std::string>> by_model;
   for (const std::string& k : keys) by_model[model_of.at(k)].push_back(k);
-  scheduler::TuningDb db = scheduler::TuningDb::open(db_path, true);
+  scheduler::TuningDb db = scheduler::TuningDb::open(db_path, scheduler::DbAccess::Write);
   tune::TuneOptions options;
   options.search = search;
   options.model_search.model = &model;  // the model's search, or the evolutionary search's seeds

@@ -18,7 +18,8 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr const char* kFormat = "tlmc-tuning";
-// Version 2 added records.spread; a version-1 file is migrated in place when opened.
+// Version 2 added records.spread; a version-1 file is migrated in place when opened to write,
+// and read as it is otherwise.
 constexpr int kVersion = 2;
 // A writer waits this long for another process's transaction before giving up.
 constexpr int kBusyTimeoutMs = 120000;
@@ -45,12 +46,19 @@ constexpr const char* kOrder =
 constexpr const char* kColumns =
     "SELECT workload_key, target, schedule, status, seconds, reason, measured_at, workload, "
     "spread FROM records";
+// A version-1 file opened to read: it has no spread column, and every time in it came from
+// one measurement (what a migration writes).
+constexpr const char* kVersion1Columns =
+    "SELECT workload_key, target, schedule, status, seconds, reason, measured_at, workload, "
+    "0 FROM records";
 
 }  // namespace
 
 struct TuningDb::Impl {
   std::string path;
-  sqlite3* db = nullptr;  // null: a missing file opened without create (empty, read-only)
+  sqlite3* db = nullptr;   // null: a missing file opened to read (empty, never written)
+  bool writable = false;   // opened with DbAccess::Write (WAL, migrated to this version)
+  bool has_spread = true;  // false: a version-1 file, read where it is, spread read as 0
   ~Impl() { sqlite3_close(db); }
 
   [[noreturn]] void fail(const std::string& what) const {
@@ -128,7 +136,10 @@ std::vector<TuningRecord> query(const TuningDb::Impl& impl, const std::string& w
                                 const std::vector<std::string>& args) {
   std::vector<TuningRecord> out;
   if (!impl.db) return out;
-  Statement s(impl, std::string(kColumns) + where + kOrder);
+  Statement s(impl, std::string(impl.has_spread ? kColumns : kVersion1Columns) + where +
+                        (impl.has_spread ? kOrder
+                                         : " ORDER BY workload_key, target, status <> "
+                                           "'ok', seconds, schedule"));
   for (size_t i = 0; i < args.size(); ++i) s.bind(static_cast<int>(i) + 1, args[i]);
   while (s.step()) out.push_back(read_record(impl, s));
   return out;
@@ -244,33 +255,27 @@ std::atomic<int64_t> opened_count{0};
 
 int64_t TuningDb::opened() { return opened_count.load(); }
 
-TuningDb TuningDb::open(const std::string& path, bool create) {
-  ++opened_count;
-  auto impl = std::make_unique<Impl>();
-  impl->path = path;
-  std::error_code ec;
-  if (!create && !fs::exists(path, ec)) return TuningDb(std::move(impl));
-  if (create) {
-    const fs::path dir = fs::path(path).parent_path();
-    if (!dir.empty()) fs::create_directories(dir, ec);
-    if (ec)
-      throw Diagnostic({path}, "cannot create the folder of the tuning database: " + ec.message());
-  }
-  const int flags = SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0);
-  if (sqlite3_open_v2(path.c_str(), &impl->db, flags, nullptr) != SQLITE_OK)
-    impl->fail("cannot open");
-  sqlite3_busy_timeout(impl->db, kBusyTimeoutMs);
-  if (sqlite3_exec(impl->db, "SELECT COUNT(*) FROM sqlite_master", nullptr, nullptr, nullptr) ==
+namespace {
+
+// Opens the file as SQLite with `flags`; a file that is not SQLite is refused by name.
+void open_sqlite(TuningDb::Impl& impl, int flags) {
+  if (sqlite3_open_v2(impl.path.c_str(), &impl.db, flags, nullptr) != SQLITE_OK)
+    impl.fail("cannot open");
+  sqlite3_busy_timeout(impl.db, kBusyTimeoutMs);
+  if (sqlite3_exec(impl.db, "SELECT COUNT(*) FROM sqlite_master", nullptr, nullptr, nullptr) ==
       SQLITE_NOTADB)
-    throw Diagnostic({path}, "not a tlmc tuning database (not an SQLite file)");
-  check_own_file(*impl);  // before anything below writes to the file
-  // WAL: readers never block the writer; each transaction is durable once committed. The
-  // switch of a new file needs it alone, and SQLite does not wait for that by itself: the
-  // processes of a parallel build that create it at once take turns here.
+    throw Diagnostic({impl.path}, "not a tlmc tuning database (not an SQLite file)");
+}
+
+// Switches the file to write-ahead logging: readers never block the writer; each
+// transaction is durable once committed. The switch of a new file needs it alone, and SQLite
+// does not wait for that by itself: the processes of a parallel build that create it at
+// once take turns here.
+void use_write_ahead_log(TuningDb::Impl& impl) {
   for (int waited_ms = 0;; waited_ms += 5) {
     char* mode = nullptr;
     const int rc = sqlite3_exec(
-        impl->db, "PRAGMA journal_mode=WAL",
+        impl.db, "PRAGMA journal_mode=WAL",
         [](void* out, int, char** values, char**) {
           *static_cast<char**>(out) = sqlite3_mprintf("%s", values[0] ? values[0] : "");
           return 0;
@@ -278,12 +283,45 @@ TuningDb TuningDb::open(const std::string& path, bool create) {
         &mode, nullptr);
     const bool wal = rc == SQLITE_OK && mode && std::string(mode) == "wal";
     sqlite3_free(mode);
-    if (wal) break;
+    if (wal) return;
     if (rc != SQLITE_BUSY && rc != SQLITE_LOCKED && rc != SQLITE_OK)
-      impl->fail("cannot switch to write-ahead logging");
-    if (waited_ms >= kBusyTimeoutMs) impl->fail("cannot switch to write-ahead logging");
+      impl.fail("cannot switch to write-ahead logging");
+    if (waited_ms >= kBusyTimeoutMs) impl.fail("cannot switch to write-ahead logging");
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
+}
+
+}  // namespace
+
+// The file is first opened read-only and checked: a read-write connection alone changes a
+// file (closing the last one checkpoints a WAL file into it and deletes the log), so
+// another application's database given by mistake is only ever read.
+TuningDb TuningDb::open(const std::string& path, DbAccess access) {
+  ++opened_count;
+  auto impl = std::make_unique<Impl>();
+  impl->path = path;
+  std::error_code ec;
+  const bool exists = fs::exists(path, ec);
+  if (access == DbAccess::Read && !exists) return TuningDb(std::move(impl));
+  if (exists) {
+    open_sqlite(*impl, SQLITE_OPEN_READONLY);
+    const FileState state = check_own_file(*impl);
+    if (access == DbAccess::Read) {
+      impl->has_spread = state != FileState::Older;
+      return TuningDb(std::move(impl));
+    }
+    sqlite3_close(impl->db);
+    impl->db = nullptr;
+  } else {
+    const fs::path dir = fs::path(path).parent_path();
+    if (!dir.empty()) fs::create_directories(dir, ec);
+    if (ec)
+      throw Diagnostic({path}, "cannot create the folder of the tuning database: " + ec.message());
+  }
+  open_sqlite(*impl, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+  impl->writable = true;
+  check_own_file(*impl);  // again: another process may have replaced the file meanwhile
+  use_write_ahead_log(*impl);
   impl->exec("PRAGMA synchronous=NORMAL");
   prepare(*impl);
   return TuningDb(std::move(impl));
@@ -318,7 +356,7 @@ std::vector<TuningSummary> TuningDb::summary() const {
 }
 
 void TuningDb::add(const std::vector<TuningRecord>& records) {
-  if (!impl_->db) throw InternalError("adding records to a tuning database opened read-only");
+  if (!impl_->writable) throw InternalError("adding records to a tuning database opened to read");
   impl_->exec("BEGIN IMMEDIATE");
   try {
     Statement s(*impl_, R"(
@@ -351,7 +389,8 @@ WHERE (excluded.status = 'ok' AND (records.status <> 'ok' OR excluded.seconds < 
 }
 
 void TuningDb::confirm(const TuningRecord& record, double seconds, double spread) {
-  if (!impl_->db) throw InternalError("confirming a record of a tuning database opened read-only");
+  if (!impl_->writable)
+    throw InternalError("confirming a record of a tuning database opened to read");
   Statement s(*impl_,
               "UPDATE records SET seconds = ?1, spread = ?2, measured_at = ?3 WHERE workload_key = "
               "?4 AND target = ?5 AND schedule = ?6 AND status = 'ok'");
@@ -365,7 +404,7 @@ void TuningDb::confirm(const TuningRecord& record, double seconds, double spread
 }
 
 int64_t TuningDb::prune(int64_t keep) {
-  if (!impl_->db) return 0;
+  if (!impl_->writable) throw InternalError("pruning a tuning database opened to read");
   impl_->exec("BEGIN IMMEDIATE");
   try {
     Statement s(*impl_, R"(
@@ -403,7 +442,7 @@ std::optional<std::string> TuningDb::fact(const std::string& key) const {
 }
 
 void TuningDb::set_fact(const std::string& key, const std::string& value) {
-  if (!impl_->db) return;
+  if (!impl_->writable) return;
   Statement s(*impl_, "INSERT OR REPLACE INTO meta(key, value) VALUES (?1, ?2)");
   s.bind(1, "fact " + key);
   s.bind(2, value);

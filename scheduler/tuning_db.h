@@ -44,13 +44,19 @@ struct TuningSummary {
   double best_seconds = 0;  // 0 when none succeeded
 };
 
+// What a TuningDb is opened for.
+enum class DbAccess {
+  Read,   // reads only: the file is opened read-only and never changed (not even its
+          // journal mode or version); a missing file is an empty database
+  Write,  // reads and writes: a missing file and its folder are created, the file is
+          // switched to WAL, and one of an older format is migrated in place
+};
+
 class TuningDb {
  public:
-  // Opens (creating it and its folder when `create`) the database at `path`. Without
-  // `create`, a missing file is an empty database that is never written. Throws Diagnostic
-  // when the file is not a tlmc tuning database, or is of a newer format; a database of an
-  // older format is migrated in place.
-  static TuningDb open(const std::string& path, bool create);
+  // Opens the database at `path`. Throws Diagnostic when the file is not a tlmc tuning
+  // database (which is then left as it was), or is of a newer format.
+  static TuningDb open(const std::string& path, DbAccess access);
   // How many times this process has called open (a build opens its database once).
   static int64_t opened();
   ~TuningDb();
@@ -75,6 +81,7 @@ class TuningDb {
   // Sets the time and spread of a successful record from its confirming re-timings.
   void confirm(const TuningRecord& record, double seconds, double spread);
   // Keeps, per workload and target, the `keep` fastest successes; returns rows removed.
+  // add, confirm and prune need DbAccess::Write; set_fact does nothing without it.
   int64_t prune(int64_t keep);
   // SQLite's integrity check: "ok", or what it found.
   std::string integrity_check() const;

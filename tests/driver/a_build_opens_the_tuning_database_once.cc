@@ -36,7 +36,7 @@ TEST(TuningDatabase, ABuildOpensItOnce) {
   o.trials = 4;
   EXPECT_EQ(opens_of(o), 1) << progress.str();
   ASSERT_NE(progress.str().find("timed in the model"), std::string::npos) << progress.str();
-  EXPECT_FALSE(scheduler::TuningDb::open(o.tuning_db, false).all().empty());
+  EXPECT_FALSE(scheduler::TuningDb::open(o.tuning_db, scheduler::DbAccess::Read).all().empty());
   // Reading the records it wrote, and at the levels that measure nothing.
   for (int level : {3, 1, 0}) {
     o.opt_level = level;

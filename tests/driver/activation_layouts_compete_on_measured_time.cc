@@ -42,7 +42,7 @@ outputs: [y]
 // Per workload key: the record a build takes as its best (TuningDb::best: confirmed records
 // first), among the kernels measured alone (not the -O3 in-model timings).
 std::map<std::string, scheduler::TuningRecord> best_by_key(const std::string& db) {
-  const scheduler::TuningDb tuning = scheduler::TuningDb::open(db, false);
+  const scheduler::TuningDb tuning = scheduler::TuningDb::open(db, scheduler::DbAccess::Read);
   std::map<std::string, scheduler::TuningRecord> out;
   for (const scheduler::TuningRecord& r : tuning.all()) {
     if (r.target.find(tune::kInModelContext) != std::string::npos || out.count(r.workload_key))
@@ -125,7 +125,7 @@ TEST(ActivationLayouts, TheFasterLayoutIsCompiled) {
   for (const std::string& k : other_keys) {
     scheduler::TuningRecord again = best.at(k);
     again.seconds = chosen_seconds / 10 / static_cast<double>(other_keys.size());
-    scheduler::TuningDb::open(db, false).add({again});
+    scheduler::TuningDb::open(db, scheduler::DbAccess::Write).add({again});
   }
   EXPECT_EQ(compiled_keys(), other_keys);
   EXPECT_NE(log.str().find("(tuning records)"), std::string::npos) << log.str();
@@ -186,7 +186,7 @@ outputs: [y]
         scheduler::MeasureStatus::Ok, seconds.at(d.key), "", "2026-11-26T10:00:00Z",
         ir::te_to_text(d.lowered.program), 0});
   }
-  scheduler::TuningDb::open(o.tuning_db, true).add(records);
+  scheduler::TuningDb::open(o.tuning_db, scheduler::DbAccess::Write).add(records);
   std::ostringstream log;
   o.log_stream = &log;
   driver::compile_model(o);

@@ -162,7 +162,7 @@ TEST(CudaLanguageModel, FineTuningOnCudaRecordsStartsFromTheCudaModel) {
   };
   const std::vector<std::vector<int>> subgraphs = scheduler::partition_graph(g).subgraphs;
   {
-    scheduler::TuningDb db = scheduler::TuningDb::open(db_path, true);
+    scheduler::TuningDb db = scheduler::TuningDb::open(db_path, scheduler::DbAccess::Write);
     for (const std::vector<int>& nodes : subgraphs) db.add({record(cuda, nodes)});
   }
   CommandResult r = run_command(
@@ -176,7 +176,7 @@ TEST(CudaLanguageModel, FineTuningOnCudaRecordsStartsFromTheCudaModel) {
   EXPECT_TRUE(lm::speaks(tuned, scheduler::generate_sketches(program, cuda)));
   // With a CPU record beside them: which model to start from is the user's to say.
   {
-    scheduler::TuningDb db = scheduler::TuningDb::open(db_path, true);
+    scheduler::TuningDb db = scheduler::TuningDb::open(db_path, scheduler::DbAccess::Write);
     db.add({record(*ir::parse_target("x86-64"), subgraphs[0])});
   }
   r = run_command(tlmc("lm finetune --from-db " + db_path + " --epochs 1 -o " + dir.file("g.tlm")));

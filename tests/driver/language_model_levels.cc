@@ -51,7 +51,7 @@ TEST(LanguageModelLevels, O2IsTheDefaultMeasuresRecordsAndThenUsesTheRecords) {
   EXPECT_NE(first.out.find("tlmc: -O2: 2 kernels (2 from tuning records) in "), std::string::npos)
       << first.out;
   const std::vector<scheduler::TuningRecord> records =
-      scheduler::TuningDb::open(dir.file("t.db"), false).all();
+      scheduler::TuningDb::open(dir.file("t.db"), scheduler::DbAccess::Read).all();
   ASSERT_EQ(records.size(), 8u) << "two baselines and six trials";
   for (const scheduler::TuningRecord& r : records) {
     const ir::TeProgram program = ir::te_from_text(r.workload);
@@ -85,7 +85,8 @@ TEST(LanguageModelLevels, TuneOnlyTunesTheNamedSubgraphAlone) {
   EXPECT_NE(tuned.out.find("tlmc: tuned 1 subgraph"), std::string::npos) << tuned.out;
   EXPECT_NE(tuned.out.find("tlmc: -O2: 2 kernels (1 from tuning records) in "), std::string::npos)
       << tuned.out;
-  for (const scheduler::TuningRecord& r : scheduler::TuningDb::open(dir.file("t.db"), false).all())
+  for (const scheduler::TuningRecord& r :
+       scheduler::TuningDb::open(dir.file("t.db"), scheduler::DbAccess::Read).all())
     EXPECT_EQ(r.workload_key, key);
   CommandResult unknown =
       run_command(tlmc(dir.file("small.yaml") + " -O3 --tune-only " +

@@ -39,12 +39,13 @@ std::string tuned_descriptor(const TempDir& dir, const std::string& model,
   write_file(dir.file("m.yaml"), model);
   const std::string db = database_of(dir, model, shared_cache);
   if (shared_cache)
-    scheduler::TuningDb::open(db, true).set_fact(kFactKey + ir::host_target().descriptor(),
-                                                 std::to_string(*shared_cache));
+    scheduler::TuningDb::open(db, scheduler::DbAccess::Write)
+        .set_fact(kFactKey + ir::host_target().descriptor(), std::to_string(*shared_cache));
   CommandResult r = run_command(std::string(TLMC_EXE) + " " + dir.file("m.yaml") +
                                 " -O3 --trials 4 --tuning-db " + db + " -o " + dir.file("out"));
   EXPECT_EQ(r.exit_code, 0) << r.out;
-  const std::vector<scheduler::TuningRecord> records = scheduler::TuningDb::open(db, false).all();
+  const std::vector<scheduler::TuningRecord> records =
+      scheduler::TuningDb::open(db, scheduler::DbAccess::Read).all();
   EXPECT_FALSE(records.empty());
   return records.empty() ? "" : records[0].target;
 }
@@ -78,7 +79,7 @@ TEST(ColdWeights, TheSharedCacheIsMeasuredOnceAndRecorded) {
   tuned_descriptor(dir, model, std::nullopt);
   const std::string db = database_of(dir, model, std::nullopt);
   const std::optional<std::string> fact =
-      scheduler::TuningDb::open(db, false).fact(kFactKey + host.descriptor());
+      scheduler::TuningDb::open(db, scheduler::DbAccess::Read).fact(kFactKey + host.descriptor());
   ASSERT_TRUE(fact.has_value());
   const int64_t bytes = std::stoll(*fact);
   // 0, or a power of two from 4 MB to 128 MB.
@@ -104,9 +105,10 @@ TEST(ColdWeights, ImportedRecordsBuildWhatTheirDatabaseBuilds) {
                                 dir.file("r.jsonl") + " --tuning-db " + dir.file("copy.db"));
   ASSERT_EQ(r.exit_code, 0) << r.out;
   const std::string fact = kFactKey + host.descriptor();
-  const std::optional<std::string> cache = scheduler::TuningDb::open(tuned, false).fact(fact);
+  const std::optional<std::string> cache =
+      scheduler::TuningDb::open(tuned, scheduler::DbAccess::Read).fact(fact);
   ASSERT_TRUE(cache.has_value());
-  scheduler::TuningDb::open(dir.file("copy.db"), true).set_fact(fact, *cache);
+  scheduler::TuningDb::open(dir.file("copy.db"), scheduler::DbAccess::Write).set_fact(fact, *cache);
   for (const char* db : {"a", "b"}) {
     const std::string from = std::string(db) == "a" ? tuned : dir.file("copy.db");
     std::string command = tlmc;

@@ -160,20 +160,24 @@ TEST(LmPipeline, DemonstrationsAreMeasuredRecordedAndFineTunedOn) {
   ASSERT_EQ(first.exit_code, 0) << first.out;
   EXPECT_NE(first.out.find("[2/2]"), std::string::npos) << first.out;
   EXPECT_NE(first.out.find(": 3 trials, best "), std::string::npos) << first.out;
-  const size_t records = scheduler::TuningDb::open(dir.file("t.db"), false).all().size();
+  const size_t records =
+      scheduler::TuningDb::open(dir.file("t.db"), scheduler::DbAccess::Read).all().size();
   EXPECT_EQ(records, 8u) << "two subgraphs, each its -O0 schedule and three proposals";
   test::CommandResult again = run_command(tlmc_lm(demonstrate));
   ASSERT_EQ(again.exit_code, 0) << again.out;
-  EXPECT_EQ(scheduler::TuningDb::open(dir.file("t.db"), false).all().size(), records);
+  EXPECT_EQ(scheduler::TuningDb::open(dir.file("t.db"), scheduler::DbAccess::Read).all().size(),
+            records);
   // Round 2 adds three more to each.
   ASSERT_EQ(run_command(tlmc_lm(demonstrate + " --round 2")).exit_code, 0);
-  EXPECT_EQ(scheduler::TuningDb::open(dir.file("t.db"), false).all().size(), records + 6);
+  EXPECT_EQ(scheduler::TuningDb::open(dir.file("t.db"), scheduler::DbAccess::Read).all().size(),
+            records + 6);
   // Round 3 by -O3's search seeded by the model: three more each.
   test::CommandResult evolved =
       run_command(tlmc_lm(demonstrate + " --round 3 --search evolutionary"));
   ASSERT_EQ(evolved.exit_code, 0) << evolved.out;
   EXPECT_NE(evolved.out.find(": 9 trials, best "), std::string::npos) << evolved.out;
-  EXPECT_EQ(scheduler::TuningDb::open(dir.file("t.db"), false).all().size(), records + 12);
+  EXPECT_EQ(scheduler::TuningDb::open(dir.file("t.db"), scheduler::DbAccess::Read).all().size(),
+            records + 12);
   test::CommandResult unknown = run_command(tlmc_lm(demonstrate + " --search annealing"));
   EXPECT_EQ(unknown.exit_code, 2) << unknown.out;
   EXPECT_NE(unknown.out.find("--search takes model or evolutionary, not 'annealing'"),
@@ -197,7 +201,8 @@ TEST(LmPipeline, DemonstrationsAreMeasuredRecordedAndFineTunedOn) {
   // it was measured) is left out and counted, never trained on or an error.
   std::filesystem::copy_file(dir.file("t.db"), dir.file("s.db"));
   {
-    scheduler::TuningDb tdb = scheduler::TuningDb::open(dir.file("s.db"), true);
+    scheduler::TuningDb tdb =
+        scheduler::TuningDb::open(dir.file("s.db"), scheduler::DbAccess::Write);
     std::vector<scheduler::TuningRecord> all = tdb.all();
     ASSERT_FALSE(all.empty());
     scheduler::TuningRecord stale = all[0];

@@ -26,7 +26,8 @@ const std::string kModel = product_softmax_yaml(16, 32, 48);
 // Records of kernels measured alone (in_model: false) or in the model.
 size_t records_in(const std::string& db, bool in_model = false) {
   size_t n = 0;
-  for (const scheduler::TuningRecord& r : scheduler::TuningDb::open(db, false).all())
+  for (const scheduler::TuningRecord& r :
+       scheduler::TuningDb::open(db, scheduler::DbAccess::Read).all())
     n += (r.target.find(tune::kInModelContext) != std::string::npos) == in_model;
   return n;
 }
@@ -34,7 +35,8 @@ size_t records_in(const std::string& db, bool in_model = false) {
 // Workloads with records measured alone (in_model: false) or in the model.
 std::set<std::string> workloads_in(const std::string& db, bool in_model) {
   std::set<std::string> keys;
-  for (const scheduler::TuningRecord& r : scheduler::TuningDb::open(db, false).all())
+  for (const scheduler::TuningRecord& r :
+       scheduler::TuningDb::open(db, scheduler::DbAccess::Read).all())
     if ((r.target.find(tune::kInModelContext) != std::string::npos) == in_model)
       keys.insert(r.workload_key);
   return keys;
@@ -61,7 +63,7 @@ TEST(TuneO3, MeasuresRecordsReportsAndResumes) {
   for (const std::string& key : workloads_in(dir.file("t.db"), false)) {
     size_t ok = 0, confirmed = 0;
     for (const scheduler::TuningRecord& r :
-         scheduler::TuningDb::open(dir.file("t.db"), false).all())
+         scheduler::TuningDb::open(dir.file("t.db"), scheduler::DbAccess::Read).all())
       if (r.workload_key == key && r.target.find(tune::kInModelContext) == std::string::npos &&
           r.status == scheduler::MeasureStatus::Ok) {
         ++ok;

@@ -209,7 +209,7 @@ TEST(GpuTuning, O2MeasuresOnTheGpuIntoTheTuningDatabase) {
   ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_EQ(r.out.find("nothing was measured"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("check passed"), std::string::npos) << r.out;
-  const scheduler::TuningDb records = scheduler::TuningDb::open(db, false);
+  const scheduler::TuningDb records = scheduler::TuningDb::open(db, scheduler::DbAccess::Read);
   int ok = 0;
   for (const scheduler::TuningRecord& rec : records.all())
     if (rec.status == scheduler::MeasureStatus::Ok && rec.target == gpu->descriptor()) ++ok;

@@ -2,6 +2,8 @@
 // pruning, the format and version checks, and the JSON lines export and import.
 #include <gtest/gtest.h>
 #include <sqlite3.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <functional>
 #include <sstream>
@@ -45,7 +47,7 @@ std::string message_of(const std::function<void()>& f) {
 
 TEST(TuningDb, TheFastestSuccessWinsAndFailuresNeverDo) {
   TempDir dir;
-  TuningDb db = TuningDb::open(dir.file("sub/t.db"), true);
+  TuningDb db = TuningDb::open(dir.file("sub/t.db"), scheduler::DbAccess::Write);
   db.add({ok("k1", "a", 3e-3), ok("k1", "b", 1e-3),
           failed("k1", "c", MeasureStatus::Crashed, "SIGSEGV"), ok("k2", "a", 5e-3),
           ok("k1", "d", 1e-3)});
@@ -66,7 +68,7 @@ TEST(TuningDb, TheFastestSuccessWinsAndFailuresNeverDo) {
 
 TEST(TuningDb, ASchedulesRowKeepsItsBestMeasurement) {
   TempDir dir;
-  TuningDb db = TuningDb::open(dir.file("t.db"), true);
+  TuningDb db = TuningDb::open(dir.file("t.db"), scheduler::DbAccess::Write);
   db.add({ok("k", "a", 2e-3)});
   db.add({ok("k", "a", 3e-3)});  // slower: ignored
   EXPECT_EQ(db.best("k", "hw1 isa=avx2")->seconds, 2e-3);
@@ -85,7 +87,7 @@ TEST(TuningDb, ASchedulesRowKeepsItsBestMeasurement) {
 
 TEST(TuningDb, PruneKeepsTheFastestSuccessesPerWorkloadAndTarget) {
   TempDir dir;
-  TuningDb db = TuningDb::open(dir.file("t.db"), true);
+  TuningDb db = TuningDb::open(dir.file("t.db"), scheduler::DbAccess::Write);
   db.add({ok("k1", "a", 3e-3), ok("k1", "b", 1e-3), ok("k1", "c", 2e-3),
           failed("k1", "d", MeasureStatus::Crashed, ""), ok("k2", "a", 1e-3)});
   EXPECT_EQ(db.prune(2), 2);
@@ -99,7 +101,7 @@ TEST(TuningDb, PruneKeepsTheFastestSuccessesPerWorkloadAndTarget) {
 
 TEST(TuningDb, AMissingFileReadWithoutCreateIsEmptyAndNotCreated) {
   TempDir dir;
-  TuningDb db = TuningDb::open(dir.file("none.db"), false);
+  TuningDb db = TuningDb::open(dir.file("none.db"), scheduler::DbAccess::Read);
   EXPECT_FALSE(db.best("k", "t"));
   EXPECT_TRUE(db.all().empty());
   EXPECT_EQ(test::count_entries(dir.path()), 0);
@@ -108,28 +110,25 @@ TEST(TuningDb, AMissingFileReadWithoutCreateIsEmptyAndNotCreated) {
 TEST(TuningDb, OtherFilesAndOtherVersionsAreRefused) {
   TempDir dir;
   test::write_file(dir.file("text.db"), "this is not a database, just some text to read\n");
-  EXPECT_EQ(message_of([&] { TuningDb::open(dir.file("text.db"), false); }),
+  EXPECT_EQ(message_of([&] { TuningDb::open(dir.file("text.db"), scheduler::DbAccess::Read); }),
             dir.file("text.db") + ": error: not a tlmc tuning database (not an SQLite file)");
-  { TuningDb db = TuningDb::open(dir.file("new.db"), true); }
+  { TuningDb db = TuningDb::open(dir.file("new.db"), scheduler::DbAccess::Write); }
   // Written by a newer tlmc: the version stored in the file is read back and refused.
-  TuningDb::open(dir.file("new.db"), true);
+  TuningDb::open(dir.file("new.db"), scheduler::DbAccess::Write);
   sql(dir.file("new.db"), "UPDATE meta SET value = '9' WHERE key = 'version'");
-  EXPECT_EQ(message_of([&] { TuningDb::open(dir.file("new.db"), false); }),
+  EXPECT_EQ(message_of([&] { TuningDb::open(dir.file("new.db"), scheduler::DbAccess::Read); }),
             dir.file("new.db") +
                 ": error: tuning database of version 9, this tlmc reads version 2: use the tlmc "
                 "that wrote it, or another --tuning-db");
   sql(dir.file("new.db"), "UPDATE meta SET value = 'x' WHERE key = 'format'");
-  EXPECT_EQ(message_of([&] { TuningDb::open(dir.file("new.db"), false); }),
+  EXPECT_EQ(message_of([&] { TuningDb::open(dir.file("new.db"), scheduler::DbAccess::Read); }),
             dir.file("new.db") +
                 ": error: not a tlmc tuning database (its format is 'x'): tlmc left it "
                 "unchanged; name another --tuning-db");
 }
 
-// A database written before records kept a spread (version 1) is migrated in place when
-// opened: its records keep their times, unconfirmed, and it is version 2 from then on.
-TEST(TuningDb, AVersionOneDatabaseIsMigratedInPlace) {
-  TempDir dir;
-  const std::string path = dir.file("v1.db");
+// A database of version 1, as a tlmc before records kept a spread wrote it.
+void write_version_one(const std::string& path) {
   sql(path, R"(CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE records(workload_key TEXT NOT NULL, target TEXT NOT NULL, schedule TEXT NOT NULL,
   status TEXT NOT NULL, seconds REAL NOT NULL, reason TEXT NOT NULL, measured_at TEXT NOT NULL,
@@ -138,8 +137,16 @@ CREATE INDEX records_by_speed ON records(workload_key, target, status, seconds);
 INSERT INTO meta VALUES ('format', 'tlmc-tuning'), ('version', '1');
 INSERT INTO records VALUES ('k', 'hw1 isa=avx2', 'fast', 'ok', 1.0, '', 'then', 'stage text');
 INSERT INTO records VALUES ('k', 'hw1 isa=avx2', 'slow', 'ok', 2.0, '', 'then', 'stage text');)");
+}
+
+// A version-1 database is migrated in place when opened to write: its records keep their
+// times, unconfirmed, and it is version 2 from then on.
+TEST(TuningDb, AVersionOneDatabaseIsMigratedInPlace) {
+  TempDir dir;
+  const std::string path = dir.file("v1.db");
+  write_version_one(path);
   {
-    TuningDb db = TuningDb::open(path, false);
+    TuningDb db = TuningDb::open(path, scheduler::DbAccess::Write);
     std::optional<TuningRecord> best = db.best("k", "hw1 isa=avx2");
     ASSERT_TRUE(best);
     EXPECT_EQ(best->schedule, "fast");
@@ -163,9 +170,74 @@ INSERT INTO records VALUES ('k', 'hw1 isa=avx2', 'slow', 'ok', 2.0, '', 'then', 
   sqlite3_close(raw);
   // The export carries the spread and reads back exactly.
   std::ostringstream out;
-  export_records(out, TuningDb::open(path, false).all());
+  export_records(out, TuningDb::open(path, scheduler::DbAccess::Read).all());
   std::istringstream in(out.str());
-  EXPECT_EQ(import_records(in, "r.jsonl"), TuningDb::open(path, false).all());
+  EXPECT_EQ(import_records(in, "r.jsonl"), TuningDb::open(path, scheduler::DbAccess::Read).all());
+}
+
+// Regression: a build that only reads records (-O0, -O1, tlmc db list) switched a tlmc
+// database to WAL and migrated it. Opened to read, it is read as it is, byte for byte.
+TEST(TuningDb, ADatabaseOpenedToReadIsNeverChanged) {
+  TempDir dir;
+  const std::string path = dir.file("v1.db");
+  write_version_one(path);
+  const std::string before = test::read_file(path);
+  {
+    TuningDb db = TuningDb::open(path, DbAccess::Read);
+    const std::optional<TuningRecord> best = db.best("k", "hw1 isa=avx2");
+    ASSERT_TRUE(best);
+    EXPECT_EQ(best->schedule, "fast");
+    EXPECT_EQ(best->spread, 0);
+    EXPECT_EQ(db.all().size(), 2u);
+    EXPECT_EQ(db.integrity_check(), "ok");
+    db.set_fact("cache", "1");  // nothing to do without write access
+    EXPECT_FALSE(db.fact("cache"));
+    EXPECT_THROW(db.add({ok("k", "new", 0.5)}), InternalError);
+  }
+  EXPECT_EQ(test::read_file(path), before);
+  EXPECT_EQ(test::count_entries(dir.path()), 1);  // no -wal or -shm file beside it
+  test::CommandResult r = test::run_command(std::string(TLMC_EXE) + " db list --tuning-db " + path);
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_EQ(test::read_file(path), before);
+  EXPECT_EQ(test::count_entries(dir.path()), 1);
+}
+
+// Regression: another application's database in WAL mode, with transactions still in its
+// log (the application is running, or was killed), had the log checkpointed into the file
+// and deleted by the check that then said it left the file unchanged: the check opened it
+// read-write, and closing the last read-write connection checkpoints.
+TEST(TuningDb, AnotherProgramsWalDatabaseIsOnlyRead) {
+  TempDir dir;
+  const std::string app = dir.file("app.sqlite");
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {  // the application: writes in WAL mode and dies with the log not merged
+    sqlite3* db = nullptr;
+    sqlite3_open(app.c_str(), &db);
+    sqlite3_exec(db,
+                 "PRAGMA journal_mode=WAL; CREATE TABLE users(id INTEGER PRIMARY KEY, name "
+                 "TEXT); INSERT INTO users(name) VALUES ('ada'), ('alan')",
+                 nullptr, nullptr, nullptr);
+    _exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  const std::string db_before = test::read_file(app), wal_before = test::read_file(app + "-wal");
+  ASSERT_FALSE(wal_before.empty());
+  for (DbAccess access : {DbAccess::Read, DbAccess::Write})
+    EXPECT_EQ(message_of([&] { TuningDb::open(app, access); }),
+              app +
+                  ": error: not a tlmc tuning database (an SQLite file with the tables "
+                  "users): tlmc left it unchanged; name another --tuning-db");
+  for (const char* level : {"-O0", "-O2"}) {
+    test::CommandResult r = test::run_command(std::string(TLMC_EXE) + " " + level + " " +
+                                              TLMC_SOURCE_DIR + "/examples/mlp.yaml --tuning-db " +
+                                              app + " -o " + dir.file("out/libm.a"));
+    EXPECT_EQ(r.exit_code, 1) << r.out;
+    EXPECT_NE(r.out.find("tlmc left it unchanged"), std::string::npos) << r.out;
+  }
+  EXPECT_EQ(test::read_file(app), db_before);
+  EXPECT_EQ(test::read_file(app + "-wal"), wal_before);
 }
 
 // Regression: any SQLite file given as the tuning database had its journal mode switched and
@@ -177,8 +249,8 @@ TEST(TuningDb, AnotherProgramsSqliteFileIsRefusedAndLeftByteForByte) {
       "CREATE TABLE users(id INTEGER PRIMARY KEY, name TEXT); "
       "INSERT INTO users(name) VALUES ('ada'), ('alan')");
   const std::string before = test::read_file(app);
-  for (bool create : {false, true})
-    EXPECT_EQ(message_of([&] { TuningDb::open(app, create); }),
+  for (DbAccess access : {DbAccess::Read, DbAccess::Write})
+    EXPECT_EQ(message_of([&] { TuningDb::open(app, access); }),
               app +
                   ": error: not a tlmc tuning database (an SQLite file with the tables "
                   "users): tlmc left it unchanged; name another --tuning-db");
@@ -193,7 +265,7 @@ TEST(TuningDb, AnotherProgramsSqliteFileIsRefusedAndLeftByteForByte) {
   EXPECT_EQ(test::read_file(app), before);
   // An empty SQLite file (no tables) is a new database, as a missing one is.
   sql(dir.file("empty.db"), "PRAGMA user_version = 0");
-  TuningDb::open(dir.file("empty.db"), true).add({ok("k", "s", 1.0)});
+  TuningDb::open(dir.file("empty.db"), scheduler::DbAccess::Write).add({ok("k", "s", 1.0)});
 }
 
 TEST(TuningRecordsJson, ExportAndImportRoundTripExactly) {

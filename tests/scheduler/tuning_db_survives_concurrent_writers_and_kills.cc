@@ -50,7 +50,7 @@ TEST(TuningDbProcesses, EightConcurrentWritersLoseNothing) {
       char c;
       close(go[1]);
       if (read(go[0], &c, 1) != 0) _exit(2);  // all start together, when the pipe closes
-      TuningDb db = TuningDb::open(path, true);
+      TuningDb db = TuningDb::open(path, scheduler::DbAccess::Write);
       for (int i = 0; i < kRecords; ++i)  // one transaction each: they interleave
         db.add({record("w" + std::to_string(p), "s" + std::to_string(i), 1e-3 * (i + 1))});
     }));
@@ -61,7 +61,7 @@ TEST(TuningDbProcesses, EightConcurrentWritersLoseNothing) {
     ASSERT_EQ(waitpid(c, &status, 0), c);
     EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "status " << status;
   }
-  TuningDb db = TuningDb::open(path, false);
+  TuningDb db = TuningDb::open(path, scheduler::DbAccess::Read);
   EXPECT_EQ(db.integrity_check(), "ok");
   EXPECT_EQ(db.all().size(), static_cast<size_t>(kProcesses * kRecords));
   for (int p = 0; p < kProcesses; ++p)
@@ -76,7 +76,7 @@ TEST(TuningDbProcesses, KilledWritersLeaveWholeTransactionsAndANewOneResumes) {
   size_t before = 0;
   for (int round = 0; round < 12; ++round) {
     const pid_t child = spawn([&] {
-      TuningDb db = TuningDb::open(path, true);
+      TuningDb db = TuningDb::open(path, scheduler::DbAccess::Write);
       for (int t = 0;; ++t) {
         std::vector<TuningRecord> batch;
         for (size_t i = 0; i < kBatch; ++i)
@@ -92,7 +92,7 @@ TEST(TuningDbProcesses, KilledWritersLeaveWholeTransactionsAndANewOneResumes) {
     ASSERT_EQ(waitpid(child, &status, 0), child);
     ASSERT_TRUE(WIFSIGNALED(status)) << "the writer stopped by itself: status " << status;
 
-    TuningDb db = TuningDb::open(path, true);
+    TuningDb db = TuningDb::open(path, scheduler::DbAccess::Write);
     ASSERT_EQ(db.integrity_check(), "ok") << "after round " << round;
     std::map<std::string, size_t> per_transaction;
     const std::vector<TuningRecord> all = db.all();
@@ -102,7 +102,7 @@ TEST(TuningDbProcesses, KilledWritersLeaveWholeTransactionsAndANewOneResumes) {
     before = all.size();
   }
   // A new process resumes from what was recorded.
-  TuningDb db = TuningDb::open(path, true);
+  TuningDb db = TuningDb::open(path, scheduler::DbAccess::Write);
   db.add({record("after", "s", 1e-3)});
   EXPECT_EQ(db.all().size(), before + 1);
   EXPECT_GT(before, 0u) << "no writer ever committed: the test did not test anything";

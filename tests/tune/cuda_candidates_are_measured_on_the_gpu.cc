@@ -147,7 +147,8 @@ TEST(GpuMeasurement, TheTunerRecordsMeasuredTimesOrStopsWithTheMachinesReason) {
   const bool gpu = runs_on_a_gpu(target);
   const MeasureTask task = matmul_task();
   test::TempDir dir;
-  scheduler::TuningDb db = scheduler::TuningDb::open(dir.file("tuning.db"), true);
+  scheduler::TuningDb db =
+      scheduler::TuningDb::open(dir.file("tuning.db"), scheduler::DbAccess::Write);
   TuneOptions o;
   o.search = SearchKind::Model;
   o.model_search.model = &lm::default_model(target);

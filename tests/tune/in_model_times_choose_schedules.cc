@@ -49,7 +49,7 @@ struct Builds {
 
 TEST(InModel, CandidatesAreTimedInTurnThenTheFastestOfEachAndRecorded) {
   test::TempDir dir;
-  scheduler::TuningDb db = scheduler::TuningDb::open(dir.file("t.db"), true);
+  scheduler::TuningDb db = scheduler::TuningDb::open(dir.file("t.db"), scheduler::DbAccess::Write);
   const std::vector<KernelCandidates> kernels = {kernel("a", 3), kernel("b", 1)};
   // a: its second record is fastest in the model; b: its -O0 schedule is.
   Builds builds{{{3e-3, 1e-3, 2e-3, 4e-3}, {2e-3, 1e-3}}, {}};
@@ -85,14 +85,15 @@ TEST(InModel, CandidatesAreTimedInTurnThenTheFastestOfEachAndRecorded) {
 
 TEST(InModel, WithoutInModelRecordsTheFastestRecordIsChosenElseTheDefault) {
   test::TempDir dir;
-  const scheduler::TuningDb db = scheduler::TuningDb::open(dir.file("t.db"), false);
+  const scheduler::TuningDb db =
+      scheduler::TuningDb::open(dir.file("t.db"), scheduler::DbAccess::Read);
   EXPECT_EQ(chosen_candidate(kernel("a", 2), db, kDescriptor), 0u);
   EXPECT_EQ(chosen_candidate(kernel("a", 0), db, kDescriptor), 0u) << "-O0's alone";
 }
 
 TEST(InModel, ABuildReportingTheWrongNumberOfKernelsIsABug) {
   test::TempDir dir;
-  scheduler::TuningDb db = scheduler::TuningDb::open(dir.file("t.db"), true);
+  scheduler::TuningDb db = scheduler::TuningDb::open(dir.file("t.db"), scheduler::DbAccess::Write);
   const RunVariant wrong = [](const std::vector<size_t>&) { return VariantTimes{1e-3, {}}; };
   EXPECT_THROW(confirm_in_model({kernel("a", 1)}, wrong, db, kDescriptor), InternalError);
 }

@@ -29,7 +29,7 @@ MeasureTask matmul_task(int n) {
 
 TEST(TaskScheduler, TrialsGoWhereTheLatencyIs) {
   test::TempDir dir;
-  scheduler::TuningDb db = scheduler::TuningDb::open(dir.file("t.db"), true);
+  scheduler::TuningDb db = scheduler::TuningDb::open(dir.file("t.db"), scheduler::DbAccess::Write);
   const std::vector<TuneTask> tasks = {{matmul_task(48), 10}, {matmul_task(40), 1}};
   TuneOptions options;
   options.trials = 48;
@@ -61,7 +61,7 @@ TEST(TaskScheduler, TrialsGoWhereTheLatencyIs) {
 // space has more to offer: a later run without early stopping measures new points in it.
 TEST(TaskScheduler, ATaskThatStopsImprovingStops) {
   test::TempDir dir;
-  scheduler::TuningDb db = scheduler::TuningDb::open(dir.file("t.db"), true);
+  scheduler::TuningDb db = scheduler::TuningDb::open(dir.file("t.db"), scheduler::DbAccess::Write);
   const std::vector<TuneTask> tasks = {{matmul_task(48), 1}};
   TuneOptions options;
   options.search = SearchKind::Random;
@@ -121,7 +121,7 @@ TEST(TaskScheduler, LayoutPlansAreWeighedByTheirSubgraphs) {
 // goes on; with random search too.
 TEST(TaskScheduler, RecordsThatNoLongerApplyAreLeftOut) {
   test::TempDir dir;
-  scheduler::TuningDb db = scheduler::TuningDb::open(dir.file("t.db"), true);
+  scheduler::TuningDb db = scheduler::TuningDb::open(dir.file("t.db"), scheduler::DbAccess::Write);
   const std::vector<TuneTask> tasks = {{matmul_task(48), 1}};
   const ir::Target target = ir::host_target();
   const scheduler::Sketches sketches =
