@@ -6,9 +6,6 @@
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#if defined(__x86_64__)
-#include <immintrin.h>
-#endif
 
 #include <algorithm>
 #include <atomic>
@@ -17,6 +14,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <thread>
 #include <utility>
@@ -30,6 +28,7 @@
 #include "toolchain/nvrtc.h"
 #include "tune/gpu_candidate.h"
 #include "tune/gpu_estimate_search.h"
+#include "tune/weight_eviction.h"
 
 namespace tlmc::tune {
 namespace {
@@ -108,6 +107,8 @@ struct Reply {
   int32_t worker_exits;  // the worker stops after this reply (a CUDA context was lost)
   int32_t environment;   // MeasureResult::environment
   double seconds;
+  double evict_seconds;   // MeasureResult::evict_seconds
+  int64_t evicted_bytes;  // MeasureResult::evicted_bytes
   char reason[480];
 };
 
@@ -134,11 +135,13 @@ bool read_all(int fd, void* data, size_t n) {
 }
 
 Reply reply(MeasureStatus status, double seconds, const std::string& reason,
-            bool worker_exits = false) {
+            bool worker_exits = false, double evict_seconds = 0, int64_t evicted_bytes = 0) {
   Reply r{};
   r.status = static_cast<int32_t>(status);
   r.worker_exits = worker_exits ? 1 : 0;
   r.seconds = seconds;
+  r.evict_seconds = evict_seconds;
+  r.evicted_bytes = evicted_bytes;
   std::snprintf(r.reason, sizeof r.reason, "%s", reason.c_str());
   return r;
 }
@@ -173,17 +176,6 @@ std::string first_mismatch(const std::vector<reference::HostTensor>& got,
              std::to_string(g) + ", want " + std::to_string(w);
   }
   return "";
-}
-
-// Writes back and evicts every cache line of [data, data + size) from every cache level.
-void flush_from_caches(const char* data, size_t size) {
-#if defined(__x86_64__)
-  for (size_t i = 0; i < size; i += 64) _mm_clflush(data + i);
-  if (size > 0) _mm_clflush(data + size - 1);
-  _mm_mfence();
-#else
-  (void)data, (void)size;
-#endif
 }
 
 // The CPUs the worker may run on, read when it starts (before it pins any thread).
@@ -248,10 +240,16 @@ Reply run_cuda_candidate(const MeasureTask& task, const MeasureOptions& options,
   return out;
 }
 
+// What the kernels of one task read of its weights, per packing of them (the words that
+// encode the packings): every correct candidate computes the same function, so reads the
+// same elements; learnt from the first candidate of each packing (weight_eviction.h).
+using ReadsByPacking = std::map<std::vector<int64_t>, ReadRanges>;
+
 // One candidate, inside the worker.
 Reply run_candidate(const MeasureTask& task, const MeasureOptions& options, int threads,
                     const std::vector<int>& cpus, const Request& req, const std::string& object,
-                    const std::vector<std::optional<ir::Packing>>& input_packings) {
+                    const std::vector<int64_t>& packing_words, ReadsByPacking& reads) {
+  const std::vector<std::optional<ir::Packing>> input_packings = decode_packings(packing_words);
   std::string error;
   std::unique_ptr<toolchain::LoadedObject> loaded = toolchain::LoadedObject::load(object, &error);
   if (!loaded) return reply(MeasureStatus::CompileError, 0, "cannot load the object: " + error);
@@ -287,41 +285,57 @@ Reply run_candidate(const MeasureTask& task, const MeasureOptions& options, int 
   // run would pay for moving threads and their data to their own CPUs (and the slow cut
   // judges a candidate by that run).
   pin_threads(cpus);
-  run(params.data(), scratch.get());
-  // Then repeats of n runs lasting min_seconds each; with cold weights, each run timed
-  // alone after the weights left the caches.
   std::vector<std::pair<const char*, size_t>> weights;
   for (size_t i = 0; i < inputs.size(); ++i)
     if (task.program.tensor(task.program.inputs[i]).constant)
       weights.emplace_back(reinterpret_cast<const char*>(inputs[i].bytes.data()),
                            inputs[i].bytes.size());
+  const bool cold = options.cold_weights && !weights.empty();
+  auto known = reads.find(packing_words);
+  if (cold && known == reads.end()) {  // this run also learns what the kernel reads
+    known = reads
+                .emplace(packing_words,
+                         learn_reads(weights, [&] { run(params.data(), scratch.get()); }))
+                .first;
+  } else {
+    run(params.data(), scratch.get());
+  }
+  // Then repeats of n runs lasting min_seconds each; with cold weights, each run timed
+  // alone after what it reads of the weights left the caches, and n counted by the cost
+  // of both (a kernel of microseconds that reads a few rows of a 94 MB table must not be
+  // run thousands of times, each after evicting the table).
+  double evict_seconds = 0;
   auto seconds_of = [&](int64_t n) {
-    if (!options.cold_weights || weights.empty()) {
+    if (!cold) {
       const Clock::time_point t0 = Clock::now();
       for (int64_t i = 0; i < n; ++i) run(params.data(), scratch.get());
       return std::chrono::duration<double>(Clock::now() - t0).count() / static_cast<double>(n);
     }
-    double total = 0;
+    double total = 0, evicting = 0;
     for (int64_t i = 0; i < n; ++i) {
-      for (const auto& [data, size] : weights) flush_from_caches(data, size);
+      const Clock::time_point e0 = Clock::now();
+      evict(weights, known->second);
       const Clock::time_point t0 = Clock::now();
       run(params.data(), scratch.get());
       total += std::chrono::duration<double>(Clock::now() - t0).count();
+      evicting += std::chrono::duration<double>(t0 - e0).count();
     }
+    evict_seconds = evicting / static_cast<double>(n);
     return total / static_cast<double>(n);
   };
   const double once = std::max(seconds_of(1), 1e-9);
+  const int64_t evicted = cold ? static_cast<int64_t>(read_bytes(known->second)) : 0;
   if (req.slow_seconds > 0 && once > req.slow_seconds) {
     shutdown();
-    return reply(MeasureStatus::Ok, once, "");
+    return reply(MeasureStatus::Ok, once, "", false, evict_seconds, evicted);
   }
-  const int64_t n =
-      std::max<int64_t>(1, static_cast<int64_t>(std::ceil(options.min_seconds / once)));
+  const int64_t n = std::max<int64_t>(
+      1, static_cast<int64_t>(std::ceil(options.min_seconds / (once + evict_seconds))));
   std::vector<double> times;
   for (int r = 0; r < std::max(1, options.repeats); ++r) times.push_back(seconds_of(n));
   std::nth_element(times.begin(), times.begin() + static_cast<long>(times.size() / 2), times.end());
   shutdown();
-  return reply(MeasureStatus::Ok, times[times.size() / 2], "");
+  return reply(MeasureStatus::Ok, times[times.size() / 2], "", false, evict_seconds, evicted);
 }
 
 // The worker's loop; a CUDA target's worker is the only process of tlmc's that initialises
@@ -329,6 +343,7 @@ Reply run_candidate(const MeasureTask& task, const MeasureOptions& options, int 
 [[noreturn]] void worker_main(int fd, const MeasureTask& task, const MeasureOptions& options,
                               int threads, bool cuda) {
   const std::vector<int> cpus = allowed_cpus();
+  ReadsByPacking reads;
   for (;;) {
     Request req{};
     if (!read_all(fd, &req, sizeof req)) _exit(0);
@@ -340,7 +355,7 @@ Reply run_candidate(const MeasureTask& task, const MeasureOptions& options, int 
     if (!read_all(fd, launches.data(), launches.size())) _exit(0);
     const Reply r =
         cuda ? run_cuda_candidate(task, options, req, object, decode_packings(words), launches)
-             : run_candidate(task, options, threads, cpus, req, object, decode_packings(words));
+             : run_candidate(task, options, threads, cpus, req, object, words, reads);
     if (!write_all(fd, &r, sizeof r) || r.worker_exits) _exit(0);
   }
 }
@@ -433,6 +448,8 @@ MeasureResult Measurer::run_in_worker(const std::string& object, int64_t scratch
   out.environment = r.environment != 0;
   out.status = static_cast<MeasureStatus>(r.status);
   out.seconds = r.seconds;
+  out.evict_seconds = r.evict_seconds;
+  out.evicted_bytes = r.evicted_bytes;
   r.reason[sizeof r.reason - 1] = 0;
   out.reason = r.reason;
   return out;

@@ -47,6 +47,10 @@ struct MeasureResult {
   double seconds = 0;
   std::string reason;  // why, when not Ok
   double compile_seconds = 0;
+  // With cold weights: what evicting the weights the kernel reads took before each timed
+  // run (its wall time counts against the candidate's limit, its time does not).
+  double evict_seconds = 0;
+  int64_t evicted_bytes = 0;  // how much of the weights that eviction covered
   // The machine failed, not the candidate (a CUDA target's: no GPU or driver in the worker,
   // a cubin the driver cannot load, no device memory): never a record of the candidate.
   bool environment = false;

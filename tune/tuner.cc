@@ -58,6 +58,7 @@ struct TaskState {
   std::unique_ptr<Measurer> measurer;
   TaskReport report;
   double best = 0;               // best time so far (the baseline's when nothing is better)
+  double evict = 0;              // the longest eviction of its weights before a cold run
   double best_before_round = 0;  // best before the last round
   int64_t trials_before_round = 0;
   int64_t last_improvement = 0;  // trials when the best last got better
@@ -104,6 +105,7 @@ double plan_gradient(const TaskState& s, const std::vector<double>& plans) {
 
 // A measurement of the task's schedule space (this run's, or a record's read back).
 void note(TaskState& s, const MeasureResult& r) {
+  s.evict = std::max(s.evict, r.evict_seconds);
   if (r.status != MeasureStatus::Ok || r.seconds <= 0) return;
   if (s.best == 0 || r.seconds < s.best) {
     s.best = r.seconds;
@@ -210,10 +212,11 @@ void round(TaskState& s, const ir::Target& target, scheduler::TuningDb& db,
   for (const scheduler::SpacePoint& p : batch)
     schedules.push_back(s.sketches[p.sketch].decisions(p.values));
   // The check, the warm-up and the repeats each run the kernel at least once, a fast one
-  // for min_seconds; a second of slack for starting a worker. Without a time to compare
-  // with (nothing has run yet), the full limit.
+  // for min_seconds, a cold one after evicting its weights; a second of slack for starting
+  // a worker. Without a time to compare with (nothing has run yet), the full limit.
   const double runs = 2 + options.measure.repeats;
-  const double budget = 1 + kSlowdownLimit * runs * std::max(s.best, options.measure.min_seconds);
+  const double budget =
+      1 + kSlowdownLimit * runs * std::max(s.best + s.evict, options.measure.min_seconds);
   s.measurer->set_timeout(s.best > 0 ? std::min(options.measure.timeout_seconds, budget)
                                      : options.measure.timeout_seconds);
   s.measurer->set_slow_cut(kSlowCut * s.best);
@@ -234,6 +237,11 @@ void round(TaskState& s, const ir::Target& target, scheduler::TuningDb& db,
   s.measured_now = true;
   times.recording += seconds_since(recording);
   if (options.early_stopping > 0 && s.report.trials - s.last_improvement >= options.early_stopping)
+    s.done = true;
+  // A round in which every candidate ran out of time ends the task: each such trial costs
+  // the whole limit, and a task that never runs would otherwise keep the largest gradient.
+  if (std::all_of(results.begin(), results.end(),
+                  [](const MeasureResult& r) { return r.status == MeasureStatus::TimedOut; }))
     s.done = true;
 }
 

@@ -57,6 +57,29 @@ TEST(TaskScheduler, TrialsGoWhereTheLatencyIs) {
   EXPECT_EQ(db.all().size(), 50u);
 }
 
+// Regression: a task none of whose candidates ran (the baseline too) kept the largest
+// gradient, so the task scheduler gave it trial after trial, each costing the whole time
+// limit (BERT's word embeddings: 97 candidates in 17 minutes). A round in which every
+// candidate runs out of time ends the task.
+TEST(TaskScheduler, TimedOutCandidatesDrawNoMoreTrials) {
+  test::TempDir dir;
+  scheduler::TuningDb db = scheduler::TuningDb::open(dir.file("t.db"), scheduler::DbAccess::Write);
+  const std::vector<TuneTask> tasks = {{matmul_task(48), 10}, {matmul_task(40), 1}};
+  TuneOptions options;
+  options.search = SearchKind::Random;
+  options.trials = 64;
+  options.batch = 8;
+  options.measure.timeout_seconds = 1e-4;  // nothing answers in time
+  std::ostringstream progress;
+  const std::vector<TaskReport> r =
+      tune_tasks(tasks, ir::host_target(), db, options, progress, false);
+  ASSERT_EQ(r.size(), 2u);
+  EXPECT_EQ(r[0].trials, 8) << progress.str();
+  EXPECT_EQ(r[1].trials, 8) << progress.str();
+  for (const scheduler::TuningRecord& rec : db.all())
+    EXPECT_EQ(rec.status, scheduler::MeasureStatus::TimedOut) << rec.reason;
+}
+
 // A task that stops improving stops before the budget is spent (early stopping), though its
 // space has more to offer: a later run without early stopping measures new points in it.
 TEST(TaskScheduler, ATaskThatStopsImprovingStops) {
