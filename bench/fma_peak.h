@@ -11,3 +11,13 @@ struct FmaPeak {
 };
 
 FmaPeak measure_fma_peak(int threads);
+
+// The machine's bf16 peaks, measured the same way: vdpbf16ps chains (AVX512_BF16: two bf16
+// products a float32 lane) and AMX tdpbf16ps on four accumulator tiles; 0 where the CPU
+// (or, for AMX, the kernel's permission) lacks them. Two flops a multiply-add, as above.
+struct Bf16Peaks {
+  double avx512_bf16 = 0;
+  double amx_bf16 = 0;
+};
+
+Bf16Peaks measure_bf16_peaks(int threads);
