@@ -155,9 +155,79 @@ std::string scalar_c(const Expr& e) {
       return "(" + scalar_c(e->args[0]) + " ? " + scalar_c(e->args[1]) + " : " +
              scalar_c(e->args[2]) + ")";
     case ExprKind::Cast:
-      return "((" + std::string(ir::dtype_c_type(e->dtype)) + ")" + scalar_c(e->args[0]) + ")";
+      return cast_c(e->dtype, e->args[0]->dtype, scalar_c(e->args[0]));
   }
   return "";
+}
+
+std::string cast_c(ir::DType to, ir::DType from, const std::string& x) {
+  // The 16-bit floats are bits in a uint16_t: converted through float by the helpers
+  // (half_float_helpers), never by a C cast of the integer.
+  if (from == ir::DType::BFloat16 || from == ir::DType::Float16) {
+    const std::string wide =
+        (from == ir::DType::BFloat16 ? "tlmc_bf16_to_f32(" : "tlmc_f16_to_f32(") + x + ")";
+    return to == ir::DType::Float32 ? wide : cast_c(to, ir::DType::Float32, wide);
+  }
+  if (to == ir::DType::BFloat16) return "tlmc_f32_to_bf16((float)" + x + ")";
+  if (to == ir::DType::Float16) return "tlmc_f32_to_f16((float)" + x + ")";
+  return "((" + std::string(ir::dtype_c_type(to)) + ")" + x + ")";
+}
+
+std::string half_float_helpers() {
+  return R"(/* float16 and bfloat16 elements are their bits in a uint16_t: exact widening, and
+   rounding to nearest even (NaN stays NaN; overflow gives infinity). */
+TLMC_HELPER float tlmc_bf16_to_f32(uint16_t h) {
+  uint32_t b = (uint32_t)h << 16;
+  float f;
+  memcpy(&f, &b, 4);
+  return f;
+}
+TLMC_HELPER uint16_t tlmc_f32_to_bf16(float f) {
+  uint32_t x;
+  memcpy(&x, &f, 4);
+  if ((x & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((x >> 16) | 0x40u);
+  x += 0x7fffu + ((x >> 16) & 1u);
+  return (uint16_t)(x >> 16);
+}
+TLMC_HELPER float tlmc_f16_to_f32(uint16_t h) {
+  uint32_t sign = (uint32_t)(h >> 15) << 31, e = (h >> 10) & 0x1fu, m = h & 0x3ffu, b;
+  float f;
+  if (e == 0) {
+    f = (float)m * (1.0f / 16777216.0f);
+    return sign ? -f : f;
+  }
+  b = sign | (e == 0x1f ? 0x7f800000u | (m << 13) : ((e + 112u) << 23) | (m << 13));
+  memcpy(&f, &b, 4);
+  return f;
+}
+TLMC_HELPER uint16_t tlmc_f32_to_f16(float f) {
+  uint32_t x, sign, exp, man, h, rest;
+  int e;
+  memcpy(&x, &f, 4);
+  sign = (x >> 16) & 0x8000u;
+  exp = (x >> 23) & 0xffu;
+  man = x & 0x7fffffu;
+  if (exp == 0xff) return (uint16_t)(sign | 0x7c00u | (man ? 0x200u : 0));
+  e = (int)exp - 127 + 15;
+  if (e >= 0x1f) return (uint16_t)(sign | 0x7c00u);
+  if (e <= 0) {
+    int shift;
+    uint32_t half;
+    if (e < -10) return (uint16_t)sign;
+    man |= 0x800000u;
+    shift = 14 - e;
+    h = man >> shift;
+    rest = man & ((1u << shift) - 1);
+    half = 1u << (shift - 1);
+    if (rest > half || (rest == half && (h & 1))) ++h;
+    return (uint16_t)(sign | h);
+  }
+  h = sign | ((uint32_t)e << 10) | (man >> 13);
+  rest = man & 0x1fffu;
+  if (rest > 0x1000u || (rest == 0x1000u && (h & 1))) ++h;
+  return (uint16_t)h;
+}
+)";
 }
 
 std::string scalar_helpers(bool hide_minimum) {

@@ -27,5 +27,11 @@ std::string scalar_c(const ir::Expr& e);
 // each declared TLMC_HELPER, which the caller defines. `hide_minimum`: tlmc_mini passes its
 // result through an empty asm (a CPU compiler's workaround, below; not for CUDA).
 std::string scalar_helpers(bool hide_minimum);
+// C converting x, of dtype `from`, to dtype `to` (the 16-bit floats through the helpers
+// below).
+std::string cast_c(ir::DType to, ir::DType from, const std::string& x);
+// The conversions of float16 and bfloat16 that cast_c calls; a preamble includes them
+// where a kernel stores such a tensor.
+std::string half_float_helpers();
 
 }  // namespace tlmc::codegen

@@ -111,7 +111,10 @@ std::vector<GeneratedFile> emit_c(const ModelPlan& plan, const CodegenOptions& o
   c << "#include <math.h>\n#include <stdint.h>\n#include <string.h>\n\n";
   c << "#include \"" << n << ".h\"\n#include \"" << n << "_runtime.h\"\n\n";
   c << "extern const unsigned char " << n << "_weights[]; /* " << n << "_weights.S */\n\n";
-  c << kernel_preamble(options.target) << "\n";
+  const bool half_floats =
+      std::any_of(plan.kernels.begin(), plan.kernels.end(),
+                  [](const KernelInfo& k) { return uses_half_floats(k.loops); });
+  c << kernel_preamble(options.target, half_floats) << "\n";
   std::vector<std::string> kernel_names;
   for (size_t k = 0; k < plan.kernels.size(); ++k) {
     const KernelInfo& ki = plan.kernels[k];

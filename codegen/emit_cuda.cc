@@ -1,8 +1,10 @@
 #include "codegen/emit_cuda.h"
 
+#include <algorithm>
 #include <sstream>
 
 #include "codegen/emit_cuda_kernel.h"
+#include "codegen/emit_kernel.h"
 #include "codegen/library_text.h"
 
 namespace tlmc::codegen {
@@ -63,7 +65,10 @@ std::vector<GeneratedFile> emit_cuda(const ModelPlan& plan, const CodegenOptions
   c << "#include \"" << n << ".h\"\n";
   c << "extern \"C\" const unsigned char " << n << "_weights[]; /* " << n << "_weights.S */\n";
   c << "#endif\n#include \"" << n << "_cuda.h\"\n\n";
-  c << cuda_kernel_preamble() << "\n";
+  c << cuda_kernel_preamble(
+           std::any_of(plan.kernels.begin(), plan.kernels.end(),
+                       [](const KernelInfo& k) { return uses_half_floats(k.loops); }))
+    << "\n";
   std::vector<CudaKernelSource> sources;
   for (size_t k = 0; k < plan.kernels.size(); ++k) {
     const KernelInfo& ki = plan.kernels[k];

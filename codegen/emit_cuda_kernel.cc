@@ -325,10 +325,10 @@ CudaKernelSource emit_cuda_kernel(const ir::LoopProgram& p, const ir::GpuLimits&
   return CudaEmitter(p, gpu).run();
 }
 
-std::string cuda_kernel_preamble() {
+std::string cuda_kernel_preamble(bool half_floats) {
   return "/* inline, not static: nvcc warns of an unused static function. */\n"
          "#define TLMC_HELPER __device__ __forceinline__\n" +
-         scalar_helpers(false) + math_functions(1);
+         scalar_helpers(false) + (half_floats ? half_float_helpers() : "") + math_functions(1);
 }
 
 }  // namespace tlmc::codegen

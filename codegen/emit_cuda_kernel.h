@@ -36,6 +36,6 @@ struct CudaKernelSource {
 CudaKernelSource emit_cuda_kernel(const ir::LoopProgram& p, const ir::GpuLimits& gpu);
 
 // Device helpers the kernels use (floor division, tlmc's math functions), once per .cu.
-std::string cuda_kernel_preamble();
+std::string cuda_kernel_preamble(bool half_floats = false);
 
 }  // namespace tlmc::codegen

@@ -595,10 +595,16 @@ KernelSource emit_kernel(const ir::LoopProgram& p, const ir::Target& target,
 // scalar C function). The transcendental ones are math_functions.h's.
 const char* const kLaneFunctions[][2] = {{"abs", "fabsf"}, {"floor", "floorf"}};
 
-std::string kernel_preamble(const ir::Target& target) {
+bool uses_half_floats(const ir::LoopProgram& p) {
+  return std::any_of(p.buffers.begin(), p.buffers.end(),
+                     [](const ir::Buffer& b) { return ir::dtype_is_half(b.dtype); });
+}
+
+std::string kernel_preamble(const ir::Target& target, bool half_floats) {
   std::ostringstream os;
   // Helpers are marked unused: a kernel set uses only some of them (clang warns otherwise).
   os << "#define TLMC_HELPER static inline __attribute__((unused))\n" << scalar_helpers(true);
+  if (half_floats) os << half_float_helpers();
   os << math_functions(1);
   if (target.isa == ir::Isa::Generic) return os.str();
   // One vector type and helper set per width, from the target's down to 4 lanes.

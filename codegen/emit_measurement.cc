@@ -20,7 +20,8 @@ std::string emit_measurement_source(const ir::LoopProgram& kernel, const ir::Tar
   c << "/* measurement unit of kernel " << kernel.name << " for " << target.name << " */\n";
   c << "#define TLMC_RT_PREFIX " << rt << "\n" << runtime << "\n";
   c << "#include <math.h>\n#include <stdint.h>\n#include <string.h>\n\n";
-  c << kernel_preamble(target) << "\n" << emit_kernel(kernel, target, rt).text << "\n";
+  c << kernel_preamble(target, uses_half_floats(kernel)) << "\n"
+    << emit_kernel(kernel, target, rt).text << "\n";
   c << "void tlmc_measure_run(void* const* params, char* scratch) {\n  " << kernel.name << "(";
   for (size_t i = 0; i < kernel.params.size(); ++i) {
     const ir::Buffer& b = kernel.buffers[static_cast<size_t>(kernel.params[i])];

@@ -17,19 +17,37 @@ struct OutputError {
   double max_abs = 0;  // largest |generated - reference|
   double max_rel = 0;  // largest |generated - reference| / max(|reference|, 1e-6)
   bool within_tolerance = true;
+  // --precision bf16: the root mean square of the float32 reference, the scale below which
+  // an element's tolerance does not shrink; and the largest error against the reference of
+  // the bfloat16 model the library compiles, held to the float32 tolerances.
+  double rms = 0;
+  double max_abs_compiled = 0;
+  bool compiled_exactly = true;
 };
 
 struct CheckResult {
   std::vector<OutputError> outputs;
+  // Every output within tolerance. With --precision bf16 also `compiled_exactly`: false is
+  // a compiler bug (exit 3), a loss of accuracy alone is the precision's (exit 1).
   bool passed = true;
+  bool compiled_exactly = true;
+  bool bf16 = false;
   // Where a CUDA target's library ran: "on the GPU (DEVICE)" or "in the CPU emulator";
   // empty for a CPU target (this machine's processor).
   std::string ran;
+  double atol = 0, rtol = 0;  // the tolerances the outputs were held to
 };
 
 // Tolerances: an element passes when |got - want| <= kCheckAtol + kCheckRtol * |want|.
 constexpr double kCheckAtol = 1e-4;
 constexpr double kCheckRtol = 1e-3;
+// A model compiled with --precision bf16 against the float32 reference: PyTorch's
+// tolerances for bfloat16 (torch.testing.assert_close), an element passing when
+// |got - want| <= kBf16CheckAtol + kBf16CheckRtol * max(|want|, rms of the output): a whole
+// model's value that cancels to near zero keeps the error of its terms. Against the
+// reference of the bfloat16 model (what the library computes), the float32 tolerances.
+constexpr double kBf16CheckAtol = 1e-5;
+constexpr double kBf16CheckRtol = 1.6e-2;
 
 // Inputs are drawn from a generator seeded with `seed`: floats uniform in [-1, 1]; integer
 // inputs that index a Gather uniform over the valid indices, others in [0, 4).

@@ -19,6 +19,7 @@
 #include "frontend/fold_constants.h"
 #include "frontend/model_name.h"
 #include "frontend/onnx_reader.h"
+#include "frontend/reduced_precision.h"
 #include "frontend/yaml_reader.h"
 #include "ir/cuda_device.h"
 #include "ir/lower.h"
@@ -610,8 +611,19 @@ CompiledModel compile_model(const CompileOptions& options) {
                                std::to_string(o.target.gpu.sm) + "), and " + no_gpu_for(o.target) +
                                "; --check runs the kernels in the CPU emulator");
   }
+  if (o.bf16 && o.target.is_cuda())
+    throw Diagnostic({},
+                     "--precision bf16 is for CPU targets: a CUDA target computes in "
+                     "float32 (use --precision fp32)");
+  if (o.bf16 && o.target.bf16 == ir::Bf16Unit::None)
+    throw Diagnostic({}, "--precision bf16 needs a CPU with AVX512_BF16 or AMX, and target " +
+                             o.target.name +
+                             " has neither: name one that has them (--target x86-64-avx512-bf16 "
+                             "or x86-64-amx), or use --precision fp32; tlmc does not emulate "
+                             "bf16 products");
   o.opt_level = effective_level(o);
   CompiledModel m;
+  m.bf16 = o.bf16;
   {
     PassTimer t(o, "read");
     m.graph = read_model(o);
@@ -628,6 +640,12 @@ CompiledModel compile_model(const CompileOptions& options) {
   {
     PassTimer t(o, "fold constants");
     graph = frontend::fold_constants(m.graph);
+  }
+  // After folding, which would turn a weight's conversion back into a float32 weight.
+  if (o.bf16) {
+    PassTimer t(o, "reduced precision");
+    graph = frontend::demote_products_to_bf16(graph, o.precision);
+    m.bf16_graph = graph;
   }
   std::ostream* dump = o.dump_stream;
   if (dump && wants(o, "graph")) *dump << ir::graph_str(graph);

@@ -9,6 +9,7 @@
 
 #include "codegen/emit_c.h"
 #include "codegen/model_plan.h"
+#include "frontend/reduced_precision.h"
 #include "ir/gpu_occupancy.h"
 #include "ir/graph.h"
 #include "ir/target.h"
@@ -46,6 +47,11 @@ struct CompileOptions {
   // -O1 .. -O3: the language model's file (--lm-model); empty: the bundled model
   std::string lm_model;
   ActivationLayout activation_layout = ActivationLayout::Auto;
+  // --precision bf16: matrix products read their operands rounded to bfloat16 and
+  // accumulate in float32 (frontend/reduced_precision.h, with `precision`'s choices); false
+  // (--precision fp32, the default): everything in float32.
+  bool bf16 = false;
+  frontend::PrecisionOptions precision;
   // -O1 .. -O3: tuning progress, report and compile time; nullptr: quiet
   std::ostream* progress_stream = nullptr;
   bool progress_live = false;  // progress_stream is a terminal
@@ -74,6 +80,8 @@ struct CompiledModel {
   std::vector<ir::KernelResources> cuda_kernels;
   std::string cuda_unchecked;
   bool profiled = false;  // emitted with a timer around every call (CompileOptions::profile)
+  bool bf16 = false;      // its products compute in bfloat16 (CompileOptions::bf16)
+  ir::Graph bf16_graph;   // then: the graph after reduced_precision, which the library computes
 };
 
 // Reads the model (YAML or ONNX, by its extension), verified, as written: no folding.

@@ -119,7 +119,8 @@ int run(int argc, char** argv) {
   option("name", po::value<std::string>(),
          "C prefix of the generated API (default: the model's name)");
   option("target", po::value<std::string>()->default_value("host"),
-         "host | x86-64 | x86-64-avx2 | x86-64-avx512 | cuda-sm80 (an A100-SXM's limits) | "
+         "host | x86-64 | x86-64-avx2 | x86-64-avx512 | x86-64-avx512-bf16 (with AVX512_BF16) | "
+         "x86-64-amx (with AVX512_BF16 and AMX) | cuda-sm80 (an A100-SXM's limits) | "
          "cuda-sm90 (an H100-SXM's) | cuda (the GPU of this machine)");
   option("target-option", po::value<std::vector<std::string>>()->composing(),
          "KEY=VALUE: one field of the target's descriptor, as --print-target writes it (such "
@@ -159,6 +160,15 @@ int run(int argc, char** argv) {
          "1) | model | channels-last (convolutions and pools in [N, "
          "spatial..., C], converted at the graph's boundary) | blocked (in [N, C/B, "
          "spatial..., B], B the vector width, where the channels are whole blocks)");
+  option("precision", po::value<std::string>()->default_value("fp32"),
+         "fp32 | bf16: bf16 rounds the operands of matrix products to bfloat16, which they "
+         "accumulate in float32 (everything else stays float32; a CPU target with AVX512_BF16 "
+         "or AMX)");
+  option("precision-ops", po::value<std::string>()->default_value("all"),
+         "with --precision bf16, the products that compute in it: all | matmul (MatMul and "
+         "Gemm) | conv");
+  option("keep-fp32", po::value<std::string>(),
+         "with --precision bf16: products left in float32, by node name (comma-separated)");
   option("input-shape", po::value<std::vector<std::string>>()->composing(),
          "NAME=1x3x224x224: the shape of an ONNX input with symbolic dimensions (repeatable)");
   option("threads", po::value<int>()->default_value(0),
@@ -251,6 +261,24 @@ int run(int argc, char** argv) {
                               : layout == "channels-last" ? driver::ActivationLayout::ChannelsLast
                               : layout == "blocked"       ? driver::ActivationLayout::Blocked
                                                           : driver::ActivationLayout::Auto;
+  const std::string precision = vm["precision"].as<std::string>();
+  if (precision != "fp32" && precision != "bf16")
+    throw UsageError("--precision takes fp32 or bf16, not '" + precision + "'");
+  options.bf16 = precision == "bf16";
+  const std::string ops = vm["precision-ops"].as<std::string>();
+  if (ops != "all" && ops != "matmul" && ops != "conv")
+    throw UsageError("--precision-ops takes all, matmul or conv, not '" + ops + "'");
+  options.precision.ops = ops == "matmul" ? frontend::PrecisionOptions::Ops::MatMul
+                          : ops == "conv" ? frontend::PrecisionOptions::Ops::Conv
+                                          : frontend::PrecisionOptions::Ops::All;
+  if (vm.count("keep-fp32")) {
+    std::istringstream names(vm["keep-fp32"].as<std::string>());
+    for (std::string name; std::getline(names, name, ',');)
+      if (!name.empty()) options.precision.keep_fp32.push_back(name);
+    if (options.precision.keep_fp32.empty()) throw UsageError("--keep-fp32 takes node names");
+  }
+  if (!options.bf16 && (!vm["precision-ops"].defaulted() || vm.count("keep-fp32")))
+    throw UsageError("--precision-ops and --keep-fp32 go with --precision bf16");
   options.progress_stream = &std::cerr;
   options.progress_live = isatty(STDERR_FILENO) != 0;
   if (vm.count("input-shape"))
@@ -305,7 +333,8 @@ int run(int argc, char** argv) {
   if (vm.count("check")) {
     driver::CheckResult r = driver::check_model(model, options.target, 1, cc);
     driver::print_check(std::cout, r);
-    return r.passed ? kOk : kInternal;
+    if (!r.compiled_exactly) return kInternal;
+    return r.passed ? kOk : (r.bf16 ? kBadInput : kInternal);
   }
 
   const std::string out =

@@ -211,38 +211,6 @@ double portable_cos_turns(double u) {
 // ---------------------------------------------------------------------------------------
 // Element encoding: little-endian bytes of one element, whatever the host.
 
-uint16_t float_to_half(float f) {
-  uint32_t x;
-  std::memcpy(&x, &f, 4);
-  const uint32_t sign = (x >> 16) & 0x8000u;
-  const uint32_t exp = (x >> 23) & 0xffu;
-  uint32_t man = x & 0x7fffffu;
-  if (exp == 0xff) return static_cast<uint16_t>(sign | 0x7c00u | (man ? 0x200u : 0));
-  const int e = static_cast<int>(exp) - 127 + 15;
-  if (e >= 0x1f) return static_cast<uint16_t>(sign | 0x7c00u);
-  if (e <= 0) {  // a half subnormal, or zero
-    if (e < -10) return static_cast<uint16_t>(sign);
-    man |= 0x800000u;
-    const int shift = 14 - e;
-    uint32_t h = man >> shift;
-    const uint32_t rest = man & ((1u << shift) - 1), half = 1u << (shift - 1);
-    if (rest > half || (rest == half && (h & 1))) ++h;
-    return static_cast<uint16_t>(sign | h);
-  }
-  uint32_t h = sign | (static_cast<uint32_t>(e) << 10) | (man >> 13);
-  const uint32_t rest = man & 0x1fffu;
-  if (rest > 0x1000u || (rest == 0x1000u && (h & 1))) ++h;  // may carry up to infinity
-  return static_cast<uint16_t>(h);
-}
-
-uint16_t float_to_bfloat16(float f) {
-  uint32_t x;
-  std::memcpy(&x, &f, 4);
-  if ((x & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((x >> 16) | 0x40u);
-  x += 0x7fffu + ((x >> 16) & 1u);
-  return static_cast<uint16_t>(x >> 16);
-}
-
 void put_le(uint8_t* p, uint64_t bits, size_t bytes) {
   for (size_t i = 0; i < bytes; ++i) p[i] = static_cast<uint8_t>(bits >> (8 * i));
 }
@@ -257,10 +225,10 @@ void put_float(uint8_t* p, DType t, double v) {
       put_le(p, bits, 4);
       return;
     case DType::Float16:
-      put_le(p, float_to_half(f), 2);
+      put_le(p, ir::float_to_half(f), 2);
       return;
     case DType::BFloat16:
-      put_le(p, float_to_bfloat16(f), 2);
+      put_le(p, ir::float_to_bfloat16(f), 2);
       return;
     case DType::Int32:
     case DType::Int64:

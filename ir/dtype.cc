@@ -1,6 +1,7 @@
 #include "ir/dtype.h"
 
 #include <array>
+#include <cstring>
 
 namespace tlmc::ir {
 namespace {
@@ -34,10 +35,66 @@ bool dtype_is_float(DType t) {
   return t == DType::Float32 || t == DType::Float16 || t == DType::BFloat16;
 }
 
+bool dtype_is_half(DType t) { return t == DType::Float16 || t == DType::BFloat16; }
+
 std::optional<DType> parse_dtype(std::string_view name) {
   for (const DTypeInfo& i : kInfo)
     if (i.name == name) return i.type;
   return std::nullopt;
+}
+
+// Round to nearest, ties to even; NaN stays NaN (quiet), infinities and overflow give
+// infinity, values below half the smallest subnormal give a signed zero.
+uint16_t float_to_half(float f) {
+  uint32_t x;
+  std::memcpy(&x, &f, 4);
+  const uint32_t sign = (x >> 16) & 0x8000u;
+  const uint32_t exp = (x >> 23) & 0xffu;
+  uint32_t man = x & 0x7fffffu;
+  if (exp == 0xff) return static_cast<uint16_t>(sign | 0x7c00u | (man ? 0x200u : 0));
+  const int e = static_cast<int>(exp) - 127 + 15;
+  if (e >= 0x1f) return static_cast<uint16_t>(sign | 0x7c00u);
+  if (e <= 0) {  // a half subnormal, or zero
+    if (e < -10) return static_cast<uint16_t>(sign);
+    man |= 0x800000u;
+    const int shift = 14 - e;
+    uint32_t h = man >> shift;
+    const uint32_t rest = man & ((1u << shift) - 1), half = 1u << (shift - 1);
+    if (rest > half || (rest == half && (h & 1))) ++h;
+    return static_cast<uint16_t>(sign | h);
+  }
+  uint32_t h = sign | (static_cast<uint32_t>(e) << 10) | (man >> 13);
+  const uint32_t rest = man & 0x1fffu;
+  if (rest > 0x1000u || (rest == 0x1000u && (h & 1))) ++h;  // may carry up to infinity
+  return static_cast<uint16_t>(h);
+}
+
+uint16_t float_to_bfloat16(float f) {
+  uint32_t x;
+  std::memcpy(&x, &f, 4);
+  if ((x & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((x >> 16) | 0x40u);
+  x += 0x7fffu + ((x >> 16) & 1u);
+  return static_cast<uint16_t>(x >> 16);
+}
+
+float bfloat16_to_float(uint16_t h) {
+  const uint32_t bits = static_cast<uint32_t>(h) << 16;
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+float half_to_float(uint16_t h) {
+  const uint32_t sign = (h >> 15) & 1u, exp = (h >> 10) & 0x1fu, man = h & 0x3ffu;
+  if (exp == 0) {  // zero or subnormal: man * 2^-24, exact in float
+    const float f = static_cast<float>(man) / 16777216.0f;
+    return sign ? -f : f;
+  }
+  const uint32_t bits =
+      (sign << 31) | (exp == 0x1f ? 0x7f800000u | (man << 13) : ((exp + 112) << 23) | (man << 13));
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
 }
 
 }  // namespace tlmc::ir

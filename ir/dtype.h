@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string_view>
 
@@ -17,5 +18,14 @@ std::optional<DType> parse_dtype(std::string_view name);
 // The C type generated code uses for one element.
 std::string_view dtype_c_type(DType t);
 bool dtype_is_float(DType t);
+// float16 and bfloat16: stored as 16 bits, computed as float32.
+bool dtype_is_half(DType t);
+
+// Conversions of the 16-bit floats: to them rounded to nearest even (NaN kept, overflow to
+// infinity), and back exactly.
+uint16_t float_to_bfloat16(float f);
+uint16_t float_to_half(float f);
+float bfloat16_to_float(uint16_t h);
+float half_to_float(uint16_t h);
 
 }  // namespace tlmc::ir

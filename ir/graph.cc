@@ -139,25 +139,7 @@ std::vector<double> weight_values(const Tensor& t) {
       case DType::BFloat16: {
         uint16_t h;
         std::memcpy(&h, p + 2 * i, 2);
-        uint32_t bits;
-        if (t.type.dtype == DType::BFloat16) {
-          bits = static_cast<uint32_t>(h) << 16;
-        } else {
-          uint32_t sign = (h >> 15) & 1u, exp = (h >> 10) & 0x1fu, man = h & 0x3ffu;
-          if (exp == 0 && man == 0)
-            bits = sign << 31;
-          else if (exp == 0x1f)
-            bits = (sign << 31) | 0x7f800000u | (man << 13);
-          else if (exp == 0) {  // subnormal
-            float f = static_cast<float>(man) / 1024.0f / 16384.0f;
-            v = sign ? -f : f;
-            break;
-          } else
-            bits = (sign << 31) | ((exp + 112) << 23) | (man << 13);
-        }
-        float f;
-        std::memcpy(&f, &bits, 4);
-        v = f;
+        v = t.type.dtype == DType::BFloat16 ? bfloat16_to_float(h) : half_to_float(h);
         break;
       }
     }

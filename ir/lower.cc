@@ -71,6 +71,10 @@ Expr TeBuilder::load(int te_id, std::vector<Expr> indices) const {
   return make_load(te(te_id).dtype, te_id, std::move(indices));
 }
 
+Expr TeBuilder::load_f32(int te_id, std::vector<Expr> indices) const {
+  return make_cast(DType::Float32, load(te_id, std::move(indices)));
+}
+
 Expr TeBuilder::broadcast_load(int te_id, const std::vector<Expr>& out) const {
   const Shape& s = te(te_id).shape;
   TLMC_ASSERT(s.size() <= out.size(),

@@ -42,6 +42,8 @@ class TeBuilder {
             ReduceKind reduce = ReduceKind::None, const std::vector<Axis>& reduce_axes = {});
 
   Expr load(int te_id, std::vector<Expr> indices) const;
+  // A load read as float32: a float16 or bfloat16 element (a product's operand) widened.
+  Expr load_f32(int te_id, std::vector<Expr> indices) const;
   // A load of te_id broadcast (numpy rules, aligned right) to an output indexed by `out`.
   Expr broadcast_load(int te_id, const std::vector<Expr>& out) const;
 

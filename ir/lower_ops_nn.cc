@@ -364,7 +364,7 @@ void lower_matmul(const Node& n, TeBuilder& b) {
   std::vector<Expr> bi = b_vec ? std::vector<Expr>{} : batch_index(bs, 2);
   bi.push_back(kv);
   if (!b_vec) bi.push_back(o[out_rank - 1]);
-  b.bind(out0(n), b.stage(out_name(n, b), ot.dtype, axes, b.load(a, ai) * b.load(bb, bi),
+  b.bind(out0(n), b.stage(out_name(n, b), ot.dtype, axes, b.load_f32(a, ai) * b.load_f32(bb, bi),
                           ReduceKind::Sum, {rk}));
 }
 
@@ -379,8 +379,8 @@ void lower_gemm(const Node& n, TeBuilder& b) {
   std::vector<Expr> o = TeBuilder::vars(axes);
   Axis rk = b.reduce_axis("k", k);
   Expr kv = make_var(rk.var_id, rk.name);
-  Expr prod = b.load(a, ta ? std::vector<Expr>{kv, o[0]} : std::vector<Expr>{o[0], kv}) *
-              b.load(bb, tb ? std::vector<Expr>{o[1], kv} : std::vector<Expr>{kv, o[1]});
+  Expr prod = b.load_f32(a, ta ? std::vector<Expr>{kv, o[0]} : std::vector<Expr>{o[0], kv}) *
+              b.load_f32(bb, tb ? std::vector<Expr>{o[1], kv} : std::vector<Expr>{kv, o[1]});
   const bool plain = alpha == 1.0 && !has_c;
   const int mm = b.stage(plain ? out_name(n, b) : out_name(n, b) + ".mm", ot.dtype, axes, prod,
                          ReduceKind::Sum, {rk});

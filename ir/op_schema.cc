@@ -87,6 +87,13 @@ void require_same_dtypes(const Graph& g, const Node& n, size_t first) {
   }
 }
 
+void require_product_operands(const Graph& g, const Node& n) {
+  const DType t = input_type(g, n, 0).dtype;
+  if (!dtype_is_half(t) || input_type(g, n, 1).dtype != t) return require_float32_inputs(g, n);
+  for (size_t i = 2; i < n.inputs.size(); ++i)
+    if (has_input(n, i)) require_float32_input(g, n, i);
+}
+
 void require_float32_inputs(const Graph& g, const Node& n) {
   for (size_t i = 0; i < n.inputs.size(); ++i)
     if (has_input(n, i)) require_float32_input(g, n, i);

@@ -80,11 +80,16 @@ struct CastTarget {
   int64_t onnx_type;
   DType dtype;
 };
-const CastTarget kCastTargets[] = {{1, DType::Float32}, {2, DType::UInt8}, {3, DType::Int8},
-                                   {6, DType::Int32},   {7, DType::Int64}, {9, DType::Bool}};
+const CastTarget kCastTargets[] = {{1, DType::Float32},  {2, DType::UInt8},    {3, DType::Int8},
+                                   {6, DType::Int32},    {7, DType::Int64},    {9, DType::Bool},
+                                   {10, DType::Float16}, {16, DType::BFloat16}};
 
+// Cast converts among every type tlmc stores: the 16-bit floats through float32.
 std::vector<TensorType> infer_cast(const Graph& g, const Node& n) {
-  require_input_dtype(g, n, 0, kComputedDTypes);
+  std::vector<DType> from = kComputedDTypes;
+  from.push_back(DType::Float16);
+  from.push_back(DType::BFloat16);
+  require_input_dtype(g, n, 0, from);
   const int64_t to = n.attr_int("to");
   for (const CastTarget& t : kCastTargets)
     if (t.onnx_type == to) return {{t.dtype, input_type(g, n, 0).shape}};

@@ -13,7 +13,7 @@ std::string dims_str(int64_t a, int64_t b) {
 }
 
 std::vector<TensorType> infer_matmul(const Graph& g, const Node& n) {
-  require_float32_inputs(g, n);
+  require_product_operands(g, n);
   const Shape& a = input_type(g, n, 0).shape;
   const Shape& b = input_type(g, n, 1).shape;
   const std::string operands = shape_str(a) + " by " + shape_str(b);
@@ -38,7 +38,7 @@ std::vector<TensorType> infer_matmul(const Graph& g, const Node& n) {
 }
 
 std::vector<TensorType> infer_gemm(const Graph& g, const Node& n) {
-  require_float32_inputs(g, n);
+  require_product_operands(g, n);
   const Shape& a = input_type(g, n, 0).shape;
   const Shape& b = input_type(g, n, 1).shape;
   if (a.size() != 2) fail_node(n, "input A must be 2-D, got " + shape_str(a));

@@ -80,16 +80,34 @@ Isa host_isa() {
   return Isa::Generic;
 }
 
+// AMX counts where the CPU has its tiles and bf16 products and Linux saves their state
+// (GCC's test reads both); the library asks for the permission to use it when it starts.
+Bf16Unit host_bf16() {
+  __builtin_cpu_init();
+  if (host_isa() != Isa::Avx512 || !__builtin_cpu_supports("avx512bf16")) return Bf16Unit::None;
+  // AMX-TILE and AMX-BF16: CPUID leaf 7 EDX bits 24 and 22; Linux saves tile state when
+  // XCR0 has bits 17 and 18 (XTILECFG, XTILEDATA).
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  if (!__get_cpuid_count(7, 0, &a, &b, &c, &d) || !(d & (1u << 24)) || !(d & (1u << 22)))
+    return Bf16Unit::Avx512Bf16;
+  unsigned xcr0_low = 0, xcr0_high = 0;
+  __asm__("xgetbv" : "=a"(xcr0_low), "=d"(xcr0_high) : "c"(0));
+  const unsigned tiles = (1u << 17) | (1u << 18);
+  return (xcr0_low & tiles) == tiles ? Bf16Unit::Amx : Bf16Unit::Avx512Bf16;
+}
+
 // Can code for `isa` run on a host whose best ISA is `host`?
 bool executes(Isa host, Isa isa) { return static_cast<int>(isa) <= static_cast<int>(host); }
 
-Target make(const std::string& name, Isa isa) {
+Target make(const std::string& name, Isa isa, Bf16Unit bf16 = Bf16Unit::None) {
   Target t;
   t.name = name;
   t.isa = isa;
+  t.bf16 = bf16;
   t.vector_bytes = isa == Isa::Avx512 ? 64 : isa == Isa::Avx2 ? 32 : 16;
   t.cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  if (!executes(host_isa(), isa)) return t;
+  if (!executes(host_isa(), isa) || static_cast<int>(host_bf16()) < static_cast<int>(bf16))
+    return t;
   t.runs_here = true;
   detect_caches(t);
   t.cpu = detect_cpu();
@@ -172,6 +190,18 @@ std::string gpu_limits_error(const GpuLimits& g) {
   return "";
 }
 
+std::string_view bf16_unit_name(Bf16Unit u) {
+  switch (u) {
+    case Bf16Unit::None:
+      return "none";
+    case Bf16Unit::Avx512Bf16:
+      return "avx512_bf16";
+    case Bf16Unit::Amx:
+      return "amx";
+  }
+  return "";
+}
+
 std::string_view isa_name(Isa isa) {
   switch (isa) {
     case Isa::Generic:
@@ -221,10 +251,12 @@ std::string Target::descriptor() const {
 
 Target host_target() {
   const Isa isa = host_isa();
-  return make(isa == Isa::Avx512 ? "x86-64-avx512"
-              : isa == Isa::Avx2 ? "x86-64-avx2"
-                                 : "x86-64",
-              isa);
+  Target t = make(isa == Isa::Avx512 ? "x86-64-avx512"
+                  : isa == Isa::Avx2 ? "x86-64-avx2"
+                                     : "x86-64",
+                  isa);
+  t.bf16 = host_bf16();
+  return t;
 }
 
 std::optional<Target> parse_target(const std::string& name) {
@@ -232,6 +264,8 @@ std::optional<Target> parse_target(const std::string& name) {
   if (name == "x86-64") return make(name, Isa::Generic);
   if (name == "x86-64-avx2") return make(name, Isa::Avx2);
   if (name == "x86-64-avx512") return make(name, Isa::Avx512);
+  if (name == "x86-64-avx512-bf16") return make(name, Isa::Avx512, Bf16Unit::Avx512Bf16);
+  if (name == "x86-64-amx") return make(name, Isa::Avx512, Bf16Unit::Amx);
   if (name == "cuda-sm80") return make_cuda(name, 80);
   if (name == "cuda-sm90") return make_cuda(name, 90);
   if (name == "cuda") {
@@ -416,7 +450,8 @@ std::string set_target_option(Target& target, const std::string& key_value) {
 }
 
 std::string target_names() {
-  return "host, x86-64, x86-64-avx2, x86-64-avx512, cuda-sm80, cuda-sm90, cuda";
+  return "host, x86-64, x86-64-avx2, x86-64-avx512, x86-64-avx512-bf16, x86-64-amx, cuda-sm80, "
+         "cuda-sm90, cuda";
 }
 
 }  // namespace tlmc::ir

@@ -13,6 +13,11 @@ namespace tlmc::ir {
 enum class TargetKind { Cpu, Cuda };
 enum class Isa { Generic, Avx2, Avx512 };
 
+// The bf16 product instructions a CPU has, each level including the one before: none;
+// AVX512_BF16 (vdpbf16ps: two bf16 products a float32 lane); AMX (tdpbf16ps on tiles).
+enum class Bf16Unit { None, Avx512Bf16, Amx };
+std::string_view bf16_unit_name(Bf16Unit u);  // "none", "avx512_bf16", "amx"
+
 // A CUDA GPU: what bounds a kernel's launch (threads, registers, shared memory per block and
 // per SM) and what bounds its speed (SMs, DRAM bandwidth, float32 peak).
 struct GpuLimits {
@@ -37,7 +42,12 @@ struct GpuLimits {
 struct Target {
   std::string name;  // as given on the command line: "x86-64-avx512", ...
   TargetKind kind = TargetKind::Cpu;
-  Isa isa = Isa::Generic;       // CPU: Generic is plain C, no explicit SIMD
+  Isa isa = Isa::Generic;  // CPU: Generic is plain C, no explicit SIMD
+  // CPU: the bf16 products it computes natively (--precision bf16 needs one). Not part of
+  // the descriptor: float32 kernels do not depend on it, and bf16 kernels are other
+  // workloads (their tensors' types are in the workload key) of processors the descriptor's
+  // cpu names.
+  Bf16Unit bf16 = Bf16Unit::None;
   int vector_bytes = 16;        // CPU: SIMD register width the code generator targets
   int cores = 1;                // CPU: threads the generated code runs with, and is tuned for
   int l1_bytes = 32 * 1024;     // CPU: L1 data cache of one core
@@ -69,7 +79,8 @@ struct Target {
   std::string descriptor() const;
 };
 
-// "host", "x86-64", "x86-64-avx2", "x86-64-avx512", "cuda-sm80", "cuda-sm90", "cuda";
+// "host", "x86-64", "x86-64-avx2", "x86-64-avx512", "x86-64-avx512-bf16" (with AVX512_BF16),
+// "x86-64-amx" (AVX-512 with AVX512_BF16 and AMX), "cuda-sm80", "cuda-sm90", "cuda";
 // nullopt for a name it does not know, or "cuda" where no GPU is found (unknown_target says
 // why). A named ISA the host can execute takes the host's cores, caches and cpu (its code is
 // measured here), otherwise fixed defaults and runs_here false; likewise a named SM takes the

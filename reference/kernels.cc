@@ -64,7 +64,23 @@ std::vector<HostTensor> run_kernel(const ir::Graph& g, const ir::Node& n, const 
   return out;
 }
 
+FloatOperand::FloatOperand(const HostTensor& t) : data_(t.f32()) {
+  if (!ir::dtype_is_half(t.type.dtype)) return;
+  const auto* h = reinterpret_cast<const uint16_t*>(t.bytes.data());
+  converted_.resize(static_cast<size_t>(t.type.numel()));
+  for (size_t i = 0; i < converted_.size(); ++i)
+    converted_[i] =
+        t.type.dtype == ir::DType::BFloat16 ? ir::bfloat16_to_float(h[i]) : ir::half_to_float(h[i]);
+  data_ = converted_.data();
+}
+
 void store_element(ir::DType t, double v, uint8_t* p) {
+  if (ir::dtype_is_half(t)) {
+    const float f = static_cast<float>(v);
+    const uint16_t h = t == ir::DType::BFloat16 ? ir::float_to_bfloat16(f) : ir::float_to_half(f);
+    std::memcpy(p, &h, 2);
+    return;
+  }
   with_element_type(t, [&](auto zero) {
     using T = decltype(zero);
     const T e = t == ir::DType::Bool ? T(v != 0 ? 1 : 0) : static_cast<T>(v);

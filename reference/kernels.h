@@ -70,8 +70,20 @@ void with_element_type(ir::DType t, F&& f) {
   TLMC_ASSERT(false, "no reference arithmetic on " << ir::dtype_name(t));
 }
 
+// The elements of a product's operand as float32: the tensor's own for float32, converted
+// exactly for float16 and bfloat16 (which tlmc's products read and accumulate in float32).
+class FloatOperand {
+ public:
+  explicit FloatOperand(const HostTensor& t);
+  const float* data() const { return data_; }
+
+ private:
+  std::vector<float> converted_;
+  const float* data_;
+};
+
 // Writes v as one element of dtype t at p: rounded toward zero for integers, non-zero as 1
-// for bool.
+// for bool; rounded to nearest even for float16 and bfloat16.
 void store_element(ir::DType t, double v, uint8_t* p);
 
 // Element strides of a dense row-major tensor of shape s.

@@ -82,7 +82,22 @@ void clip(const ir::Graph&, const ir::Node&, const KernelInputs& in, HostTensor&
 
 // To bool: non-zero is true. A float to an integer type: truncated toward zero to int64,
 // then wrapped to the narrower type (what ONNX Runtime does for floats in range).
-void cast(const ir::Graph&, const ir::Node&, const KernelInputs& in, HostTensor& out) {
+void cast(const ir::Graph& g, const ir::Node& n, const KernelInputs& in, HostTensor& out) {
+  // float16 and bfloat16 go through float32: widened exactly, or rounded to nearest even.
+  if (ir::dtype_is_half(in[0]->type.dtype)) {
+    const FloatOperand wide(*in[0]);
+    HostTensor f = HostTensor::zeros({ir::DType::Float32, in[0]->type.shape});
+    std::copy(wide.data(), wide.data() + f.type.numel(), f.f32());
+    cast(g, n, {&f}, out);
+    return;
+  }
+  if (ir::dtype_is_half(out.type.dtype)) {
+    HostTensor f = HostTensor::zeros({ir::DType::Float32, out.type.shape});
+    cast(g, n, in, f);
+    for (int64_t i = 0; i < f.type.numel(); ++i)
+      store_element(out.type.dtype, f.f32()[i], out.bytes.data() + 2 * i);
+    return;
+  }
   const bool to_bool = out.type.dtype == ir::DType::Bool;
   with_element_type(in[0]->type.dtype, [&](auto from) {
     using S = decltype(from);

@@ -25,8 +25,9 @@ void matmul(const ir::Graph&, const ir::Node&, const KernelInputs& in, HostTenso
   const Shape batch = *ir::broadcast_shapes(a_batch, b_batch);
   const std::vector<int64_t> a_strides = broadcast_strides(a_batch, batch);
   const std::vector<int64_t> b_strides = broadcast_strides(b_batch, batch);
-  const float* x = in[0]->f32();
-  const float* y = in[1]->f32();
+  const FloatOperand x_operand(*in[0]), y_operand(*in[1]);
+  const float* x = x_operand.data();
+  const float* y = y_operand.data();
   float* z = out.f32();
   for (int64_t bi = 0; bi < ir::shape_numel(batch); ++bi) {
     const std::vector<int64_t> coords = unravel(bi, batch);
@@ -47,8 +48,9 @@ void gemm(const ir::Graph&, const ir::Node& node, const KernelInputs& in, HostTe
   const double alpha = node.attr_float("alpha"), beta = node.attr_float("beta");
   const Shape& as = in[0]->type.shape;
   const int64_t m = out.type.shape[0], n = out.type.shape[1], k = trans_a ? as[0] : as[1];
-  const float* a = in[0]->f32();
-  const float* b = in[1]->f32();
+  const FloatOperand a_operand(*in[0]), b_operand(*in[1]);
+  const float* a = a_operand.data();
+  const float* b = b_operand.data();
   auto a_at = [&](int64_t i, int64_t p) { return trans_a ? a[p * m + i] : a[i * k + p]; };
   auto b_at = [&](int64_t p, int64_t j) { return trans_b ? b[j * k + p] : b[p * n + j]; };
   std::vector<int64_t> c_strides;
@@ -109,8 +111,9 @@ void conv(const ir::Graph& g, const ir::Node& node, const KernelInputs& in, Host
   const int64_t in_size = ir::shape_numel(geo.input), out_size = ir::shape_numel(geo.output);
   const int64_t kernel_size = ir::shape_numel(geo.kernel);
   const std::vector<int64_t> sources = window_inputs(geo);
-  const float* x = in[0]->f32();
-  const float* w = in[1]->f32();
+  const FloatOperand x_operand(*in[0]), w_operand(*in[1]);
+  const float* x = x_operand.data();
+  const float* w = w_operand.data();
   const float* bias = in.size() > 2 && in[2] ? in[2]->f32() : nullptr;
   for (int64_t n = 0; n < batch; ++n)
     for (int64_t m = 0; m < maps; ++m) {
@@ -142,8 +145,9 @@ void conv_transpose(const ir::Graph& g, const ir::Node& node, const KernelInputs
   const int64_t in_size = ir::shape_numel(geo.input), out_size = ir::shape_numel(geo.output);
   const int64_t kernel_size = ir::shape_numel(geo.kernel);
   const std::vector<std::vector<int64_t>> kernel = kernel_positions(geo);
-  const float* x = in[0]->f32();
-  const float* w = in[1]->f32();
+  const FloatOperand x_operand(*in[0]), w_operand(*in[1]);
+  const float* x = x_operand.data();
+  const float* w = w_operand.data();
   const float* bias = in.size() > 2 && in[2] ? in[2]->f32() : nullptr;
   auto source = [&](const std::vector<int64_t>& o, const std::vector<int64_t>& k) -> int64_t {
     int64_t flat = 0;

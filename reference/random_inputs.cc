@@ -32,9 +32,11 @@ HostTensor random_tensor(const ir::TensorType& type, int64_t int_bound, std::mt1
       return h;
     }
     case ir::DType::Float16:
-    case ir::DType::BFloat16:
-      for (uint8_t& b : h.bytes) b = static_cast<uint8_t>(rng() & 1);
+    case ir::DType::BFloat16: {  // the same draws, rounded to the 16-bit type
+      std::uniform_real_distribution<float> u(-1.0F, 1.0F);
+      for (int64_t i = 0; i < n; ++i) store_element(type.dtype, u(rng), h.bytes.data() + 2 * i);
       return h;
+    }
     case ir::DType::Int32:
     case ir::DType::Int64:
     case ir::DType::Int8:

@@ -7,6 +7,7 @@
 
 #include "codegen/emit_c.h"
 #include "codegen/emit_cuda_kernel.h"
+#include "codegen/emit_kernel.h"
 #include "ir/diagnostic.h"
 #include "scheduler/lower_schedule.h"
 #include "scheduler/sketch.h"
@@ -37,8 +38,9 @@ struct Candidate {
 std::optional<BuiltKernels> build_kernels(const ir::LoopProgram& loops, const ir::GpuLimits& gpu,
                                           std::string* why) {
   const codegen::CudaKernelSource k = codegen::emit_cuda_kernel(loops, gpu);
-  const std::string source =
-      "#include \"tlmc_cuda.h\"\n" + codegen::cuda_kernel_preamble() + "\n" + k.text;
+  const std::string source = "#include \"tlmc_cuda.h\"\n" +
+                             codegen::cuda_kernel_preamble(codegen::uses_half_floats(loops)) +
+                             "\n" + k.text;
   std::string reason;
   const std::optional<toolchain::NvrtcOutput> out = toolchain::nvrtc_compile(
       source, loops.name + ".cu", {{"tlmc_cuda.h", codegen::runtime_file("tlmc_cuda.h")}}, gpu,

@@ -146,15 +146,38 @@ Reply reply(MeasureStatus status, double seconds, const std::string& reason,
   return r;
 }
 
-bool agrees(double got, double want) {
+bool agrees(double got, double want, double rtol = kRtol) {
   return (std::isnan(got) && std::isnan(want)) || got == want ||
-         std::fabs(got - want) <= kAtol + kRtol * std::fabs(want);
+         std::fabs(got - want) <= kAtol + rtol * std::fabs(want);
+}
+
+// A float16 or bfloat16 result: the kernel rounds its float32 value, the reference its
+// double one, so the two may lie one unit in the last place apart (2^-7 or 2^-10 of it).
+std::string first_half_mismatch(const reference::HostTensor& got,
+                                const reference::HostTensor& want) {
+  const bool bf16 = want.type.dtype == ir::DType::BFloat16;
+  const double rtol = kRtol + (bf16 ? 1.0 / 128 : 1.0 / 1024);
+  const auto* gp = got.as<uint16_t>();
+  const auto* wp = want.as<uint16_t>();
+  for (int64_t i = 0; i < want.type.numel(); ++i) {
+    const double g = bf16 ? ir::bfloat16_to_float(gp[i]) : ir::half_to_float(gp[i]);
+    const double w = bf16 ? ir::bfloat16_to_float(wp[i]) : ir::half_to_float(wp[i]);
+    if (!agrees(g, w, rtol))
+      return "element " + std::to_string(i) + ": got " + std::to_string(g) + ", want " +
+             std::to_string(w);
+  }
+  return "";
 }
 
 // The first element that differs from the reference, described; empty when all agree.
 std::string first_mismatch(const std::vector<reference::HostTensor>& got,
                            const std::vector<reference::HostTensor>& want) {
   for (size_t o = 0; o < want.size(); ++o) {
+    if (ir::dtype_is_half(want[o].type.dtype)) {
+      const std::string bad = first_half_mismatch(got[o], want[o]);
+      if (!bad.empty()) return "output " + std::to_string(o) + " " + bad;
+      continue;
+    }
     const int64_t n = want[o].type.numel();
     int64_t bad = -1;
     double g = 0, w = 0;

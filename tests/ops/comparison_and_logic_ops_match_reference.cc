@@ -136,6 +136,35 @@ outputs: [to_i64, to_i32, to_i8, to_u8, to_bool, i_to_f, i_to_bool, i_to_i32, b_
 )");
 }
 
+// Conversions to and from float16 and bfloat16: rounding to nearest even, float16's
+// overflow to infinity and its subnormals (x times 1e5 and 1e-6), integers through float32.
+TEST(CastOp, ConvertsToAndFromTheSixteenBitFloats) {
+  expect_matches_reference(R"(
+tlmc: 1
+name: half_casts
+inputs:
+  x: {shape: [4, 19]}
+  i: {shape: [4, 19], dtype: int64}
+weights:
+  huge: {shape: [], data: [100000.0]}
+  tiny: {shape: [], data: [0.000001]}
+nodes:
+  - {op: Cast, inputs: [x], outputs: [x_bf16], attrs: {to: 16}}
+  - {op: Cast, inputs: [x], outputs: [x_f16], attrs: {to: 10}}
+  - {op: Mul, inputs: [x, huge], outputs: [big]}
+  - {op: Cast, inputs: [big], outputs: [big_f16], attrs: {to: 10}}
+  - {op: Mul, inputs: [x, tiny], outputs: [small]}
+  - {op: Cast, inputs: [small], outputs: [small_f16], attrs: {to: 10}}
+  - {op: Cast, inputs: [small_f16], outputs: [small_back], attrs: {to: 1}}
+  - {op: Cast, inputs: [x_bf16], outputs: [bf16_back], attrs: {to: 1}}
+  - {op: Cast, inputs: [x_bf16], outputs: [bf16_to_f16], attrs: {to: 10}}
+  - {op: Cast, inputs: [big_f16], outputs: [f16_to_i32], attrs: {to: 6}}
+  - {op: Cast, inputs: [i], outputs: [i_bf16], attrs: {to: 16}}
+  - {op: Add, inputs: [bf16_back, x], outputs: [sum]}
+outputs: [x_bf16, x_f16, big_f16, small_f16, small_back, bf16_back, bf16_to_f16, i_bf16, sum]
+)");
+}
+
 // BERT's attention mask: int64 ids to a float additive mask, (1 - mask) * -10000.
 TEST(CastOp, AttentionMaskFromIntegerInputs) {
   expect_matches_reference(R"(

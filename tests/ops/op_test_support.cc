@@ -123,6 +123,32 @@ void expect_matches_reference(const std::string& yaml) {
   }
 }
 
+void expect_bf16_matches_reference(const std::string& yaml) {
+  TempDir dir;
+  const std::string path = dir.file("model.yaml");
+  write_file(path, yaml);
+  std::vector<ir::Target> cpus = {*ir::parse_target("x86-64")};
+  if (ir::host_target().isa != ir::Isa::Generic) cpus.push_back(ir::host_target());
+  for (ir::Target t : cpus) {
+    SCOPED_TRACE("target " + t.name + ", bf16");
+    if (t.bf16 == ir::Bf16Unit::None) t.bf16 = ir::Bf16Unit::Avx512Bf16;
+    driver::CompileOptions o;
+    o.model_path = path;
+    o.target = t;
+    o.bf16 = true;
+    for (int64_t seed = -1; seed < random_schedules(); ++seed) {
+      SCOPED_TRACE("schedule seed " + std::to_string(seed) + " (-1: the default)");
+      o.random_schedule_seed = seed;
+      const driver::CompiledModel m = driver::compile_model(o);
+      const driver::CheckResult r = driver::check_model(m, t);
+      std::ostringstream report;
+      driver::print_check(report, r);
+      EXPECT_TRUE(r.compiled_exactly) << report.str();
+      EXPECT_TRUE(r.passed) << report.str();
+    }
+  }
+}
+
 void expect_unfolded_matches_reference(const ir::Graph& g) {
   for (const ir::Target& t : targets()) {
     SCOPED_TRACE("target " + t.name);

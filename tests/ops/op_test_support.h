@@ -11,6 +11,11 @@ namespace tlmc::test {
 // Checks the model for the plain-C target and for the host's best SIMD target.
 void expect_matches_reference(const std::string& yaml);
 
+// The model compiled with --precision bf16 for the plain-C and host targets, each told it
+// has bf16 products (so the arithmetic is checked wherever this runs): the library computes
+// the bfloat16 model exactly, and the float32 model within bfloat16's tolerance.
+void expect_bf16_matches_reference(const std::string& yaml);
+
 // The same for a verified graph compiled as it is, without folding constants: the lowering
 // of what folding always computes (Shape, ConstantOfShape, Range, integer shape arithmetic)
 // is generated and run too.

@@ -92,6 +92,25 @@ Values cast(ir::DType from_dtype, const Values& x, int64_t to, ir::DType* got = 
   return values_of(y);
 }
 
+// float16 and bfloat16 round to nearest even; too large a value becomes infinity; float16
+// keeps subnormals down to 2^-24, and the tie at 2^-25 goes to zero.
+TEST(Cast, SixteenBitFloatsRoundToNearestEven) {
+  const double inf = std::numeric_limits<double>::infinity();
+  const double flt_max = std::numeric_limits<float>::max();
+  ir::DType t;
+  EXPECT_EQ(cast(ir::DType::Float32, {1.00390625, 1.01171875, -2.0, flt_max, 0.1}, 16, &t),
+            (Values{1.0, 1.015625, -2.0, inf, 0.10009765625}));
+  EXPECT_EQ(t, ir::DType::BFloat16);
+  EXPECT_EQ(
+      cast(ir::DType::Float32,
+           {1.00048828125, 65504, 65520, std::ldexp(1.0, -25), std::ldexp(3.0, -25), -1e6}, 10, &t),
+      (Values{1.0, 65504, inf, 0.0, std::ldexp(1.0, -23), -inf}));
+  EXPECT_EQ(t, ir::DType::Float16);
+  EXPECT_EQ(cast(ir::DType::Int64, {257, -3, 65537}, 16), (Values{256, -3, 65536}));
+  const Values nan = cast(ir::DType::Float32, {std::nan("")}, 16);
+  EXPECT_TRUE(std::isnan(nan.at(0)));
+}
+
 TEST(Cast, FloatsTruncateTowardZeroAndWrap) {
   ir::DType t;
   EXPECT_EQ(cast(ir::DType::Float32, {-2.7, -0.5, 0.5, 2.7}, 7, &t), (Values{-2, 0, 0, 2}));

@@ -1,0 +1,120 @@
+#include "frontend/reduced_precision.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "ir/diagnostic.h"
+#include "ir/graph_verify.h"
+
+namespace tlmc::frontend {
+namespace {
+
+// The products whose first two inputs are the operands rounded to bfloat16. Convolutions
+// follow once their lowering reads 16-bit operands (PrecisionOptions::Ops::Conv selects none
+// until then).
+bool is_demotable(const ir::Node& n, PrecisionOptions::Ops ops) {
+  const bool matmul = n.op == "MatMul" || n.op == "Gemm";
+  return matmul && ops != PrecisionOptions::Ops::Conv;
+}
+
+bool is_product(const ir::Node& n) {
+  return n.op == "MatMul" || n.op == "Gemm" || n.op == "Conv" || n.op == "ConvTranspose";
+}
+
+}  // namespace
+
+ir::Graph demote_products_to_bf16(const ir::Graph& g, const PrecisionOptions& options) {
+  std::set<std::string> keep(options.keep_fp32.begin(), options.keep_fp32.end());
+  for (const std::string& name : keep) {
+    const bool found = std::any_of(g.nodes.begin(), g.nodes.end(), [&](const ir::Node& n) {
+      return n.name == name && is_product(n);
+    });
+    if (!found)
+      throw Diagnostic({}, "--keep-fp32 names '" + name +
+                               "', which is not a matrix product or convolution of the model "
+                               "(--dump graph lists the nodes)");
+  }
+  ir::Graph out = g;
+  out.nodes.clear();
+  std::map<int, int> rounded;  // float32 tensor -> its bfloat16 copy
+  auto unique_name = [&](const std::string& base) {
+    std::string name = base;
+    for (int i = 2; out.find_tensor(name) >= 0; ++i) name = base + "." + std::to_string(i);
+    return name;
+  };
+  for (const ir::Node& n : g.nodes) {
+    if (!is_demotable(n, options.ops) || keep.count(n.name) ||
+        g.type(n.inputs[0]).dtype != ir::DType::Float32 ||
+        g.type(n.inputs[1]).dtype != ir::DType::Float32) {
+      out.nodes.push_back(n);
+      continue;
+    }
+    ir::Node product = n;
+    for (size_t i = 0; i < 2; ++i) {
+      const int t = n.inputs[i];
+      auto known = rounded.find(t);
+      if (known == rounded.end()) {
+        const ir::Tensor& from = g.tensor(t);
+        ir::Tensor copy;
+        copy.name = unique_name(from.name + ".bf16");
+        copy.type = {ir::DType::BFloat16, from.type.shape};
+        copy.loc = from.loc;
+        copy.kind = from.kind == ir::TensorKind::Weight ? ir::TensorKind::Weight
+                                                        : ir::TensorKind::Intermediate;
+        if (from.kind == ir::TensorKind::Weight) {  // converted now, once
+          const std::vector<double> values = ir::weight_values(from);
+          auto bytes = std::make_shared<std::vector<uint8_t>>(2 * values.size());
+          for (size_t e = 0; e < values.size(); ++e) {
+            const uint16_t h = ir::float_to_bfloat16(static_cast<float>(values[e]));
+            (*bytes)[2 * e] = static_cast<uint8_t>(h);
+            (*bytes)[2 * e + 1] = static_cast<uint8_t>(h >> 8);
+          }
+          copy.data = bytes;
+        }
+        const int id = static_cast<int>(out.tensors.size());
+        out.tensors.push_back(copy);
+        if (from.kind != ir::TensorKind::Weight) {
+          ir::Node cast;
+          cast.name = copy.name;
+          cast.op = "Cast";
+          cast.inputs = {t};
+          cast.outputs = {id};
+          cast.attrs["to"] = ir::Attr{int64_t{16}, n.loc};  // ONNX's BFLOAT16
+          cast.loc = n.loc;
+          out.nodes.push_back(cast);
+        }
+        known = rounded.emplace(t, id).first;
+      }
+      product.inputs[i] = known->second;
+    }
+    out.nodes.push_back(product);
+  }
+  // Weights no node reads any more (every reader takes the bfloat16 copy) leave the graph.
+  std::vector<bool> read(out.tensors.size(), false);
+  for (const ir::Node& n : out.nodes)
+    for (int t : n.inputs)
+      if (t >= 0) read[static_cast<size_t>(t)] = true;
+  for (int t : out.outputs) read[static_cast<size_t>(t)] = true;
+  std::vector<int> renumber(out.tensors.size(), -1);
+  std::vector<ir::Tensor> kept;
+  for (size_t t = 0; t < out.tensors.size(); ++t) {
+    if (out.tensors[t].kind == ir::TensorKind::Weight && !read[t]) continue;
+    renumber[t] = static_cast<int>(kept.size());
+    kept.push_back(std::move(out.tensors[t]));
+  }
+  out.tensors = std::move(kept);
+  auto remap = [&](std::vector<int>& ids) {
+    for (int& id : ids)
+      if (id >= 0) id = renumber[static_cast<size_t>(id)];
+  };
+  for (ir::Node& n : out.nodes) {
+    remap(n.inputs);
+    remap(n.outputs);
+  }
+  remap(out.inputs);
+  remap(out.outputs);
+  return ir::verify_graph(std::move(out));
+}
+
+}  // namespace tlmc::frontend

@@ -1,0 +1,26 @@
+// Reduced precision (--precision bf16): the operands of matrix products are rounded to
+// bfloat16, which the products read and accumulate in float32; everything else (epilogues,
+// Softmax, normalisations, reductions, the graph's inputs and outputs) stays float32.
+// Needs a verified graph; returns one, in which a weight operand is converted now and an
+// activation operand gets a Cast node (computed by its producer's kernel where it can be).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+
+namespace tlmc::frontend {
+
+struct PrecisionOptions {
+  // Which products compute in bfloat16 (--precision-ops).
+  enum class Ops { All, MatMul, Conv };
+  Ops ops = Ops::All;
+  // Products left in float32 by node name (--keep-fp32); each must name a product.
+  std::vector<std::string> keep_fp32;
+};
+
+// Throws Diagnostic when keep_fp32 names no product of the graph.
+ir::Graph demote_products_to_bf16(const ir::Graph& g, const PrecisionOptions& options);
+
+}  // namespace tlmc::frontend

@@ -1,0 +1,62 @@
+// --precision bf16 from the command line: refused with the reason where the target has no
+// bf16 products (tlmc does not emulate them) or is a GPU; a model's products computed in
+// bfloat16 where the host has them, checked against the float32 model within bfloat16's
+// tolerance and against the bfloat16 model exactly; its graph shows the conversions.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "ir/target.h"
+#include "support/test_support.h"
+
+namespace tlmc::test {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string tlmc(const std::string& args) { return std::string(TLMC_EXE) + " " + args; }
+
+const std::string kMlp = std::string(TLMC_SOURCE_DIR) + "/examples/mlp.yaml";
+
+TEST(Bf16Precision, TargetsWithoutBf16ProductsAreRefused) {
+  TempDir dir;
+  CommandResult r = run_command(tlmc(
+      "-O0 " + kMlp + " --precision bf16 --target x86-64-avx512 -o " + dir.file("out/libmlp.a")));
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_NE(r.out.find("tlmc: error: --precision bf16 needs a CPU with AVX512_BF16 or AMX, and "
+                       "target x86-64-avx512 has neither: name one that has them (--target "
+                       "x86-64-avx512-bf16 or x86-64-amx), or use --precision fp32; tlmc does "
+                       "not emulate bf16 products"),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(count_entries(dir.file("out")), 0);
+  r = run_command(tlmc("-O0 " + kMlp + " --precision bf16 --target cuda-sm80 --emit source -o " +
+                       dir.file("cu")));
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_NE(r.out.find("--precision bf16 is for CPU targets"), std::string::npos) << r.out;
+  // Usage: the precision's words, and its options without it.
+  EXPECT_EQ(run_command(tlmc("-O0 " + kMlp + " --precision fp16")).exit_code, 2);
+  EXPECT_EQ(run_command(tlmc("-O0 " + kMlp + " --keep-fp32 fc1")).exit_code, 2);
+  EXPECT_EQ(run_command(tlmc("-O0 " + kMlp + " --precision bf16 --precision-ops gemm")).exit_code,
+            2);
+}
+
+TEST(Bf16Precision, TheHostsBf16ProductsAreCheckedBothWays) {
+  const ir::Target host = ir::host_target();
+  if (host.bf16 == ir::Bf16Unit::None) GTEST_SKIP() << "this CPU has neither AVX512_BF16 nor AMX";
+  CommandResult r = run_command(tlmc("-O0 " + kMlp + " --precision bf16 --check"));
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("against the bfloat16 model it compiles  ok"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("check passed (tolerance: abs 1e-05 + rel 0.016 of max(|want|, rms)"),
+            std::string::npos)
+      << r.out;
+  r = run_command(tlmc("-O0 " + kMlp + " --precision bf16 --keep-fp32 fc2 --dump graph"));
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("image.bf16: bfloat16[8, 784] = Cast(image) {to: 16}"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("weight fc1.w.bf16: bfloat16[784, 256]"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("= Gemm(act, fc2.w, fc2.b)"), std::string::npos) << r.out;
+}
+
+}  // namespace
+}  // namespace tlmc::test

@@ -1,0 +1,115 @@
+// --precision bf16's graph pass: the operands of matrix products become bfloat16 (weights
+// converted now, rounded to nearest even; an activation through one Cast node however many
+// products read it), everything else and the graph's inputs and outputs stay float32.
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "frontend/reduced_precision.h"
+#include "frontend/yaml_reader.h"
+#include "ir/diagnostic.h"
+
+namespace tlmc::frontend {
+namespace {
+
+const char* kModel = R"(
+tlmc: 1
+name: two
+inputs:
+  x: {shape: [2, 4]}
+weights:
+  w: {shape: [4, 3], data: [1.00390625, 1.01171875, -2.0, 0.1, 1, 1, 1, 1, 1, 1, 1, 1]}
+  v: {shape: [3, 2], init: {uniform: [-1, 1]}, seed: 1}
+nodes:
+  - {op: MatMul, inputs: [x, w], outputs: [h], name: first}
+  - {op: Relu, inputs: [h], outputs: [r]}
+  - {op: MatMul, inputs: [r, v], outputs: [y], name: second}
+  - {op: Gemm, inputs: [x, w], outputs: [z], name: third}
+outputs: [y, z]
+)";
+
+const ir::Node& node_named(const ir::Graph& g, const std::string& name) {
+  for (const ir::Node& n : g.nodes)
+    if (n.name == name) return n;
+  throw std::runtime_error("no node " + name);
+}
+
+TEST(ReducedPrecision, ProductOperandsBecomeBf16AndTheRestStaysFloat32) {
+  const ir::Graph g = demote_products_to_bf16(read_yaml_text(kModel, "two.yaml"), {});
+  const ir::Node& first = node_named(g, "first");
+  const ir::Tensor& x16 = g.tensor(first.inputs[0]);
+  const ir::Tensor& w16 = g.tensor(first.inputs[1]);
+  EXPECT_EQ(x16.name, "x.bf16");
+  EXPECT_EQ(x16.type, (ir::TensorType{ir::DType::BFloat16, {2, 4}}));
+  EXPECT_EQ(w16.kind, ir::TensorKind::Weight);
+  EXPECT_EQ(w16.type.dtype, ir::DType::BFloat16);
+  // Rounded to nearest even: 1 + 2^-8 is a tie that goes down to 1, 1 + 3 * 2^-8 one that
+  // goes up to 1 + 2^-6; 0.1 becomes 0.10009765625.
+  uint16_t bits[4];
+  std::memcpy(bits, w16.data->data(), sizeof bits);
+  EXPECT_EQ(bits[0], 0x3f80);
+  EXPECT_EQ(bits[1], 0x3f82);
+  EXPECT_EQ(bits[2], 0xc000);
+  EXPECT_EQ(bits[3], 0x3dcd);
+  // x feeds two products through one Cast; the float32 weight w is gone.
+  EXPECT_EQ(node_named(g, "third").inputs[0], first.inputs[0]);
+  EXPECT_EQ(node_named(g, "third").inputs[1], first.inputs[1]);
+  EXPECT_EQ(g.find_tensor("w"), -1);
+  int casts = 0;
+  for (const ir::Node& n : g.nodes) casts += n.op == "Cast";
+  EXPECT_EQ(casts, 2) << "x and r";
+  // The products still output float32, as do the graph's outputs; its input is float32.
+  EXPECT_EQ(g.type(first.outputs[0]).dtype, ir::DType::Float32);
+  for (int t : g.outputs) EXPECT_EQ(g.type(t).dtype, ir::DType::Float32);
+  EXPECT_EQ(g.type(g.inputs[0]).dtype, ir::DType::Float32);
+}
+
+TEST(ReducedPrecision, ProductsCanBeKeptInFloat32) {
+  PrecisionOptions keep;
+  keep.keep_fp32 = {"second"};
+  const ir::Graph g = demote_products_to_bf16(read_yaml_text(kModel, "two.yaml"), keep);
+  EXPECT_EQ(g.type(node_named(g, "second").inputs[0]).dtype, ir::DType::Float32);
+  EXPECT_EQ(g.type(node_named(g, "first").inputs[0]).dtype, ir::DType::BFloat16);
+  PrecisionOptions conv_only;
+  conv_only.ops = PrecisionOptions::Ops::Conv;
+  const ir::Graph c = demote_products_to_bf16(read_yaml_text(kModel, "two.yaml"), conv_only);
+  for (const ir::Node& n : c.nodes) EXPECT_NE(n.op, "Cast");
+  PrecisionOptions unknown;
+  unknown.keep_fp32 = {"relu"};
+  try {
+    demote_products_to_bf16(read_yaml_text(kModel, "two.yaml"), unknown);
+    FAIL() << "a name that is no product must be refused";
+  } catch (const Diagnostic& d) {
+    EXPECT_EQ(d.format(),
+              "tlmc: error: --keep-fp32 names 'relu', which is not a matrix product or "
+              "convolution of the model (--dump graph lists the nodes)");
+  }
+}
+
+// A model's own products of 16-bit tensors output their operands' type in ONNX, tlmc's
+// output float32: they are refused until tlmc reads such models.
+TEST(ReducedPrecision, AModelsOwnBf16ProductsAreRefused) {
+  try {
+    read_yaml_text(R"(
+tlmc: 1
+name: own
+inputs:
+  x: {shape: [2, 4], dtype: bfloat16}
+weights:
+  w: {shape: [4, 3], dtype: bfloat16, init: {uniform: [-1, 1]}, seed: 1}
+nodes:
+  - {op: MatMul, inputs: [x, w], outputs: [y], name: mm}
+outputs: [y]
+)",
+                   "own.yaml");
+    FAIL() << "a bfloat16 product must be refused";
+  } catch (const Diagnostic& d) {
+    EXPECT_NE(d.format().find("MatMul 'mm' multiplies bfloat16 tensors: products of float16 or "
+                              "bfloat16 models are not supported yet"),
+              std::string::npos)
+        << d.format();
+  }
+}
+
+}  // namespace
+}  // namespace tlmc::frontend

@@ -1,0 +1,52 @@
+// Matrix products with --precision bf16 (operands rounded to bfloat16, accumulated in
+// float32), on odd shapes, weights and activations as operands, with epilogues whose result
+// another product reads in bfloat16, against the reference interpreter.
+#include <gtest/gtest.h>
+
+#include "ops/op_test_support.h"
+
+namespace tlmc::test {
+namespace {
+
+TEST(Bf16Products, MatMulOfWeightsAndActivationsOnOddShapes) {
+  expect_bf16_matches_reference(R"(
+tlmc: 1
+name: bf16_matmul
+inputs:
+  a: {shape: [7, 13]}
+  b: {shape: [13, 5]}
+  big: {shape: [37, 96]}
+  batched: {shape: [3, 5, 7]}
+weights:
+  w: {shape: [96, 130], init: {uniform: [-1, 1]}, seed: 3}
+  v: {shape: [7, 11], init: {uniform: [-1, 1]}, seed: 4}
+nodes:
+  - {op: MatMul, inputs: [a, b], outputs: [ab]}
+  - {op: MatMul, inputs: [big, w], outputs: [bw]}
+  - {op: MatMul, inputs: [batched, v], outputs: [bv]}
+outputs: [ab, bw, bv]
+)");
+}
+
+// The activation between the products is rounded by the kernel that computes it.
+TEST(Bf16Products, GemmChainWithEpilogues) {
+  expect_bf16_matches_reference(R"(
+tlmc: 1
+name: bf16_gemm
+inputs:
+  x: {shape: [5, 24]}
+weights:
+  w1: {shape: [33, 24], init: {uniform: [-1, 1]}, seed: 5}
+  b1: {shape: [33], init: {uniform: [-1, 1]}, seed: 6}
+  w2: {shape: [33, 17], init: {uniform: [-1, 1]}, seed: 7}
+nodes:
+  - {op: Gemm, inputs: [x, w1, b1], outputs: [h], attrs: {transB: 1, alpha: 0.5}}
+  - {op: Relu, inputs: [h], outputs: [r]}
+  - {op: MatMul, inputs: [r, w2], outputs: [y]}
+  - {op: Softmax, inputs: [y], outputs: [p]}
+outputs: [p, h]
+)");
+}
+
+}  // namespace
+}  // namespace tlmc::test
