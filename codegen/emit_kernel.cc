@@ -136,7 +136,18 @@ class Vectorizer {
                     as_vector(vec(e->args[2])) + ")",
                 true};
       }
-      case ExprKind::Cast:
+      case ExprKind::Cast: {
+        // A bfloat16 operand's consecutive elements: one load, widened in registers.
+        const Expr& x = e->args[0];
+        if (x->kind == ExprKind::Load && x->dtype == ir::DType::BFloat16) {
+          const auto c = coefficient(x->args[0], v_);
+          if (c && *c == 1)
+            return {w("tlmc_vloadbf16_") + "(&" + buf_name(x->var_id) + "[" + scalar_c(x->args[0]) +
+                        "])",
+                    true};
+        }
+        return {per_lane(e), true};
+      }
       case ExprKind::IntImm:
       case ExprKind::FloatImm:
       case ExprKind::Var:
@@ -336,8 +347,8 @@ class KernelEmitter {
     ir::visit_expr(f, [&](const ir::ExprNode& n) {
       if (n.kind != ExprKind::Load) return;
       const auto c = coefficient(n.args[0], s->var_id);
-      if (n.var_id == st->buffer || n.dtype != ir::DType::Float32 || !c || (*c != 0 && *c != 1))
-        contiguous = false;
+      const bool float_load = n.dtype == ir::DType::Float32 || n.dtype == ir::DType::BFloat16;
+      if (n.var_id == st->buffer || !float_load || !c || (*c != 0 && *c != 1)) contiguous = false;
     });
     if (!contiguous) return false;
     const Vectorizer vz(s->var_id, lanes);
@@ -442,6 +453,17 @@ class KernelEmitter {
     return true;
   }
 
+  // The float32 value a vectorised store writes: its value into a float32 buffer, the value
+  // rounded by a Cast into a bfloat16 one; nullopt for other stores.
+  std::optional<Expr> vector_value(const ir::StmtNode& st) const {
+    const ir::DType t = p_.buffers[static_cast<size_t>(st.buffer)].dtype;
+    if (t == ir::DType::Float32) return st.value;
+    if (t == ir::DType::BFloat16 && st.value->kind == ExprKind::Cast &&
+        st.value->args[0]->dtype == ir::DType::Float32)
+      return st.value->args[0];
+    return std::nullopt;
+  }
+
   bool emit_vectorized(std::ostream& os, const Stmt& s, int depth) {
     const int lanes = target_.vector_lanes(4);
     if (target_.isa == ir::Isa::Generic || s->extent < kMinVectorLanes) return false;
@@ -449,11 +471,12 @@ class KernelEmitter {
     if (!vector_stores(s->body[0], stores)) return false;
     for (const Stmt& st : stores) {
       const auto c = coefficient(st->index, s->var_id);
-      if (!c || *c != 1 || p_.buffers[static_cast<size_t>(st->buffer)].dtype != ir::DType::Float32)
-        return false;
-      bool floats_only = true;
+      if (!c || *c != 1 || !vector_value(*st)) return false;
+      bool floats_only = true;  // bfloat16 loads are read through a Cast to float32
       ir::visit_expr(st->value, [&](const ir::ExprNode& n) {
-        if (n.kind == ExprKind::Load && n.dtype != ir::DType::Float32) floats_only = false;
+        if (n.kind == ExprKind::Load && n.dtype != ir::DType::Float32 &&
+            n.dtype != ir::DType::BFloat16)
+          floats_only = false;
       });
       if (!floats_only) return false;
     }
@@ -462,9 +485,12 @@ class KernelEmitter {
     auto vector_body = [&](int width) {
       Vectorizer vz(s->var_id, width);
       std::ostringstream b;
-      for (const Stmt& st : stores)
-        b << indent(depth + 1) << vz.w("tlmc_vstore") << "(&" << buf_name(st->buffer) << "["
-          << scalar_c(st->index) << "], " << vz.as_vector(vz.vec(st->value)) << ");\n";
+      for (const Stmt& st : stores) {
+        const bool bf16 = p_.buffers[static_cast<size_t>(st->buffer)].dtype == ir::DType::BFloat16;
+        b << indent(depth + 1) << vz.w(bf16 ? "tlmc_vstorebf16_" : "tlmc_vstore") << "(&"
+          << buf_name(st->buffer) << "[" << scalar_c(st->index) << "], "
+          << vz.as_vector(vz.vec(*vector_value(*st))) << ");\n";
+      }
       return b.str();
     };
     auto chunk = [&](int64_t at, int width) {
@@ -600,6 +626,34 @@ bool uses_half_floats(const ir::LoopProgram& p) {
                      [](const ir::Buffer& b) { return ir::dtype_is_half(b.dtype); });
 }
 
+namespace {
+
+// Vectors of bfloat16 loaded as float32 (the 16 bits become a float's high half) and float32
+// vectors stored as bfloat16, rounded to nearest even as tlmc_f32_to_bf16 rounds (a NaN
+// stays a quiet NaN): unsigned integer arithmetic, the lanes narrowed by the compiler.
+std::string bf16_vector_helpers(int lanes) {
+  const std::string L = std::to_string(lanes), vf = "tlmc_vf" + L, vu = "tlmc_vu" + L,
+                    vh = "tlmc_vh" + L;
+  std::ostringstream os;
+  os << "typedef uint32_t " << vu << " __attribute__((vector_size(" << lanes * 4 << ")));\n";
+  os << "typedef uint16_t " << vh << " __attribute__((vector_size(" << lanes * 2 << ")));\n";
+  os << "TLMC_HELPER " << vf << " tlmc_vloadbf16_" << L << "(const uint16_t* p) {\n"
+     << "  " << vh << " h;\n  " << vu << " x;\n  " << vf << " r;\n"
+     << "  memcpy(&h, p, sizeof h);\n"
+     << "  x = __builtin_convertvector(h, " << vu << ") << 16;\n"
+     << "  memcpy(&r, &x, sizeof r);\n  return r;\n}\n";
+  os << "TLMC_HELPER void tlmc_vstorebf16_" << L << "(uint16_t* p, " << vf << " v) {\n"
+     << "  " << vu << " x, nan, r;\n  " << vh << " h;\n"
+     << "  memcpy(&x, &v, sizeof x);\n"
+     << "  nan = (" << vu << ")((x & 0x7fffffffu) > 0x7f800000u);\n"
+     << "  r = (((x + 0x7fffu + ((x >> 16) & 1u)) >> 16) & ~nan) | (((x >> 16) | 0x40u) & nan);\n"
+     << "  h = __builtin_convertvector(r, " << vh << ");\n"
+     << "  memcpy(p, &h, sizeof h);\n}\n";
+  return os.str();
+}
+
+}  // namespace
+
 std::string kernel_preamble(const ir::Target& target, bool half_floats) {
   std::ostringstream os;
   // Helpers are marked unused: a kernel set uses only some of them (clang warns otherwise).
@@ -632,6 +686,7 @@ std::string kernel_preamble(const ir::Target& target, bool half_floats) {
          << " r;\n  for (int i = 0; i < " << lanes << "; ++i) r[i] = " << f[1]
          << "(x[i]);\n  return r;\n}\n";
     os << math_functions(lanes);
+    if (half_floats) os << bf16_vector_helpers(lanes);
   }
   return os.str();
 }

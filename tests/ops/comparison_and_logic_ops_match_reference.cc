@@ -165,6 +165,29 @@ outputs: [x_bf16, x_f16, big_f16, small_f16, small_back, bf16_back, bf16_to_f16,
 )");
 }
 
+// The rounding cases, computed in the kernel (x * 0 + w, so that nothing is folded): ties
+// to even either way, NaN, infinities, float32's largest and smallest, float16's largest
+// and its overflow, subnormals, signed zeros; vector and scalar stores both.
+TEST(CastOp, SixteenBitRoundingCasesInTheKernel) {
+  expect_matches_reference(R"(
+tlmc: 1
+name: half_ties
+inputs:
+  x: {shape: [2, 19]}
+weights:
+  zero: {shape: [], data: [0.0]}
+  ties: {shape: [19], data: [1.00390625, 1.01171875, -1.00390625, -1.01171875, .nan, .inf, -.inf,
+                             3.4028235e38, 1.1754944e-38, 1.0e-40, 0.0, -0.0, 65504.0, 65520.0,
+                             2.98023224e-08, 1.00048828125, 1.00146484375, 0.1, -0.1]}
+nodes:
+  - {op: Mul, inputs: [x, zero], outputs: [z]}
+  - {op: Add, inputs: [z, ties], outputs: [t]}
+  - {op: Cast, inputs: [t], outputs: [t_bf16], attrs: {to: 16}}
+  - {op: Cast, inputs: [t], outputs: [t_f16], attrs: {to: 10}}
+outputs: [t_bf16, t_f16]
+)");
+}
+
 // BERT's attention mask: int64 ids to a float additive mask, (1 - mask) * -10000.
 TEST(CastOp, AttentionMaskFromIntegerInputs) {
   expect_matches_reference(R"(
