@@ -95,7 +95,10 @@ CheckResult check_model(const CompiledModel& model, const ir::Target& target, ui
         const double ref = element(type.dtype, want_compiled[o].bytes.data(), i);
         if ((std::isnan(got) && std::isnan(ref)) || got == ref) continue;
         const double abs = std::fabs(got - ref);
-        if (!(abs <= kCheckAtol + (kCheckRtol + last_place(type.dtype)) * std::fabs(ref)))
+        // The library's float32 values differ from the reference's double ones by a few
+        // ulps, which may move a value across a bfloat16 rounding boundary before the next
+        // product: one bfloat16 rounding of the output's scale is allowed.
+        if (!(abs <= kCheckAtol + (kCheckRtol + kBf16Rounding) * std::max(std::fabs(ref), e.rms)))
           e.compiled_exactly = false;
         e.max_abs_compiled = std::isnan(abs) ? INFINITY : std::max(e.max_abs_compiled, abs);
       }
@@ -140,7 +143,8 @@ void print_check(std::ostream& os, const CheckResult& r) {
      << r.atol << " + rel " << r.rtol;
   if (r.bf16)
     os << " of max(|want|, rms) against the float32 model, bfloat16's; abs " << kCheckAtol
-       << " + rel " << kCheckRtol << " against the bfloat16 model";
+       << " + rel " << kCheckRtol << " + one bfloat16 rounding (" << kBf16Rounding
+       << ") of max(|want|, rms) against the bfloat16 model";
   os << ")\n";
   if (r.bf16 && r.compiled_exactly && !r.passed)
     os << "the bfloat16 products lose more than bfloat16's tolerance on this model: keep the "

@@ -48,6 +48,9 @@ constexpr double kCheckRtol = 1e-3;
 // reference of the bfloat16 model (what the library computes), the float32 tolerances.
 constexpr double kBf16CheckAtol = 1e-5;
 constexpr double kBf16CheckRtol = 1.6e-2;
+// ... and against the bfloat16 model: the float32 tolerances plus one bfloat16 rounding
+// (2^-7), relative to max(|want|, rms), where the reference's double values round otherwise.
+constexpr double kBf16Rounding = 1.0 / 128;
 
 // Inputs are drawn from a generator seeded with `seed`: floats uniform in [-1, 1]; integer
 // inputs that index a Gather uniform over the valid indices, others in [0, 4).

@@ -81,30 +81,39 @@ std::variant<ExternalDataFile, RefusedLocation> open_external_data(const fs::pat
   if (dir_fd < 0)
     return RefusedLocation{"cannot be checked: the model's folder cannot be opened (" +
                            std::string(std::strerror(errno)) + ")"};
-  const int fd = ::openat(dir_fd, location.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+  // The folder as opened (not its name again later), and the file located from it without
+  // opening it for reading: reading a device or a FIFO can act before any check.
+  const std::string real_named_dir = resolved_path_of(dir_fd);
+  const int path_fd = ::openat(dir_fd, location.c_str(), O_PATH | O_CLOEXEC);
   const int open_errno = errno;
   ::close(dir_fd);
-  if (fd < 0 && open_errno == ENOENT)
+  if (path_fd < 0 && open_errno == ENOENT)
     return RefusedLocation{"names '" + location + "', which does not exist (looked for '" +
                            file.string() + "')"};
-  if (fd < 0)
+  if (path_fd < 0)
     return RefusedLocation{"names '" + location +
                            "', which cannot be opened: " + std::strerror(open_errno)};
   struct stat st {};
-  const bool regular = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+  const bool regular = ::fstat(path_fd, &st) == 0 && S_ISREG(st.st_mode);
+  const std::string real_file = resolved_path_of(path_fd);
+  // Read through the located file itself: /proc/self/fd/N reopens what path_fd holds.
+  const int fd = regular ? ::open(("/proc/self/fd/" + std::to_string(path_fd)).c_str(),
+                                  O_RDONLY | O_CLOEXEC | O_NOCTTY)
+                         : -1;
+  ::close(path_fd);
   ExternalDataFile opened(fd, file, regular ? static_cast<uint64_t>(st.st_size) : 0);
   if (!regular)
     return RefusedLocation{"names '" + location + "', which is not a regular file (looked at '" +
                            file.string() + "')"};
-  const std::string real_file = resolved_path_of(fd);
-  if (real_file.empty())
-    return RefusedLocation{"names '" + location + "', which cannot be resolved"};
-  std::error_code named_ec, model_ec;
-  const fs::path real_named_dir = fs::canonical(named_dir, named_ec);
+  if (fd < 0 || real_file.empty() || real_named_dir.empty())
+    return RefusedLocation{"names '" + location +
+                           "', which cannot be checked: tlmc reads where an open file leads "
+                           "from /proc/self/fd (is /proc mounted?)"};
+  std::error_code model_ec;
   const fs::path real_model_dir = fs::canonical(model_path, model_ec).parent_path();
-  if (named_ec || model_ec)
+  if (model_ec)
     return RefusedLocation{"cannot be checked: the model's own path does not resolve (" +
-                           (named_ec ? named_ec : model_ec).message() + ")"};
+                           model_ec.message() + ")"};
   if (!lies_within(real_file, real_named_dir) && !lies_within(real_file, real_model_dir))
     return RefusedLocation{"names '" + location + "', a symlink to '" + real_file +
                            "', outside the model's folder: copy the file into the folder instead"};

@@ -70,6 +70,9 @@ void lower_unary(const Node& n, TeBuilder& b) {
       // To bool: non-zero is true. Floats go to narrower integers through int64 (truncated
       // toward zero, then wrapped), as the reference does: defined for every float in range.
       const DType to = b.graph().type(out0(n)).dtype;
+      // A 16-bit float is compared as float32: its bits of -0.0 are not 0.
+      if (to == DType::Bool && dtype_is_half(x->dtype))
+        return make_binary(BinaryOp::NE, make_cast(DType::Float32, x), f32(0));
       if (to == DType::Bool) return make_binary(BinaryOp::NE, x, typed_constant(0, x->dtype));
       if (dtype_is_float(x->dtype) && !dtype_is_float(to)) return make_cast(DType::Int64, x);
       return x;  // the stage casts its body to its dtype

@@ -80,8 +80,9 @@ Isa host_isa() {
   return Isa::Generic;
 }
 
-// AMX counts where the CPU has its tiles and bf16 products and Linux saves their state
-// (GCC's test reads both); the library asks for the permission to use it when it starts.
+// AMX counts where the CPU has its tiles and bf16 products and Linux saves their state; a
+// process must still ask Linux for the permission to use the tiles (arch_prctl) before it
+// does, which code that uses AMX will do when it starts.
 Bf16Unit host_bf16() {
   __builtin_cpu_init();
   if (host_isa() != Isa::Avx512 || !__builtin_cpu_supports("avx512bf16")) return Bf16Unit::None;

@@ -308,6 +308,10 @@ TuningDb TuningDb::open(const std::string& path, DbAccess access) {
     const FileState state = check_own_file(*impl);
     if (access == DbAccess::Read) {
       impl->has_spread = state != FileState::Older;
+      if (state == FileState::Empty) {  // no tables yet (a new file): as a missing one
+        sqlite3_close(impl->db);
+        impl->db = nullptr;
+      }
       return TuningDb(std::move(impl));
     }
     sqlite3_close(impl->db);

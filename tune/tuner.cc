@@ -34,6 +34,9 @@ constexpr double kSlowCut = 2;
 // that the next trials improve as much as the first ones did on average (Ansor's alpha).
 constexpr double kRecentWeight = 0.2;
 
+// A round of at least this many candidates, all of them out of time, ends its task.
+constexpr size_t kTimedOutRound = 4;
+
 TuningRecord record_of(const MeasureTask& task, const ir::Target& target, std::string schedule,
                        const MeasureResult& r) {
   TuningRecord rec;
@@ -238,11 +241,13 @@ void round(TaskState& s, const ir::Target& target, scheduler::TuningDb& db,
   times.recording += seconds_since(recording);
   if (options.early_stopping > 0 && s.report.trials - s.last_improvement >= options.early_stopping)
     s.done = true;
-  // A round in which every candidate ran out of time ends the task: each such trial costs
-  // the whole limit, and a task that never runs would otherwise keep the largest gradient.
-  if (std::all_of(results.begin(), results.end(),
-                  [](const MeasureResult& r) { return r.status == MeasureStatus::TimedOut; }))
-    s.done = true;
+  // A round in which every candidate ran out of time ends the task, if it was a round of a
+  // few or nothing of the task has ever run: each such trial costs the whole limit, and a
+  // task that never runs would otherwise keep the largest gradient.
+  const bool all_timed_out =
+      std::all_of(results.begin(), results.end(),
+                  [](const MeasureResult& r) { return r.status == MeasureStatus::TimedOut; });
+  if (all_timed_out && (results.size() >= kTimedOutRound || s.best <= 0)) s.done = true;
 }
 
 // A kernel's fastest timing varies by up to 2x between runs on a shared machine, and the

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <cstring>
 #include <memory>
 
@@ -32,17 +33,26 @@ struct sigaction g_previous {};
 size_t g_page = 4096;
 
 void on_fault(int signo, siginfo_t* info, void* context) {
+  const int saved_errno = errno;
   const uintptr_t at = reinterpret_cast<uintptr_t>(info->si_addr);
   for (Protected& p : *g_protected) {
     const uintptr_t first = reinterpret_cast<uintptr_t>(p.first);
     if (!p.first || at < first || at >= first + p.pages * g_page) continue;
     const size_t i = (at - first) / g_page;
     p.read[i].store(1, std::memory_order_relaxed);
-    mprotect(p.first + i * g_page, g_page, PROT_READ | PROT_WRITE);
+    if (mprotect(p.first + i * g_page, g_page, PROT_READ | PROT_WRITE) != 0) {
+      // Each page made readable alone is a mapping of its own, and their number is bounded
+      // (vm.max_map_count): past it, the whole weight is counted as read and made readable
+      // in one call, which merges its mappings.
+      for (size_t k = 0; k < p.pages; ++k) p.read[k].store(1, std::memory_order_relaxed);
+      mprotect(p.first, p.pages * g_page, PROT_READ | PROT_WRITE);
+    }
+    errno = saved_errno;
     return;  // the access is retried and now succeeds
   }
   // Not ours: the candidate's own crash. Fault again under the action it had before.
   sigaction(SIGSEGV, &g_previous, nullptr);
+  errno = saved_errno;
   (void)signo, (void)context;
 }
 

@@ -50,7 +50,9 @@ TEST(Bf16Precision, TheHostsBf16ProductsAreCheckedBothWays) {
   EXPECT_NE(r.out.find("check passed (tolerance: abs 1e-05 + rel 0.016 of max(|want|, rms)"),
             std::string::npos)
       << r.out;
-  r = run_command(tlmc("-O0 " + kMlp + " --precision bf16 --keep-fp32 fc2 --dump graph"));
+  TempDir dir;
+  r = run_command(tlmc("-O0 " + kMlp + " --precision bf16 --keep-fp32 fc2 --dump graph -o " +
+                       dir.file("out/libmlp.a")));
   EXPECT_EQ(r.exit_code, 0) << r.out;
   EXPECT_NE(r.out.find("image.bf16: bfloat16[8, 784] = Cast(image) {to: 16}"), std::string::npos)
       << r.out;

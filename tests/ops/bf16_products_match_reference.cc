@@ -48,5 +48,34 @@ outputs: [p, h]
 )");
 }
 
+// Five products deep, with Erf and Tanh (tlmc's own) between: the library's float32 activations
+// differ from the reference's double ones by ulps, which moves some across a bfloat16
+// rounding boundary; the check allows that and no more.
+TEST(Bf16Products, ADeepChainStaysWithinOneRounding) {
+  expect_bf16_matches_reference(R"(
+tlmc: 1
+name: bf16_deep
+inputs:
+  x: {shape: [6, 40]}
+weights:
+  w1: {shape: [40, 40], init: {uniform: [-0.3, 0.3]}, seed: 11}
+  w2: {shape: [40, 40], init: {uniform: [-0.3, 0.3]}, seed: 12}
+  w3: {shape: [40, 40], init: {uniform: [-0.3, 0.3]}, seed: 13}
+  w4: {shape: [40, 40], init: {uniform: [-0.3, 0.3]}, seed: 14}
+  w5: {shape: [40, 24], init: {uniform: [-0.3, 0.3]}, seed: 15}
+nodes:
+  - {op: MatMul, inputs: [x, w1], outputs: [h1]}
+  - {op: Erf, inputs: [h1], outputs: [g1]}
+  - {op: MatMul, inputs: [g1, w2], outputs: [h2]}
+  - {op: Erf, inputs: [h2], outputs: [g2]}
+  - {op: MatMul, inputs: [g2, w3], outputs: [h3]}
+  - {op: Tanh, inputs: [h3], outputs: [g3]}
+  - {op: MatMul, inputs: [g3, w4], outputs: [h4]}
+  - {op: Erf, inputs: [h4], outputs: [g4]}
+  - {op: MatMul, inputs: [g4, w5], outputs: [y]}
+outputs: [y]
+)");
+}
+
 }  // namespace
 }  // namespace tlmc::test

@@ -167,7 +167,7 @@ outputs: [x_bf16, x_f16, big_f16, small_f16, small_back, bf16_back, bf16_to_f16,
 
 // The rounding cases, computed in the kernel (x * 0 + w, so that nothing is folded): ties
 // to even either way, NaN, infinities, float32's largest and smallest, float16's largest
-// and its overflow, subnormals, signed zeros; vector and scalar stores both.
+// and its overflow, subnormals, signed zeros (false as bools); vector and scalar stores.
 TEST(CastOp, SixteenBitRoundingCasesInTheKernel) {
   expect_matches_reference(R"(
 tlmc: 1
@@ -184,7 +184,9 @@ nodes:
   - {op: Add, inputs: [z, ties], outputs: [t]}
   - {op: Cast, inputs: [t], outputs: [t_bf16], attrs: {to: 16}}
   - {op: Cast, inputs: [t], outputs: [t_f16], attrs: {to: 10}}
-outputs: [t_bf16, t_f16]
+  - {op: Cast, inputs: [t_bf16], outputs: [bf16_bool], attrs: {to: 9}}
+  - {op: Cast, inputs: [t_f16], outputs: [f16_bool], attrs: {to: 9}}
+outputs: [t_bf16, t_f16, bf16_bool, f16_bool]
 )");
 }
 

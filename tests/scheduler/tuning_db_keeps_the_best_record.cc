@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <functional>
 #include <sstream>
 
@@ -196,6 +197,12 @@ TEST(TuningDb, ADatabaseOpenedToReadIsNeverChanged) {
   }
   EXPECT_EQ(test::read_file(path), before);
   EXPECT_EQ(test::count_entries(dir.path()), 1);  // no -wal or -shm file beside it
+  // A file without tables yet (a writer created it a moment ago) reads as empty.
+  test::write_file(dir.file("new.db"), "");
+  EXPECT_TRUE(TuningDb::open(dir.file("new.db"), DbAccess::Read).all().empty());
+  EXPECT_FALSE(TuningDb::open(dir.file("new.db"), DbAccess::Read).fact("cache"));
+  EXPECT_EQ(test::read_file(dir.file("new.db")), "");
+  std::filesystem::remove(dir.file("new.db"));
   test::CommandResult r = test::run_command(std::string(TLMC_EXE) + " db list --tuning-db " + path);
   EXPECT_EQ(r.exit_code, 0) << r.out;
   EXPECT_EQ(test::read_file(path), before);
