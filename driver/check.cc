@@ -34,17 +34,10 @@ double element(ir::DType t, const uint8_t* data, int64_t i) {
     case ir::DType::Bool:
       return read(uint8_t{});
     case ir::DType::Float16:
-      return ir::half_to_float(static_cast<uint16_t>(read(uint16_t{})));
     case ir::DType::BFloat16:
-      return ir::bfloat16_to_float(static_cast<uint16_t>(read(uint16_t{})));
+      return ir::sixteen_bit_to_float(t, static_cast<uint16_t>(read(uint16_t{})));
   }
   return 0;
-}
-
-// A 16-bit float result may lie one unit in the last place from the reference's: the
-// library rounds its float32 value, the reference its double one.
-double last_place(ir::DType t) {
-  return t == ir::DType::BFloat16 ? 1.0 / 128 : t == ir::DType::Float16 ? 1.0 / 1024 : 0;
 }
 
 }  // namespace
@@ -112,8 +105,10 @@ CheckResult check_model(const CompiledModel& model, const ir::Target& target, ui
       if (both_nan || same_inf) continue;
       const double abs = std::fabs(got - ref);
       const double rel = abs / std::max(std::fabs(ref), 1e-6);
-      if (!(abs <=
-            result.atol + (result.rtol + last_place(type.dtype)) * std::max(std::fabs(ref), e.rms)))
+      // A 16-bit float result may lie one unit in the last place from the reference's: the
+      // library rounds its float32 value, the reference its double one.
+      if (!(abs <= result.atol + (result.rtol + ir::half_last_place(type.dtype)) *
+                                     std::max(std::fabs(ref), e.rms)))
         e.within_tolerance = false;
       if (std::isnan(abs)) {
         e.max_abs = e.max_rel = INFINITY;

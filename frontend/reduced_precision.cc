@@ -6,6 +6,7 @@
 
 #include "ir/diagnostic.h"
 #include "ir/graph_verify.h"
+#include "reference/kernels.h"
 
 namespace tlmc::frontend {
 namespace {
@@ -65,11 +66,8 @@ ir::Graph demote_products_to_bf16(const ir::Graph& g, const PrecisionOptions& op
         if (from.kind == ir::TensorKind::Weight) {  // converted now, once
           const std::vector<double> values = ir::weight_values(from);
           auto bytes = std::make_shared<std::vector<uint8_t>>(2 * values.size());
-          for (size_t e = 0; e < values.size(); ++e) {
-            const uint16_t h = ir::float_to_bfloat16(static_cast<float>(values[e]));
-            (*bytes)[2 * e] = static_cast<uint8_t>(h);
-            (*bytes)[2 * e + 1] = static_cast<uint8_t>(h >> 8);
-          }
+          for (size_t e = 0; e < values.size(); ++e)
+            reference::store_element(ir::DType::BFloat16, values[e], bytes->data() + 2 * e);
           copy.data = bytes;
         }
         const int id = static_cast<int>(out.tensors.size());

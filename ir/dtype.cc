@@ -37,6 +37,14 @@ bool dtype_is_float(DType t) {
 
 bool dtype_is_half(DType t) { return t == DType::Float16 || t == DType::BFloat16; }
 
+float sixteen_bit_to_float(DType t, uint16_t bits) {
+  return t == DType::BFloat16 ? bfloat16_to_float(bits) : half_to_float(bits);
+}
+
+double half_last_place(DType t) {
+  return t == DType::BFloat16 ? 1.0 / 128 : t == DType::Float16 ? 1.0 / 1024 : 0;
+}
+
 std::optional<DType> parse_dtype(std::string_view name) {
   for (const DTypeInfo& i : kInfo)
     if (i.name == name) return i.type;

@@ -27,5 +27,10 @@ uint16_t float_to_bfloat16(float f);
 uint16_t float_to_half(float f);
 float bfloat16_to_float(uint16_t h);
 float half_to_float(uint16_t h);
+// An element of the 16-bit float type t (float16 or bfloat16) from its bits, exactly.
+float sixteen_bit_to_float(DType t, uint16_t bits);
+// One unit in the last place of type t relative to the value's power of two: 2^-7 for
+// bfloat16, 2^-10 for float16; 0 for the other types (a float32 result is compared as such).
+double half_last_place(DType t);
 
 }  // namespace tlmc::ir

@@ -139,7 +139,7 @@ std::vector<double> weight_values(const Tensor& t) {
       case DType::BFloat16: {
         uint16_t h;
         std::memcpy(&h, p + 2 * i, 2);
-        v = t.type.dtype == DType::BFloat16 ? bfloat16_to_float(h) : half_to_float(h);
+        v = sixteen_bit_to_float(t.type.dtype, h);
         break;
       }
     }

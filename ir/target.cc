@@ -191,18 +191,6 @@ std::string gpu_limits_error(const GpuLimits& g) {
   return "";
 }
 
-std::string_view bf16_unit_name(Bf16Unit u) {
-  switch (u) {
-    case Bf16Unit::None:
-      return "none";
-    case Bf16Unit::Avx512Bf16:
-      return "avx512_bf16";
-    case Bf16Unit::Amx:
-      return "amx";
-  }
-  return "";
-}
-
 std::string_view isa_name(Isa isa) {
   switch (isa) {
     case Isa::Generic:
@@ -252,12 +240,10 @@ std::string Target::descriptor() const {
 
 Target host_target() {
   const Isa isa = host_isa();
-  Target t = make(isa == Isa::Avx512 ? "x86-64-avx512"
-                  : isa == Isa::Avx2 ? "x86-64-avx2"
-                                     : "x86-64",
-                  isa);
-  t.bf16 = host_bf16();
-  return t;
+  return make(isa == Isa::Avx512 ? "x86-64-avx512"
+              : isa == Isa::Avx2 ? "x86-64-avx2"
+                                 : "x86-64",
+              isa, host_bf16());
 }
 
 std::optional<Target> parse_target(const std::string& name) {

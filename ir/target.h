@@ -16,7 +16,6 @@ enum class Isa { Generic, Avx2, Avx512 };
 // The bf16 product instructions a CPU has, each level including the one before: none;
 // AVX512_BF16 (vdpbf16ps: two bf16 products a float32 lane); AMX (tdpbf16ps on tiles).
 enum class Bf16Unit { None, Avx512Bf16, Amx };
-std::string_view bf16_unit_name(Bf16Unit u);  // "none", "avx512_bf16", "amx"
 
 // A CUDA GPU: what bounds a kernel's launch (threads, registers, shared memory per block and
 // per SM) and what bounds its speed (SMs, DRAM bandwidth, float32 peak).

@@ -69,8 +69,7 @@ FloatOperand::FloatOperand(const HostTensor& t) : data_(t.f32()) {
   const auto* h = reinterpret_cast<const uint16_t*>(t.bytes.data());
   converted_.resize(static_cast<size_t>(t.type.numel()));
   for (size_t i = 0; i < converted_.size(); ++i)
-    converted_[i] =
-        t.type.dtype == ir::DType::BFloat16 ? ir::bfloat16_to_float(h[i]) : ir::half_to_float(h[i]);
+    converted_[i] = ir::sixteen_bit_to_float(t.type.dtype, h[i]);
   data_ = converted_.data();
 }
 

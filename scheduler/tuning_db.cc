@@ -50,7 +50,7 @@ constexpr const char* kColumns =
 // one measurement (what a migration writes).
 constexpr const char* kVersion1Columns =
     "SELECT workload_key, target, schedule, status, seconds, reason, measured_at, workload, "
-    "0 FROM records";
+    "0 AS spread FROM records";
 
 }  // namespace
 
@@ -136,10 +136,7 @@ std::vector<TuningRecord> query(const TuningDb::Impl& impl, const std::string& w
                                 const std::vector<std::string>& args) {
   std::vector<TuningRecord> out;
   if (!impl.db) return out;
-  Statement s(impl, std::string(impl.has_spread ? kColumns : kVersion1Columns) + where +
-                        (impl.has_spread ? kOrder
-                                         : " ORDER BY workload_key, target, status <> "
-                                           "'ok', seconds, schedule"));
+  Statement s(impl, std::string(impl.has_spread ? kColumns : kVersion1Columns) + where + kOrder);
   for (size_t i = 0; i < args.size(); ++i) s.bind(static_cast<int>(i) + 1, args[i]);
   while (s.step()) out.push_back(read_record(impl, s));
   return out;

@@ -155,13 +155,13 @@ bool agrees(double got, double want, double rtol = kRtol) {
 // double one, so the two may lie one unit in the last place apart (2^-7 or 2^-10 of it).
 std::string first_half_mismatch(const reference::HostTensor& got,
                                 const reference::HostTensor& want) {
-  const bool bf16 = want.type.dtype == ir::DType::BFloat16;
-  const double rtol = kRtol + (bf16 ? 1.0 / 128 : 1.0 / 1024);
+  const ir::DType t = want.type.dtype;
+  const double rtol = kRtol + ir::half_last_place(t);
   const auto* gp = got.as<uint16_t>();
   const auto* wp = want.as<uint16_t>();
   for (int64_t i = 0; i < want.type.numel(); ++i) {
-    const double g = bf16 ? ir::bfloat16_to_float(gp[i]) : ir::half_to_float(gp[i]);
-    const double w = bf16 ? ir::bfloat16_to_float(wp[i]) : ir::half_to_float(wp[i]);
+    const double g = ir::sixteen_bit_to_float(t, gp[i]);
+    const double w = ir::sixteen_bit_to_float(t, wp[i]);
     if (!agrees(g, w, rtol))
       return "element " + std::to_string(i) + ": got " + std::to_string(g) + ", want " +
              std::to_string(w);
