@@ -198,6 +198,9 @@ class CudaEmitter {
       case StmtKind::Barrier:
         os << pad << "__syncthreads();\n";
         return;
+      case StmtKind::TileProduct:
+        TLMC_ASSERT(false, "a CPU tile product in a CUDA kernel");
+        return;
       case StmtKind::If:
         os << pad << "if (" << scalar_c(s->cond) << ") {\n";
         emit(os, s->body[0], depth + 1);

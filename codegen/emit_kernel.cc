@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -24,8 +25,8 @@ namespace {
 
 // Does any index, value or condition of `s` mention variable `var`?
 bool stmt_uses_var(const ir::Stmt& s, int var) {
-  for (const Expr* e : {&s->index, &s->value, &s->cond})
-    if (*e && ir::uses_var(*e, var)) return true;
+  for (const Expr& e : ir::stmt_exprs(*s))
+    if (ir::uses_var(e, var)) return true;
   for (const ir::Stmt& b : s->body)
     if (stmt_uses_var(b, var)) return true;
   return false;
@@ -269,10 +270,105 @@ class KernelEmitter {
       case StmtKind::Barrier:
         TLMC_ASSERT(false, "a CUDA barrier in a CPU kernel");
         return;
+      case StmtKind::TileProduct: {
+        TLMC_ASSERT(target_.bf16 == ir::Bf16Unit::Amx,
+                    "an AMX tile product for target " << target_.name << ", which has no AMX");
+        const std::string fn = p_.name + "_tile" + std::to_string(tiles_++);
+        helpers_ << tile_product_function(fn, *s->tile);
+        os << indent(depth) << fn << "(&" << buf_name(s->buffer) << "[" << scalar_c(s->index)
+           << "], &" << buf_name(s->tile->a) << "[" << scalar_c(s->tile->a_index) << "], &"
+           << buf_name(s->tile->b) << "[" << scalar_c(s->tile->b_index) << "]);\n";
+        return;
+      }
       case StmtKind::For:
         emit_for(os, s, depth, in_parallel);
         return;
     }
+  }
+
+  // A tile product as a function of AMX instructions (ir::TileProduct). Eight tiles: C in
+  // 0-3 (2 x 2 tiles of `rows` x `columns` float32), A in 4-5 (`rows` x 32 bfloat16), B in
+  // 6-7 (16 pairs of rows x `columns` pairs); each step of 32 along k loads two tiles of A
+  // and two of B and makes four products. A block of C stays in its tiles over the whole
+  // reduction and is stored once. A last step of fewer than 32 reads A through a copy
+  // padded with zeros (B is padded in its packing). Blocks of one tile row or column where
+  // the tiles do not pair up.
+  std::string tile_product_function(const std::string& fn, const ir::TileProduct& t) {
+    const int64_t rows = std::min<int64_t>(16, t.m), row_tiles = t.m / rows;
+    const int64_t w = t.columns, column_tiles = t.n / w;
+    const int64_t whole = t.k / 32 * 32, block = t.b_block_elements();
+    TLMC_ASSERT(row_tiles * rows == t.m && column_tiles * w == t.n,
+                "tile product of a partial tile");
+    std::ostringstream f;
+    f << "__attribute__((target(\"amx-tile,amx-bf16\"))) static void " << fn
+      << "(float* restrict c, const uint16_t* restrict a, const uint16_t* restrict b) {\n"
+      << "  /* c[" << t.m << " x " << t.n << "] = a[" << t.m << " x " << t.k << "] b[" << t.k
+      << " x " << t.n << "] */\n"
+      << "  static const struct tlmc_tile_config config = {1, 0, {0}, {";
+    for (int i = 0; i < 16; ++i)
+      f << (i ? ", " : "") << (i < 4 ? 4 * w : i < 6 ? 64 : i < 8 ? 4 * w : 0);
+    f << "}, {";
+    for (int i = 0; i < 16; ++i) f << (i ? ", " : "") << (i < 6 ? rows : i < 8 ? 16 : 0);
+    f << "}};\n  _tile_loadconfig(&config);\n";
+    if (whole < t.k)
+      f << "  uint16_t tail[" << 2 * rows * 32 << "] __attribute__((aligned(64)));\n"
+        << "  memset(tail, 0, sizeof tail);\n";
+    const std::string lda = std::to_string(t.lda), ldc = std::to_string(t.ldc);
+    // One block of r x q tiles, its first row tile ti and column tile tj (C expressions).
+    auto tile_block = [&](int r, int q, const std::string& ti, const std::string& tj) {
+      std::ostringstream o;
+      o << "    {\n";
+      for (int x = 0; x < r; ++x)
+        for (int y = 0; y < q; ++y) o << "      _tile_zero(" << 2 * x + y << ");\n";
+      auto step = [&](const std::string& kk, bool tail) {
+        for (int x = 0; x < r; ++x) {
+          if (tail)
+            o << "      _tile_loadd(" << 4 + x << ", tail + " << x * rows * 32 << ", 64);\n";
+          else
+            o << "      _tile_loadd(" << 4 + x << ", a + (" << ti << " * " << rows << " + "
+              << x * rows << ") * " << lda << " + " << kk << ", " << 2 * t.lda << ");\n";
+        }
+        for (int y = 0; y < q; ++y)
+          o << "      _tile_loadd(" << 6 + y << ", b + (" << tj << " + " << y << ") * " << block
+            << " + " << kk << " * " << w << ", " << 4 * w << ");\n";
+        for (int x = 0; x < r; ++x)
+          for (int y = 0; y < q; ++y)
+            o << "      _tile_dpbf16ps(" << 2 * x + y << ", " << 4 + x << ", " << 6 + y << ");\n";
+      };
+      if (whole > 0) {
+        o << "      for (int64_t kk = 0; kk < " << whole << "; kk += 32) {\n";
+        step("kk", false);
+        o << "      }\n";
+      }
+      if (whole < t.k) {
+        o << "      for (int64_t x = 0; x < " << r * rows << "; ++x)\n"
+          << "        memcpy(tail + x * 32, a + (" << ti << " * " << rows << " + x) * " << lda
+          << " + " << whole << ", " << 2 * (t.k - whole) << ");\n";
+        step(std::to_string(whole), true);
+      }
+      for (int x = 0; x < r; ++x)
+        for (int y = 0; y < q; ++y)
+          o << "      _tile_stored(" << 2 * x + y << ", c + (" << ti << " * " << rows << " + "
+            << x * rows << ") * " << ldc << " + (" << tj << " + " << y << ") * " << w << ", "
+            << 4 * t.ldc << ");\n";
+      o << "    }\n";
+      return o.str();
+    };
+    // Pairs of row tiles, then the odd one; within each, pairs of column tiles, then the odd.
+    auto row_of_blocks = [&](int r, const std::string& ti) {
+      std::string o;
+      if (column_tiles >= 2)
+        o += "    for (int64_t tj = 0; tj + 2 <= " + std::to_string(column_tiles) + "; tj += 2)\n" +
+             tile_block(r, 2, ti, "tj");
+      if (column_tiles % 2) o += tile_block(r, 1, ti, std::to_string(column_tiles - 1));
+      return o;
+    };
+    if (row_tiles >= 2)
+      f << "  for (int64_t ti = 0; ti + 2 <= " << row_tiles << "; ti += 2) {\n"
+        << row_of_blocks(2, "ti") << "  }\n";
+    if (row_tiles % 2) f << "  {\n" << row_of_blocks(1, std::to_string(row_tiles - 1)) << "  }\n";
+    f << "}\n\n";
+    return f.str();
   }
 
   void emit_for(std::ostream& os, const Stmt& s, int depth, bool in_parallel) {
@@ -551,6 +647,11 @@ class KernelEmitter {
         return;
       case StmtKind::Barrier:
         return;
+      case StmtKind::TileProduct:
+        for (int b : {s->buffer, s->tile->a, s->tile->b})
+          if (!local_bufs.count(b)) bufs.insert(b);
+        for (const Expr& e : ir::stmt_exprs(*s)) expr_uses(e);
+        return;
       case StmtKind::For:
         bound_vars.insert(s->var_id);
         free_uses(s->body[0], bufs, vars, bound_vars, local_bufs);
@@ -608,6 +709,7 @@ class KernelEmitter {
   std::string rt_;
   std::ostringstream helpers_;
   int outlined_ = 0;
+  int tiles_ = 0;
 };
 
 }  // namespace
@@ -620,6 +722,14 @@ KernelSource emit_kernel(const ir::LoopProgram& p, const ir::Target& target,
 // Unary operations applied lane by lane, each lane one instruction: (name in the IR,
 // scalar C function). The transcendental ones are math_functions.h's.
 const char* const kLaneFunctions[][2] = {{"abs", "fabsf"}, {"floor", "floorf"}};
+
+bool uses_tile_products(const ir::LoopProgram& p) {
+  std::function<bool(const Stmt&)> walk = [&](const Stmt& s) {
+    if (s->kind == StmtKind::TileProduct) return true;
+    return std::any_of(s->body.begin(), s->body.end(), walk);
+  };
+  return walk(p.body);
+}
 
 bool uses_half_floats(const ir::LoopProgram& p) {
   return std::any_of(p.buffers.begin(), p.buffers.end(),
@@ -654,10 +764,16 @@ std::string bf16_vector_helpers(int lanes) {
 
 }  // namespace
 
-std::string kernel_preamble(const ir::Target& target, bool half_floats) {
+std::string kernel_preamble(const ir::Target& target, bool half_floats, bool tile_products) {
   std::ostringstream os;
   // Helpers are marked unused: a kernel set uses only some of them (clang warns otherwise).
   os << "#define TLMC_HELPER static inline __attribute__((unused))\n" << scalar_helpers(true);
+  // AMX's tile configuration (palette 1): bytes per row and rows of tiles 0-15.
+  if (tile_products)
+    os << "#include <immintrin.h>\n"
+       << "struct __attribute__((aligned(64))) tlmc_tile_config {\n"
+       << "  uint8_t palette, start_row, reserved[14];\n  uint16_t colsb[16];\n"
+       << "  uint8_t rows[16];\n};\n";
   if (half_floats) os << half_float_helpers();
   os << math_functions(1);
   if (target.isa == ir::Isa::Generic) return os.str();

@@ -20,9 +20,13 @@ std::string emit_measurement_source(const ir::LoopProgram& kernel, const ir::Tar
   c << "/* measurement unit of kernel " << kernel.name << " for " << target.name << " */\n";
   c << "#define TLMC_RT_PREFIX " << rt << "\n" << runtime << "\n";
   c << "#include <math.h>\n#include <stdint.h>\n#include <string.h>\n\n";
-  c << kernel_preamble(target, uses_half_floats(kernel)) << "\n"
+  const bool tiles = uses_tile_products(kernel);
+  c << kernel_preamble(target, uses_half_floats(kernel), tiles) << "\n"
     << emit_kernel(kernel, target, rt).text << "\n";
-  c << "void tlmc_measure_run(void* const* params, char* scratch) {\n  " << kernel.name << "(";
+  c << "void tlmc_measure_run(void* const* params, char* scratch) {\n";
+  // Without AMX a run would stop at an illegal instruction: stop it here, plainly.
+  if (tiles) c << "  if (" << rt << "amx_ready() != 0) __builtin_trap();\n";
+  c << "  " << kernel.name << "(";
   for (size_t i = 0; i < kernel.params.size(); ++i) {
     const ir::Buffer& b = kernel.buffers[static_cast<size_t>(kernel.params[i])];
     const bool in = static_cast<int>(i) < kernel.num_inputs;

@@ -62,6 +62,28 @@ Stmt make_if(Expr cond, Stmt then_body) {
 
 Stmt make_barrier() { return stmt(StmtKind::Barrier); }
 
+Stmt make_tile_product(int c, Expr c_index, TileProduct t) {
+  TLMC_ASSERT(t.m >= 1 && t.n >= 1 && t.k >= 1 && t.columns >= 1 && t.n % t.columns == 0,
+              "tile product of " << t.m << " x " << t.n << " x " << t.k << " in blocks of "
+                                 << t.columns << " columns");
+  auto s = stmt(StmtKind::TileProduct);
+  s->buffer = c;
+  s->index = std::move(c_index);
+  s->tile = std::make_shared<const TileProduct>(std::move(t));
+  return s;
+}
+
+std::vector<Expr> stmt_exprs(const StmtNode& s) {
+  std::vector<Expr> out;
+  for (const Expr* e : {&s.index, &s.value, &s.cond})
+    if (*e) out.push_back(*e);
+  if (s.tile) {
+    out.push_back(s.tile->a_index);
+    out.push_back(s.tile->b_index);
+  }
+  return out;
+}
+
 std::vector<uint8_t> pack_bytes(const Packing& packing, const std::vector<uint8_t>& source,
                                 size_t element_bytes) {
   const size_t rank = packing.extents.size();
@@ -119,12 +141,12 @@ std::set<int> local_index_vars(const LoopProgram& p, const Stmt& s) {
     return p.buffers[static_cast<size_t>(buffer)].scope == BufferScope::Local;
   };
   std::function<void(const Stmt&)> walk = [&](const Stmt& t) {
-    if (t->kind == StmtKind::Store && local(t->buffer)) add_vars(t->index);
-    for (const Expr* e : {&t->index, &t->value, &t->cond})
-      if (*e)
-        visit_expr(*e, [&](const ExprNode& n) {
-          if (n.kind == ExprKind::Load && local(n.var_id)) add_vars(n.args[0]);
-        });
+    if ((t->kind == StmtKind::Store || t->kind == StmtKind::TileProduct) && local(t->buffer))
+      add_vars(t->index);
+    for (const Expr& e : stmt_exprs(*t))
+      visit_expr(e, [&](const ExprNode& n) {
+        if (n.kind == ExprKind::Load && local(n.var_id)) add_vars(n.args[0]);
+      });
     for (const Stmt& b : t->body) walk(b);
   };
   walk(s);
@@ -169,6 +191,14 @@ void print(std::ostream& os, const LoopProgram& p, const Stmt& s, int depth) {
     case StmtKind::Barrier:
       os << pad << "barrier\n";
       return;
+    case StmtKind::TileProduct: {
+      const TileProduct& t = *s->tile;
+      os << pad << "tile_product " << t.m << "x" << t.n << "x" << t.k << " " << bname(s->buffer)
+         << "[" << expr_str(s->index, bname) << " + i * " << t.ldc << " + j] = " << bname(t.a)
+         << "[" << expr_str(t.a_index, bname) << " + i * " << t.lda << " + k] * " << bname(t.b)
+         << "[" << expr_str(t.b_index, bname) << ", blocks of " << t.columns << " columns]\n";
+      return;
+    }
     case StmtKind::Allocate: {
       const Buffer& b = p.buffers.at(static_cast<size_t>(s->buffer));
       os << pad << (b.scope == BufferScope::Shared ? "shared " : "local ") << b.name << ": "
@@ -234,6 +264,22 @@ void verify(const LoopProgram& p, const Stmt& s, std::set<int>& vars, std::set<i
       return;
     case StmtKind::Barrier:
       return;
+    case StmtKind::TileProduct: {
+      const TileProduct& t = *s->tile;
+      for (int b : {s->buffer, t.a, t.b})
+        TLMC_ASSERT(b >= 0 && b < static_cast<int>(p.buffers.size()),
+                    "tile product of unknown buffer");
+      const Buffer& c = p.buffers[static_cast<size_t>(s->buffer)];
+      TLMC_ASSERT(c.dtype == DType::Float32 &&
+                      p.buffers[static_cast<size_t>(t.a)].dtype == DType::BFloat16 &&
+                      p.buffers[static_cast<size_t>(t.b)].dtype == DType::BFloat16,
+                  "tile product of other types than bfloat16 into float32");
+      TLMC_ASSERT((c.scope != BufferScope::Local && c.scope != BufferScope::Shared) ||
+                      locals.count(s->buffer),
+                  "local " << c.name << " written outside its scope");
+      for (const Expr& e : stmt_exprs(*s)) check_expr(e);
+      return;
+    }
   }
 }
 }  // namespace

@@ -51,10 +51,27 @@ struct Buffer {
 };
 
 // Barrier (CUDA): every thread of the block waits there for the others (__syncthreads).
-enum class StmtKind { For, Seq, Store, Allocate, If, Barrier };
+// TileProduct (CPU): a block of a matrix product computed by the CPU's matrix unit (below).
+enum class StmtKind { For, Seq, Store, Allocate, If, Barrier, TileProduct };
 // GpuBlock and GpuThread loops (CUDA targets) run their iterations as the blocks of the
 // grid (blockIdx.x) and the threads of a block (threadIdx.x) of one kernel launch.
 enum class LoopKind { Serial, Parallel, Vectorized, Unrolled, GpuBlock, GpuThread };
+
+// C = A B for a block of C of m x n float32 elements (row i at C's index + i * ldc), A of m
+// rows of k bfloat16 elements (row i at a_index + i * lda, consecutive along k), B a packed
+// constant of bfloat16 pairs: for each block of `columns` consecutive columns, ceil(k / 32)
+// * 16 rows of `columns` pairs (B[2r][j], B[2r + 1][j]), zero past k, the blocks one after
+// another; b_index is the first element of the block holding C's first column. The layout
+// AMX's tdpbf16ps reads (scheduler's Tensorize decision; codegen emits tile instructions).
+struct TileProduct {
+  int a = -1, b = -1;
+  Expr a_index, b_index;
+  int64_t m = 0, n = 0, k = 0;
+  int64_t lda = 0, ldc = 0;
+  int64_t columns = 0;
+  // Elements of one block of B's columns: ceil(k / 32) * 32 * columns.
+  int64_t b_block_elements() const { return (k + 31) / 32 * 32 * columns; }
+};
 
 struct StmtNode;
 using Stmt = std::shared_ptr<const StmtNode>;
@@ -73,6 +90,8 @@ struct StmtNode {
   Expr cond;
   // Seq: all; For / Allocate / If: body[0]
   std::vector<Stmt> body;
+  // TileProduct: C is `buffer` from `index`
+  std::shared_ptr<const TileProduct> tile;
 };
 
 Stmt make_for(int var_id, const std::string& name, int64_t extent, LoopKind kind, Stmt body);
@@ -81,6 +100,11 @@ Stmt make_store(int buffer, Expr index, Expr value);
 Stmt make_allocate(int buffer, Stmt body);
 Stmt make_if(Expr cond, Stmt then_body);
 Stmt make_barrier();
+// C (buffer `c`, from `c_index`) = the product `t` describes.
+Stmt make_tile_product(int c, Expr c_index, TileProduct t);
+// The index expressions a statement holds itself (a Store's index and value, an If's
+// condition, a TileProduct's three indices), for walks over the expressions of a nest.
+std::vector<Expr> stmt_exprs(const StmtNode& s);
 
 struct LoopProgram {
   std::string name;

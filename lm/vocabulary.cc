@@ -37,6 +37,11 @@ const char* const kGpuWords[] = {"gpu",  "sm", "sms",  "warp", "threads", "block
 // CUDA axis words of spaces added after the bundled CUDA model was trained ("j.vthreads").
 const char* const kLaterGpuWords[] = {"vthreads"};
 
+// Words of CPU spaces added after the bundled CPU model was trained: a CPU model knows them
+// once it is trained on a vocabulary that has them (names_space: until then, not its to
+// decide).
+const char* const kLaterCpuWords[] = {"tensorize"};
+
 // The sketch names of a list of rules: the applied ones in their declared order, any subset.
 std::vector<std::string> sketch_names(
     const std::vector<std::unique_ptr<scheduler::SketchRule>>& rules) {
@@ -75,11 +80,9 @@ Vocabulary::Vocabulary() {
   first_number_ = static_cast<Token>(texts_.size());
   for (int64_t v = 0; v <= scheduler::kLargestSpaceValue; ++v) add(std::to_string(v));
   for (const char* s : kStructure) add(s);
-  for (int k = 0;; ++k) {
-    const std::string_view name = scheduler::space_kind_name(static_cast<scheduler::SpaceKind>(k));
-    if (!scheduler::parse_space_kind(name)) break;
-    add(std::string(name));
-  }
+  // The space kinds the first CPU model was trained with (later ones: kLaterCpuWords).
+  for (int k = 0; k <= static_cast<int>(scheduler::SpaceKind::Layout); ++k)
+    add(std::string(scheduler::space_kind_name(static_cast<scheduler::SpaceKind>(k))));
   add("none");
   for (std::string& name : sketch_names(scheduler::cpu_sketch_rules())) add(std::move(name));
   for (int t = 0; t <= static_cast<int>(ir::DType::Bool); ++t)
@@ -96,6 +99,7 @@ Vocabulary::Vocabulary() {
   // Words of spaces added since, appended so that a model trained before knows every token
   // it knew (a word it does not know reads as <unk> to it).
   for (const char* s : kLaterGpuWords) add(s);
+  for (const char* s : kLaterCpuWords) add(s);
 
   uint64_t h = 1469598103934665603ull;  // FNV-1a over the texts, each ended by a 0 byte
   prefix_fingerprints_.push_back(h);

@@ -4,6 +4,7 @@
  * job can never claim (or count as done) a block of the next. Waiting spins briefly (loops
  * are often microseconds long), then sleeps. */
 #define _POSIX_C_SOURCE 200809L
+#define _DEFAULT_SOURCE /* syscall */
 #include "tlmc_runtime.h"
 
 #include <pthread.h>
@@ -11,6 +12,10 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <unistd.h>
+#if defined(__x86_64__) && defined(__linux__)
+#include <cpuid.h>
+#include <sys/syscall.h>
+#endif
 
 #define TLMC_RT_MAX_THREADS 256
 #ifndef TLMC_RT_DEFAULT_THREADS
@@ -188,4 +193,29 @@ void TLMC_RT(shutdown)(void) {
   pthread_mutex_lock(&p->busy);
   TLMC_RT(stop_workers)(p);
   pthread_mutex_unlock(&p->busy);
+}
+
+/* CPUID leaf 7: EDX bit 22 AMX-BF16, bit 24 AMX-TILE. Linux (5.16 on) hands tile data only to
+ * a process that asked for it: ARCH_REQ_XCOMP_PERM (0x1023) for XFEATURE_XTILEDATA (18). */
+static int TLMC_RT(ask_for_amx)(void) {
+#if defined(__x86_64__) && defined(__linux__)
+  unsigned eax, ebx, ecx, edx;
+  if (!__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx)) return 0;
+  if (!(edx & (1u << 22)) || !(edx & (1u << 24))) return 0;
+  return syscall(SYS_arch_prctl, 0x1023L, 18L) == 0;
+#else
+  return 0;
+#endif
+}
+
+static atomic_int TLMC_RT(amx_state); /* 0 not asked yet, 1 usable, 2 not */
+
+int TLMC_RT(amx_ready)(void) {
+  int state = atomic_load(&TLMC_RT(amx_state));
+  if (state == 0) {
+    /* Racing first calls ask twice, harmlessly: the answer is the same. */
+    state = TLMC_RT(ask_for_amx)() ? 1 : 2;
+    atomic_store(&TLMC_RT(amx_state), state);
+  }
+  return state == 1 ? 0 : -1;
 }

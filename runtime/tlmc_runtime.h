@@ -27,6 +27,11 @@ void TLMC_RT(parallel_for)(int64_t n, TLMC_RT(task_fn) fn, void* ctx);
 void TLMC_RT(set_num_threads)(int n);
 int TLMC_RT(num_threads)(void);
 
+/* AMX (tile data, AMX-BF16 products): 0 when this CPU has them and Linux lets the process
+ * use them (the permission is asked for once, by the first call); -1 otherwise. Kernels with
+ * tile instructions run only after it returned 0. */
+int TLMC_RT(amx_ready)(void);
+
 /* Stops and joins the pool's threads (the next parallel loop starts them again): call it
  * before unloading the code, or before fork(). Waits for a loop in progress to finish. */
 void TLMC_RT(shutdown)(void);

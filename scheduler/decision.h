@@ -49,6 +49,10 @@ enum class DecisionKind {
                  // thread loop): thread t accumulates iterations t, t + T, ..., and the block
                  // combines the partial results (warp shuffles, then shared memory across
                  // warps). The stage's loops are final after it.
+  Tensorize,     // stage, args {unit: 0 AMX}: the stage, a product of bfloat16 matrices
+                 // (scheduler/tile_product.h), is computed whole by the CPU's matrix unit,
+                 // its constant operand packed for it; after its placement, before any
+                 // other decision on its loops, which are final after it.
 };
 
 struct Decision {

@@ -165,6 +165,9 @@ class LaunchWalker {
         return;
       case StmtKind::Barrier:
         return;
+      case StmtKind::TileProduct:
+        TLMC_ASSERT(false, "a CPU tile product in a CUDA kernel");
+        return;
     }
   }
 

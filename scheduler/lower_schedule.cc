@@ -8,6 +8,7 @@
 
 #include "ir/diagnostic.h"
 #include "scheduler/pack_constants.h"
+#include "scheduler/tile_product.h"
 
 namespace tlmc::scheduler {
 
@@ -291,6 +292,7 @@ class Lowerer {
     };
 
     if (ss.reduce_threads) return thread_reduce_nest(s);
+    if (ss.tensorized) return tile_product(s, av);
     if (ir::is_pointwise(ts)) {
       Stmt body = ir::make_store(buf, out_index, value);
       for (size_t i = n; i-- > 0;) body = loop(iter(i), with_attached(s, ss.leaves[i], body));
@@ -401,6 +403,55 @@ class Lowerer {
     body = ir::make_for(thread->var_id, thread->name, threads, ir::LoopKind::GpuThread, body);
     const Iter& outer = ss.iters[static_cast<size_t>(ss.leaves[0])];
     return outer.kind == ir::LoopKind::GpuBlock ? loop(outer, body) : body;
+  }
+
+  // A stage the matrix unit computes whole (Tensorize): one statement at the block's first
+  // element, the stage's own loops (each over one iteration outside the block's rows and
+  // columns) gone; its constant operand packed as the statement reads it.
+  Stmt tile_product(int s, const std::vector<Expr>& av) {
+    const ir::Stage& ts = st_.te.stages[static_cast<size_t>(s)];
+    const StageState& ss = st_.stages[static_cast<size_t>(s)];
+    std::string why;
+    const TileOperands o = tile_operands(st_, s, &why);
+    TLMC_ASSERT(why.empty(), "tensorized stage " << ts.name << ": " << why);
+    std::vector<std::pair<int, Expr>> at_first;
+    for (const Iter& it : ss.iters) at_first.emplace_back(it.var_id, ir::make_int(0));
+    std::vector<Expr> first;  // the block's first element, by axis
+    for (size_t d = 0; d < ts.axes.size(); ++d) first.push_back(ir::substitute(av[d], at_first));
+    ir::TileProduct t;
+    t.m = o.m;
+    t.n = o.n;
+    t.k = o.k;
+    t.columns = o.columns;
+    t.ldc = o.n;
+    if (!regions_.count(ts.output)) t.ldc = st_.te.tensor(ts.output).shape.back();
+    // A's row at the block's first row, from k = 0.
+    std::vector<std::pair<int, Expr>> axes_at_first;
+    for (size_t d = 0; d < ts.axes.size(); ++d)
+      axes_at_first.emplace_back(ts.axes[d].var_id, first[d]);
+    axes_at_first.emplace_back(ts.reduce_axes[0].var_id, ir::make_int(0));
+    ir::visit_expr(ts.body, [&](const ir::ExprNode& n) {
+      if (n.kind != ir::ExprKind::Load || n.var_id != o.a) return;
+      std::vector<Expr> idx;
+      for (const Expr& e : n.args) idx.push_back(ir::substitute(e, axes_at_first));
+      t.a_index = flat_index(o.a, idx);
+    });
+    t.a = buffer_of_.at(o.a);
+    t.lda = st_.te.tensor(o.a).shape.back();
+    // B: [column block][ceil(k / 32) * 16 rows][columns][2], element (block c, row r, column
+    // j, e) from B[2r + e][c * columns + j] (zero past k: past the tensor's end).
+    const int64_t n_all = st_.te.tensor(o.b).shape[1], rows = (o.k + 31) / 32 * 16;
+    t.b = buffer_of_.at(o.b);
+    ir::Buffer& b = out_.buffers[static_cast<size_t>(t.b)];
+    ir::Packing packing;
+    packing.extents = {n_all / o.columns, rows, o.columns, 2};
+    packing.source_strides = {o.columns, 2 * n_all, 1, n_all};
+    b.size = n_all / o.columns * rows * o.columns * 2;
+    b.packing = packing;
+    t.b_index = ir::make_binary(ir::BinaryOp::FloorDiv, first[o.j_axis], ir::make_int(o.columns)) *
+                t.b_block_elements();
+    return ir::make_tile_product(buffer_of_.at(ts.output), flat_index(ts.output, first),
+                                 std::move(t));
   }
 
   int add_local(const std::string& name, ir::DType t, int64_t size, ir::BufferScope scope) {

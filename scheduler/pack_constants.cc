@@ -193,6 +193,9 @@ void find_loads(const Stmt& s, int buffer, Loops& loops, int depth, std::vector<
       return;
     case StmtKind::Barrier:
       return;
+    case StmtKind::TileProduct:
+      for (const Expr& e : ir::stmt_exprs(*s)) scan(e);
+      return;
   }
 }
 
@@ -213,6 +216,7 @@ Stmt rewrite_stmt(const Stmt& s, const std::function<Expr(const Expr&)>& f) {
     case StmtKind::If:
       return ir::make_if(f(s->cond), rewrite_stmt(s->body[0], f));
     case StmtKind::Barrier:
+    case StmtKind::TileProduct:  // its operands are laid out by the Tensorize decision
       return s;
   }
   TLMC_ASSERT(false, "unknown statement kind");

@@ -162,9 +162,57 @@ std::vector<int64_t> whole_vectors(const std::vector<int64_t>& tiles, int64_t ex
   return whole.empty() ? tiles : whole;
 }
 
+// Is `s` a sum of products of two bfloat16 tensors widened to float32, which AMX may compute?
+bool bf16_product(const ir::Stage& s) {
+  if (s.reduce != ir::ReduceKind::Sum || s.body->kind != ir::ExprKind::Binary ||
+      s.body->binary_op != ir::BinaryOp::Mul)
+    return false;
+  for (const ir::Expr& x : s.body->args)
+    if (x->kind != ir::ExprKind::Cast || x->args[0]->dtype != ir::DType::BFloat16) return false;
+  return true;
+}
+
+// The value a space of a tensorized stage lists (its only one): the tile level of 1, no
+// vectors, no unrolling, the operand's layout as the model has it.
+int64_t tensorized_value(SpaceKind k) { return k == SpaceKind::Tile ? 1 : 0; }
+
+// Steps [first, end) of `b`, which schedule stage `a`, do nothing where it is tensorized.
+void unless_tensorized(SketchBuild& b, size_t first, int a) {
+  const auto tensorized = [a](const SketchRun& r) {
+    return r.state.stages[static_cast<size_t>(a)].tensorized;
+  };
+  for (size_t i = first; i < b.steps.size(); ++i) {
+    SketchStep& step = b.steps[i];
+    auto emit = std::move(step.emit);
+    step.emit = [tensorized, emit](SketchRun& r, int64_t v) {
+      if (!tensorized(r)) emit(r, v);
+    };
+    if (!step.space) continue;
+    auto candidates = std::move(step.candidates);
+    const int64_t only = tensorized_value(step.space->kind);
+    step.candidates = [tensorized, candidates, only](const SketchRun& r) {
+      return tensorized(r) ? std::vector<int64_t>{only} : candidates(r);
+    };
+  }
+}
+
 // The steps of one attached reduction's own loops.
 void tile_producer(SketchBuild& b, int a) {
   const ir::Stage& ta = b.base.state.te.stages[static_cast<size_t>(a)];
+  // First, on a CPU with AMX: whether the matrix unit computes a bfloat16 product whole
+  // (where its block allows: scheduler/tile_product.h); if so, the stage's other spaces
+  // each list one value. -O0: by AMX where it can.
+  const size_t first = b.steps.size();
+  if (b.target.bf16 == ir::Bf16Unit::Amx && bf16_product(ta))
+    b.add_space(
+        Space{SpaceKind::Tensorize, b.role(a), "-"},
+        [](const SketchRun&) {
+          return std::vector<int64_t>{0, 1};
+        },
+        [a](SketchRun& r, int64_t v) {
+          if (v == 1) r.emit(Decision{DecisionKind::Tensorize, a, -1, {0}});
+        },
+        largest());
   const std::string role = b.role(a);
   const int lanes = b.target.vector_lanes(ir::dtype_size(b.base.state.te.tensor(ta.output).dtype));
   const size_t n_spatial = ta.axes.size(), n_reduce = ta.reduce_axes.size();
@@ -241,6 +289,12 @@ void tile_producer(SketchBuild& b, int a) {
   add_vectorize_space(b, a, unless_narrow(a, n_spatial, lanes, largest(), smallest()));
   add_unroll_space(b, a, unless_narrow(a, n_spatial, lanes, at_most(kDefaultUnroll), smallest()));
   if (!ir::is_pointwise(ta)) add_layout_spaces(b, a, largest());
+  unless_tensorized(b,
+                    first + (b.steps.size() > first && b.steps[first].space &&
+                                     b.steps[first].space->kind == SpaceKind::Tensorize
+                                 ? 1
+                                 : 0),
+                    a);
 }
 
 class TileWithProducersRule : public SketchRule {
@@ -280,8 +334,17 @@ class TileWithProducersRule : public SketchRule {
       use[a] = ts.axes[a].extent <= 1 ? AxisUse::Unit
                : indexed.count(a)     ? AxisUse::Split
                                       : AxisUse::Whole;
-    // The -O0 policy's register tile gives the inner tiles' defaults.
-    const std::vector<int64_t> default_tile = register_tile(st, root, reductions, b.target);
+    // The -O0 policy's register tile gives the inner tiles' defaults. A product AMX computes
+    // takes blocks of 32 x 128 instead (two tiles of rows, eight of columns: on W1, 2-core
+    // Intel Xeon, blocks from 32 x 64 to 64 x 512 ran within 15% of each other, 4 x 64 four
+    // times slower).
+    std::vector<int64_t> default_tile = register_tile(st, root, reductions, b.target);
+    if (b.target.bf16 == ir::Bf16Unit::Amx && rank >= 2 &&
+        std::any_of(reductions.begin(), reductions.end(),
+                    [&](int p) { return bf16_product(st.te.stages[static_cast<size_t>(p)]); })) {
+      default_tile[rank - 2] = 32;
+      default_tile[rank - 1] = 128;
+    }
     const int64_t lanes = b.target.vector_lanes(ir::dtype_size(st.te.tensor(ts.output).dtype));
     // Inner tiles first: their product bounds the local buffers of the reductions. The
     // innermost loop is vectorised: the last whole axis, else the last split one, whose

@@ -11,13 +11,14 @@
 namespace tlmc::scheduler {
 namespace {
 
-constexpr std::array<std::pair<SpaceKind, std::string_view>, 6> kKindNames = {{
+constexpr std::array<std::pair<SpaceKind, std::string_view>, 7> kKindNames = {{
     {SpaceKind::Tile, "tile"},
     {SpaceKind::ComputeAt, "compute_at"},
     {SpaceKind::Parallel, "parallel"},
     {SpaceKind::Vectorize, "vectorize"},
     {SpaceKind::Unroll, "unroll"},
     {SpaceKind::Layout, "layout"},
+    {SpaceKind::Tensorize, "tensorize"},
 }};
 
 constexpr std::string_view kTextHeader = "tlmc-schedule 2";

@@ -221,6 +221,7 @@ class Extractor {
         walk(s->body[0], true);
         return;
       case ir::StmtKind::Barrier:
+      case ir::StmtKind::TileProduct:  // no features of its own: the matrix unit's work
         return;
       case ir::StmtKind::Store:
         statement(*s, guarded);

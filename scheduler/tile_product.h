@@ -1,0 +1,27 @@
+// The matrix products a CPU's matrix unit computes (the Tensorize decision): a stage
+//   C[..., i, j] = sum(k: float32(A[..., i, k]) * float32(B[k, j]))
+// with A and B bfloat16, A an input of the subgraph, consecutive along k, and B a constant
+// [K, N] input only this stage reads, which the decision packs in the pairs of rows AMX's
+// tdpbf16ps reads. Computed whole (its region, or the whole output at the root): a block of
+// m x n outputs over the whole reduction, m at most 16 or a multiple of 16, n a multiple of
+// min(16, N) that divides N (so a block's first column starts a block of B's columns).
+#pragma once
+
+#include <string>
+
+#include "scheduler/schedule_state.h"
+
+namespace tlmc::scheduler {
+
+struct TileOperands {
+  int a = -1, b = -1;             // tensors
+  size_t i_axis = 0, j_axis = 0;  // the stage's axes along A's rows and B's columns
+  int64_t m = 0, n = 0, k = 0;    // the block a statement computes
+  int64_t columns = 0;            // B's columns a packed block holds: min(16, N)
+};
+
+// The operands of `stage` as a tile product in `st` as it stands (its loops aside), or why
+// it is not one (`why` set, the result's tensors -1).
+TileOperands tile_operands(const ScheduleState& st, int stage, std::string* why);
+
+}  // namespace tlmc::scheduler

@@ -1,0 +1,199 @@
+// Products computed by AMX tiles (the Tensorize decision, --precision bf16 on a CPU with AMX):
+// the decision's checks, schedules drawn at random from spaces that list it on odd shapes
+// (rows below, at and past a tile's 16 and not a multiple of it, a reduction shorter than a
+// step of 32 and with a tail, columns fewer than 16), each library against the reference
+// interpreter, and the library's source compiled for AMX on any host.
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "driver/check.h"
+#include "driver/compile.h"
+#include "frontend/reduced_precision.h"
+#include "frontend/yaml_reader.h"
+#include "ir/lower.h"
+#include "scheduler/decision.h"
+#include "scheduler/partition.h"
+#include "scheduler/schedule_support.h"
+#include "support/test_support.h"
+
+namespace tlmc::test {
+namespace {
+
+// [rows, k] x [k, columns] with the weight a constant, demoted to bfloat16.
+std::string product_yaml(const std::string& a_shape, int64_t k, int64_t columns) {
+  std::ostringstream y;
+  y << "tlmc: 1\nname: amx\ninputs:\n  a: {shape: " << a_shape << "}\nweights:\n"
+    << "  w: {shape: [" << k << ", " << columns << "], init: {uniform: [-1, 1]}, seed: 9}\n"
+    << "nodes:\n  - {op: MatMul, inputs: [a, w], outputs: [y]}\noutputs: [y]\n";
+  return y.str();
+}
+
+// The product's own kernel (the one reading the bfloat16 weight) of `yaml` in bf16.
+ir::TeProgram product_program(const std::string& yaml) {
+  ir::Graph g = frontend::demote_products_to_bf16(frontend::read_yaml_text(yaml, "model.yaml"),
+                                                  frontend::PrecisionOptions{});
+  const scheduler::Partition p = scheduler::partition_graph(g);
+  for (const std::vector<int>& nodes : p.subgraphs)
+    for (int n : nodes)
+      if (g.nodes[static_cast<size_t>(n)].op == "MatMul")
+        return ir::lower_subgraph(g, nodes).program;
+  ADD_FAILURE() << "no MatMul";
+  return {};
+}
+
+using scheduler::DecisionKind;
+
+TEST(AmxProducts, TensorizeFitsWholeTilesOfABlock) {
+  // y[40, 48] = a[40, 45] w[45, 48]: at the root the block is the whole output, 40 rows,
+  // neither at most 16 nor a multiple of 16.
+  const ir::TeProgram p = product_program(product_yaml("[40, 45]", 45, 48));
+  ASSERT_EQ(p.stages.size(), 1u);
+  scheduler::ScheduleState root(p);
+  EXPECT_EQ(error_of(root, {DecisionKind::Tensorize, 0, -1, {0}}),
+            "tensorize 0 [0]: the block's 40 rows are neither at most 16 nor whole tiles of 16");
+  EXPECT_EQ(error_of(root, {DecisionKind::Tensorize, 0, -1, {1}}),
+            "tensorize 0 [1]: the only unit is 0 (AMX)");
+  // Per tile of 32 x 16 (cached, the copy-out tiled): whole tiles, the last row tile shifted.
+  scheduler::ScheduleState st(p);
+  for (const scheduler::Decision& d :
+       std::vector<scheduler::Decision>{{DecisionKind::CacheWrite, 0, -1, {}},
+                                        {DecisionKind::Split, 1, -1, {0, 32}},
+                                        {DecisionKind::Split, 1, -1, {2, 16}},
+                                        {DecisionKind::Reorder, 1, -1, {0, 2, 1, 3}},
+                                        {DecisionKind::ComputeAt, 0, 1, {1}}})
+    ASSERT_EQ(error_of(st, d), "") << scheduler::decision_str(d);
+  scheduler::ScheduleState split = st;
+  ASSERT_EQ(error_of(split, {DecisionKind::Split, 0, -1, {0, 2}}), "");
+  EXPECT_EQ(error_of(split, {DecisionKind::Tensorize, 0, -1, {0}}),
+            "tensorize 0 [0]: the stage's loops are scheduled already");
+  ASSERT_EQ(error_of(st, {DecisionKind::Tensorize, 0, -1, {0}}), "");
+  EXPECT_EQ(error_of(st, {DecisionKind::Split, 0, -1, {0, 2}}),
+            "split 0 [0, 2]: the stage is computed by the matrix unit: its loops are final");
+  EXPECT_EQ(error_of(st, {DecisionKind::Vectorize, 0, -1, {1}}),
+            "vectorize 0 [1]: the stage is computed by the matrix unit: its loops are final");
+  EXPECT_EQ(error_of(st, {DecisionKind::Pack, 0, -1, {1}}),
+            "pack 0 [1]: the stage's operands are laid out for the matrix unit");
+
+  // Blocks of 32 of 48 columns: the last would start at column 16, inside a packed block of
+  // B's columns as the tiles read them: refused.
+  scheduler::ScheduleState wide(p);
+  for (const scheduler::Decision& d :
+       std::vector<scheduler::Decision>{{DecisionKind::CacheWrite, 0, -1, {}},
+                                        {DecisionKind::Split, 1, -1, {1, 32}},
+                                        {DecisionKind::ComputeAt, 0, 1, {1}}})
+    ASSERT_EQ(error_of(wide, d), "") << scheduler::decision_str(d);
+  EXPECT_EQ(error_of(wide, {DecisionKind::Tensorize, 0, -1, {0}}),
+            "tensorize 0 [0]: the block's 32 columns of 48 are not whole tiles of 16 dividing "
+            "them");
+
+  // A product of two activations has no constant to pack.
+  const std::string two = R"(
+tlmc: 1
+name: act
+inputs:
+  a: {shape: [16, 32]}
+  b: {shape: [32, 16]}
+nodes:
+  - {op: MatMul, inputs: [a, b], outputs: [y]}
+outputs: [y]
+)";
+  scheduler::ScheduleState acts(product_program(two));
+  EXPECT_EQ(
+      error_of(acts, {DecisionKind::Tensorize, static_cast<int>(acts.stages.size()) - 1, -1, {0}}),
+      "tensorize " + std::to_string(acts.stages.size() - 1) +
+          " [0]: the [k, j] operand is no constant only this stage reads");
+}
+
+// Odd shapes: 37 rows (tiles of 16 and 32 shifted at the end), 5 rows (a tile of 5), a
+// batch of 2 x 40; reductions of 96 (three steps), 45 (a step and a tail of 13), 20 (a tail
+// alone); 128, 48 and 7 columns.
+const char* const kModels[] = {
+    R"(
+tlmc: 1
+name: amx_a
+inputs:
+  a: {shape: [37, 96]}
+weights:
+  w: {shape: [96, 128], init: {uniform: [-1, 1]}, seed: 21}
+  bias: {shape: [128], init: {uniform: [-1, 1]}, seed: 22}
+nodes:
+  - {op: MatMul, inputs: [a, w], outputs: [m]}
+  - {op: Add, inputs: [m, bias], outputs: [s]}
+  - {op: Relu, inputs: [s], outputs: [y]}
+outputs: [y]
+)",
+    R"(
+tlmc: 1
+name: amx_b
+inputs:
+  a: {shape: [5, 45]}
+weights:
+  w: {shape: [45, 48], init: {uniform: [-1, 1]}, seed: 23}
+nodes:
+  - {op: MatMul, inputs: [a, w], outputs: [y]}
+outputs: [y]
+)",
+    R"(
+tlmc: 1
+name: amx_c
+inputs:
+  a: {shape: [2, 40, 20]}
+weights:
+  w: {shape: [20, 7], init: {uniform: [-1, 1]}, seed: 24}
+nodes:
+  - {op: MatMul, inputs: [a, w], outputs: [y]}
+outputs: [y]
+)"};
+
+TEST(AmxProducts, RandomSchedulesMatchTheReference) {
+  const ir::Target host = ir::host_target();
+  if (host.bf16 != ir::Bf16Unit::Amx) GTEST_SKIP() << "this CPU has no AMX";
+  TempDir dir;
+  int tensorized = 0, schedules = 0;
+  for (const char* yaml : kModels) {
+    const std::string path = dir.file("model.yaml");
+    write_file(path, yaml);
+    driver::CompileOptions o;
+    o.model_path = path;
+    o.target = host;
+    o.bf16 = true;
+    for (int64_t seed = -1; seed < 12; ++seed) {
+      SCOPED_TRACE(std::string(yaml).substr(15, 11) + " schedule seed " + std::to_string(seed) +
+                   " (-1: the default)");
+      o.random_schedule_seed = seed;
+      const driver::CompiledModel m = driver::compile_model(o);
+      for (const codegen::KernelInfo& k : m.plan.kernels) {
+        ++schedules;
+        tensorized += k.schedule.find("tensorize") != std::string::npos;
+      }
+      const driver::CheckResult r = driver::check_model(m, host);
+      std::ostringstream report;
+      driver::print_check(report, r);
+      for (const codegen::KernelInfo& k : m.plan.kernels)
+        report << "kernel " << k.loops.name << " schedule:\n" << k.schedule;
+      EXPECT_TRUE(r.compiled_exactly) << report.str();
+      EXPECT_TRUE(r.passed) << report.str();
+    }
+  }
+  // The draws reach the AMX kernels (each product's default takes them where its block
+  // allows), and not only them.
+  EXPECT_GE(tensorized, 8) << "of " << schedules << " kernels";
+}
+
+TEST(AmxProducts, LibrariesForAmxCompileOnAnyHost) {
+  TempDir dir;
+  write_file(dir.file("model.yaml"), kModels[1]);
+  const std::string base = std::string(TLMC_EXE) + " " + dir.file("model.yaml") +
+                           " --target x86-64-amx --precision bf16 -O0";
+  const CommandResult source = run_command(base + " --emit source -o " + dir.file("src"));
+  ASSERT_EQ(source.exit_code, 0) << source.out;
+  const std::string c = read_file(dir.file("src/amx_b.c"));
+  EXPECT_NE(c.find("_tile_dpbf16ps"), std::string::npos);
+  EXPECT_NE(c.find("amx_ready() != 0) return 3;"), std::string::npos);
+  const CommandResult object = run_command(base + " --emit obj -o " + dir.file("amx.o"));
+  EXPECT_EQ(object.exit_code, 0) << object.out;
+}
+
+}  // namespace
+}  // namespace tlmc::test
