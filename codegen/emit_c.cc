@@ -86,9 +86,8 @@ GeneratedFile emit_header(const ModelPlan& plan, const ir::Target& target) {
       << n
       << "_workspace_size() bytes, 64-byte aligned. Allocates nothing and keeps no state:\n"
          " * two threads may run at once with two workspaces. Returns 0; 1 for a null input or\n"
-         " * output pointer; 2 for a missing or misaligned workspace; 3 where the library was "
-         "built\n"
-         " * for AMX and this CPU, or Linux, does not let it use AMX. */\n";
+         " * output pointer; 2 for a missing or misaligned workspace; 3 where the library was\n"
+         " * built for AMX or AVX512_BF16 and this CPU, or its OS, does not let it use them. */\n";
     h << "int " << n
       << "_run(const void* const* inputs, void* const* outputs, void* workspace);\n\n";
     h << "/* Threads the parallel loops use, the caller included; n <= 0: one per online core. "
@@ -171,7 +170,9 @@ std::vector<GeneratedFile> emit_c(const ModelPlan& plan, const CodegenOptions& o
   for (size_t i = 0; i < plan.outputs.size(); ++i)
     if (plan.outputs[i].type.bytes() > 0) c << "  if (!outputs[" << i << "]) return 1;\n";
   if (plan.workspace_bytes > 0) c << "  if (!ws || ((uintptr_t)ws & 63u) != 0) return 2;\n";
-  if (tile_products) c << "  if (" << rt << "amx_ready() != 0) return 3;\n";
+  if (tile_products)
+    c << "  if (" << rt << "bf16_ready(" << (options.target.bf16 == ir::Bf16Unit::Amx ? 2 : 1)
+      << ") != 0) return 3;\n";
   for (size_t ci = 0; ci < plan.calls.size(); ++ci) {
     const Call& call = plan.calls[ci];
     const ir::LoopProgram& k = plan.kernels[static_cast<size_t>(call.kernel)].loops;

@@ -271,10 +271,12 @@ class KernelEmitter {
         TLMC_ASSERT(false, "a CUDA barrier in a CPU kernel");
         return;
       case StmtKind::TileProduct: {
-        TLMC_ASSERT(target_.bf16 == ir::Bf16Unit::Amx,
-                    "an AMX tile product for target " << target_.name << ", which has no AMX");
+        TLMC_ASSERT(target_.bf16 != ir::Bf16Unit::None, "a bf16 tile product for target "
+                                                            << target_.name
+                                                            << ", which has no bf16 unit");
         const std::string fn = p_.name + "_tile" + std::to_string(tiles_++);
-        helpers_ << tile_product_function(fn, *s->tile);
+        helpers_ << (target_.bf16 == ir::Bf16Unit::Amx ? tile_product_function(fn, *s->tile)
+                                                       : dot_product_function(fn, *s->tile));
         os << indent(depth) << fn << "(&" << buf_name(s->buffer) << "[" << scalar_c(s->index)
            << "], &" << buf_name(s->tile->a) << "[" << scalar_c(s->tile->a_index) << "], &"
            << buf_name(s->tile->b) << "[" << scalar_c(s->tile->b_index) << "]);\n";
@@ -284,6 +286,100 @@ class KernelEmitter {
         emit_for(os, s, depth, in_parallel);
         return;
     }
+  }
+
+  // A tile product as a function of AVX512_BF16 instructions, for a CPU without AMX: each
+  // vdpbf16ps multiplies 16 columns' pairs of B (one packed row of pairs) by a pair of A's
+  // row broadcast to every lane, adding both products into 16 float32 accumulators. A
+  // register block of up to 6 rows x 4 vectors (24 accumulators, 4 vectors of B, a
+  // broadcast) runs over the whole reduction and is stored once; narrower blocks where the
+  // rows or vectors run out. Blocks of fewer than 16 columns load and store under a mask.
+  // The last pair of an odd reduction takes A's last element alone (its pair would read
+  // past the row).
+  std::string dot_product_function(const std::string& fn, const ir::TileProduct& t) {
+    constexpr int64_t kRows = 6, kVectors = 4;
+    const int64_t w = t.columns, vectors = t.n / w, pairs = (t.k + 1) / 2,
+                  block = t.b_block_elements();
+    const bool odd = t.k % 2 != 0;
+    const std::string mask = w == 16 ? "" : std::to_string((1 << w) - 1);
+    std::ostringstream f;
+    f << "__attribute__((target(\"avx512f,avx512bf16\"))) static void " << fn
+      << "(float* restrict c, const uint16_t* restrict a, const uint16_t* restrict b) {\n"
+      << "  /* c[" << t.m << " x " << t.n << "] = a[" << t.m << " x " << t.k << "] b[" << t.k
+      << " x " << t.n << "] */\n";
+    // One register block: rows r0.. r0 + nr, vectors v0.. v0 + nv (C expressions r0, v0).
+    auto block_code = [&](int64_t nr, int64_t nv, const std::string& r0, const std::string& v0) {
+      std::ostringstream o;
+      o << "    {\n";
+      for (int64_t x = 0; x < nr; ++x)
+        for (int64_t y = 0; y < nv; ++y)
+          o << "      __m512 acc" << x << "_" << y << " = _mm512_setzero_ps();\n";
+      auto load_b = [&](int64_t y, const std::string& p) {
+        o << "        const __m512bh b" << y << " = (__m512bh)";
+        if (mask.empty())
+          o << "_mm512_loadu_si512(";
+        else
+          o << "_mm512_maskz_loadu_epi32(" << mask << ", ";
+        o << "b + (" << v0 << " + " << y << ") * " << block << " + " << p << " * " << 2 * w
+          << ");\n";
+      };
+      auto products = [&](bool last_alone) {
+        for (int64_t x = 0; x < nr; ++x) {
+          const std::string row = "a + (" + r0 + " + " + std::to_string(x) + ") * " +
+                                  std::to_string(t.lda) + " + 2 * p";
+          o << "        {\n          int32_t pair;\n";
+          if (last_alone)
+            o << "          pair = (int32_t)*(" << row << ");\n";
+          else
+            o << "          memcpy(&pair, " << row << ", 4);\n";
+          o << "          const __m512bh ax = (__m512bh)_mm512_set1_epi32(pair);\n";
+          for (int64_t y = 0; y < nv; ++y)
+            o << "          acc" << x << "_" << y << " = _mm512_dpbf16_ps(acc" << x << "_" << y
+              << ", ax, b" << y << ");\n";
+          o << "        }\n";
+        }
+      };
+      const int64_t whole = odd ? pairs - 1 : pairs;
+      if (whole > 0) {
+        o << "      for (int64_t p = 0; p < " << whole << "; ++p) {\n";
+        for (int64_t y = 0; y < nv; ++y) load_b(y, "p");
+        products(false);
+        o << "      }\n";
+      }
+      if (odd) {
+        o << "      {\n        const int64_t p = " << whole << ";\n";
+        for (int64_t y = 0; y < nv; ++y) load_b(y, "p");
+        products(true);
+        o << "      }\n";
+      }
+      for (int64_t x = 0; x < nr; ++x)
+        for (int64_t y = 0; y < nv; ++y) {
+          o << "      " << (mask.empty() ? "_mm512_storeu_ps(" : "_mm512_mask_storeu_ps(")
+            << "c + (" << r0 << " + " << x << ") * " << t.ldc << " + (" << v0 << " + " << y
+            << ") * " << w << (mask.empty() ? "" : ", " + mask) << ", acc" << x << "_" << y
+            << ");\n";
+        }
+      o << "    }\n";
+      return o.str();
+    };
+    auto row_group = [&](int64_t nr, const std::string& r0) {
+      std::string o;
+      if (vectors >= kVectors)
+        o += "    for (int64_t v0 = 0; v0 + " + std::to_string(kVectors) +
+             " <= " + std::to_string(vectors) + "; v0 += " + std::to_string(kVectors) + ")\n" +
+             block_code(nr, kVectors, r0, "v0");
+      if (vectors % kVectors)
+        o += block_code(nr, vectors % kVectors, r0, std::to_string(vectors / kVectors * kVectors));
+      return o;
+    };
+    if (t.m >= kRows)
+      f << "  for (int64_t r0 = 0; r0 + " << kRows << " <= " << t.m << "; r0 += " << kRows
+        << ") {\n"
+        << row_group(kRows, "r0") << "  }\n";
+    if (t.m % kRows)
+      f << "  {\n" << row_group(t.m % kRows, std::to_string(t.m / kRows * kRows)) << "  }\n";
+    f << "}\n\n";
+    return f.str();
   }
 
   // A tile product as a function of AMX instructions (ir::TileProduct). Eight tiles: C in

@@ -26,8 +26,8 @@ std::string kernel_preamble(const ir::Target& target, bool half_floats = false,
 // Whether a kernel stores a tensor as float16 or bfloat16, whose conversions its preamble
 // must then define (kernel_preamble's half_floats).
 bool uses_half_floats(const ir::LoopProgram& p);
-// Whether a kernel computes with AMX tiles (kernel_preamble's tile_products): its caller
-// runs it only once the runtime's amx_ready() returned 0.
+// Whether a kernel has tile products (AMX or AVX512_BF16 instructions: kernel_preamble's
+// tile_products): its caller runs it only once the runtime's bf16_ready() returned 0.
 bool uses_tile_products(const ir::LoopProgram& p);
 
 }  // namespace tlmc::codegen

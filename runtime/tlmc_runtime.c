@@ -195,27 +195,37 @@ void TLMC_RT(shutdown)(void) {
   pthread_mutex_unlock(&p->busy);
 }
 
-/* CPUID leaf 7: EDX bit 22 AMX-BF16, bit 24 AMX-TILE. Linux (5.16 on) hands tile data only to
- * a process that asked for it: ARCH_REQ_XCOMP_PERM (0x1023) for XFEATURE_XTILEDATA (18). */
-static int TLMC_RT(ask_for_amx)(void) {
+/* CPUID leaf 7: EBX bit 16 AVX512F, EDX bit 22 AMX-BF16, bit 24 AMX-TILE; subleaf 1: EAX bit 5
+ * AVX512_BF16. XCR0 bits 5-7: the OS saves AVX-512 state. Linux (5.16 on) hands AMX's tile
+ * data only to a process that asked: ARCH_REQ_XCOMP_PERM (0x1023), XFEATURE_XTILEDATA (18). */
+static int TLMC_RT(has_bf16_unit)(int unit) {
 #if defined(__x86_64__) && defined(__linux__)
-  unsigned eax, ebx, ecx, edx;
-  if (!__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx)) return 0;
-  if (!(edx & (1u << 22)) || !(edx & (1u << 24))) return 0;
+  unsigned eax, ebx, ecx, edx, xcr0_low, xcr0_high;
+  if (!__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx) || !(ebx & (1u << 16))) return 0;
+  const unsigned amx = edx;
+  if (!__get_cpuid_count(7, 1, &eax, &ebx, &ecx, &edx) || !(eax & (1u << 5))) return 0;
+  if (!__get_cpuid(1, &eax, &ebx, &ecx, &edx) || !(ecx & (1u << 27))) return 0; /* OSXSAVE */
+  __asm__ volatile("xgetbv" : "=a"(xcr0_low), "=d"(xcr0_high) : "c"(0));
+  (void)xcr0_high;
+  if ((xcr0_low & 0xe0u) != 0xe0u) return 0;
+  if (unit < 2) return 1;
+  if (!(amx & (1u << 22)) || !(amx & (1u << 24))) return 0;
   return syscall(SYS_arch_prctl, 0x1023L, 18L) == 0;
 #else
+  (void)unit;
   return 0;
 #endif
 }
 
-static atomic_int TLMC_RT(amx_state); /* 0 not asked yet, 1 usable, 2 not */
+static atomic_int TLMC_RT(bf16_state)[3]; /* by unit: 0 not asked yet, 1 usable, 2 not */
 
-int TLMC_RT(amx_ready)(void) {
-  int state = atomic_load(&TLMC_RT(amx_state));
+int TLMC_RT(bf16_ready)(int unit) {
+  if (unit < 1 || unit > 2) return -1;
+  int state = atomic_load(&TLMC_RT(bf16_state)[unit]);
   if (state == 0) {
     /* Racing first calls ask twice, harmlessly: the answer is the same. */
-    state = TLMC_RT(ask_for_amx)() ? 1 : 2;
-    atomic_store(&TLMC_RT(amx_state), state);
+    state = TLMC_RT(has_bf16_unit)(unit) ? 1 : 2;
+    atomic_store(&TLMC_RT(bf16_state)[unit], state);
   }
   return state == 1 ? 0 : -1;
 }

@@ -27,10 +27,11 @@ void TLMC_RT(parallel_for)(int64_t n, TLMC_RT(task_fn) fn, void* ctx);
 void TLMC_RT(set_num_threads)(int n);
 int TLMC_RT(num_threads)(void);
 
-/* AMX (tile data, AMX-BF16 products): 0 when this CPU has them and Linux lets the process
- * use them (the permission is asked for once, by the first call); -1 otherwise. Kernels with
- * tile instructions run only after it returned 0. */
-int TLMC_RT(amx_ready)(void);
+/* The bf16 products of a unit: 1 AVX512_BF16 (vdpbf16ps), 2 AMX (tile data and AMX-BF16,
+ * with AVX512_BF16). 0 when this CPU has them and the OS lets the process use them (for AMX,
+ * Linux's permission is asked for once, by the first call); -1 otherwise. Kernels with
+ * those instructions run only after it returned 0. */
+int TLMC_RT(bf16_ready)(int unit);
 
 /* Stops and joins the pool's threads (the next parallel loop starts them again): call it
  * before unloading the code, or before fork(). Waits for a loop in progress to finish. */

@@ -34,7 +34,7 @@ void require_changeable(const StageState& s, const Decision& d) {
   if (s.frozen) invalid(d, "another stage is computed inside this stage's loops");
   if (s.reduce_threads)
     invalid(d, "the stage's reduction is shared by threads: its loops are final");
-  if (s.tensorized) invalid(d, "the stage is computed by the matrix unit: its loops are final");
+  if (s.tensorized) invalid(d, "the stage is computed by the bf16 unit: its loops are final");
 }
 
 bool has_attached_at(const ScheduleState& st, int stage, int iter) {
@@ -183,7 +183,7 @@ void apply_compute_at(ScheduleState& st, const Decision& d) {
   StageState& c = st.stages[static_cast<size_t>(d.target)];
   if (c.attach == Attach::Inline) invalid(d, "the target is inlined");
   if (c.reduce_threads) invalid(d, "the target's reduction is shared by threads");
-  if (c.tensorized) invalid(d, "the target is computed by the matrix unit");
+  if (c.tensorized) invalid(d, "the target is computed by the bf16 unit");
   const size_t pos = position(c, d, 0);
   const int at_iter = c.leaves[pos];
   if (c.iters[static_cast<size_t>(at_iter)].kind == ir::LoopKind::Vectorized)
@@ -305,7 +305,7 @@ void annotate(ScheduleState& st, const Decision& d, ir::LoopKind kind) {
   const size_t pos = position(s, d, 0);
   Iter& it = s.iters[static_cast<size_t>(s.leaves[pos])];
   if (it.kind != ir::LoopKind::Serial) invalid(d, "the loop is already annotated");
-  if (s.tensorized) invalid(d, "the stage is computed by the matrix unit: its loops are final");
+  if (s.tensorized) invalid(d, "the stage is computed by the bf16 unit: its loops are final");
   if (kind == ir::LoopKind::Parallel) {
     if (it.reduce) invalid(d, "a reduction loop cannot run in parallel");
     if (s.attach != Attach::Root)
@@ -328,8 +328,7 @@ void annotate(ScheduleState& st, const Decision& d, ir::LoopKind kind) {
 }
 
 void apply_pack(ScheduleState& st, const Decision& d) {
-  if (stage_of(st, d).tensorized)
-    invalid(d, "the stage's operands are laid out for the matrix unit");
+  if (stage_of(st, d).tensorized) invalid(d, "the stage's operands are laid out for the bf16 unit");
   if (d.args.size() != 1) invalid(d, "expected one operand");
   const ir::Stage& ts = st.te.stages[static_cast<size_t>(d.stage)];
   const std::vector<int> operands = ir::stage_operands(ts);
@@ -486,7 +485,7 @@ void apply_thread_reduce(ScheduleState& st, const Decision& d) {
 
 void apply_tensorize(ScheduleState& st, const Decision& d) {
   StageState& s = stage_of(st, d);
-  if (d.args != std::vector<int64_t>{0}) invalid(d, "the only unit is 0 (AMX)");
+  if (d.args != std::vector<int64_t>{0}) invalid(d, "the only unit is 0 (the target's)");
   if (s.transformed || s.frozen || s.reduce_threads || s.shared || has_attached_at(st, d.stage, -1))
     invalid(d, "the stage's loops are scheduled already");
   std::string why;

@@ -49,8 +49,9 @@ enum class DecisionKind {
                  // thread loop): thread t accumulates iterations t, t + T, ..., and the block
                  // combines the partial results (warp shuffles, then shared memory across
                  // warps). The stage's loops are final after it.
-  Tensorize,     // stage, args {unit: 0 AMX}: the stage, a product of bfloat16 matrices
-                 // (scheduler/tile_product.h), is computed whole by the CPU's matrix unit,
+  Tensorize,     // stage, args {0}: the stage, a product of bfloat16 matrices
+                 // (scheduler/tile_product.h), is computed whole by the target's bf16 unit
+                 // (AMX's tiles, else AVX512_BF16's vdpbf16ps),
                  // its constant operand packed for it; after its placement, before any
                  // other decision on its loops, which are final after it.
 };

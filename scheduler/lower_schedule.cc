@@ -405,7 +405,7 @@ class Lowerer {
     return outer.kind == ir::LoopKind::GpuBlock ? loop(outer, body) : body;
   }
 
-  // A stage the matrix unit computes whole (Tensorize): one statement at the block's first
+  // A stage the bf16 unit computes whole (Tensorize): one statement at the block's first
   // element, the stage's own loops (each over one iteration outside the block's rows and
   // columns) gone; its constant operand packed as the statement reads it.
   Stmt tile_product(int s, const std::vector<Expr>& av) {

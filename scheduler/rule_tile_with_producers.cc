@@ -162,7 +162,8 @@ std::vector<int64_t> whole_vectors(const std::vector<int64_t>& tiles, int64_t ex
   return whole.empty() ? tiles : whole;
 }
 
-// Is `s` a sum of products of two bfloat16 tensors widened to float32, which AMX may compute?
+// Is `s` a sum of products of two bfloat16 tensors widened to float32, which a bf16 unit may
+// compute?
 bool bf16_product(const ir::Stage& s) {
   if (s.reduce != ir::ReduceKind::Sum || s.body->kind != ir::ExprKind::Binary ||
       s.body->binary_op != ir::BinaryOp::Mul)
@@ -199,11 +200,11 @@ void unless_tensorized(SketchBuild& b, size_t first, int a) {
 // The steps of one attached reduction's own loops.
 void tile_producer(SketchBuild& b, int a) {
   const ir::Stage& ta = b.base.state.te.stages[static_cast<size_t>(a)];
-  // First, on a CPU with AMX: whether the matrix unit computes a bfloat16 product whole
-  // (where its block allows: scheduler/tile_product.h); if so, the stage's other spaces
-  // each list one value. -O0: by AMX where it can.
+  // First, on a CPU with a bf16 unit: whether it computes a bfloat16 product's block whole
+  // (AMX tiles, else vdpbf16ps, where the block allows: scheduler/tile_product.h); if so,
+  // the stage's other spaces each list one value. -O0: by the unit where it can.
   const size_t first = b.steps.size();
-  if (b.target.bf16 == ir::Bf16Unit::Amx && bf16_product(ta))
+  if (b.target.bf16 != ir::Bf16Unit::None && bf16_product(ta))
     b.add_space(
         Space{SpaceKind::Tensorize, b.role(a), "-"},
         [](const SketchRun&) {
@@ -339,7 +340,7 @@ class TileWithProducersRule : public SketchRule {
     // Intel Xeon, blocks from 32 x 64 to 64 x 512 ran within 15% of each other, 4 x 64 four
     // times slower).
     std::vector<int64_t> default_tile = register_tile(st, root, reductions, b.target);
-    if (b.target.bf16 == ir::Bf16Unit::Amx && rank >= 2 &&
+    if (b.target.bf16 != ir::Bf16Unit::None && rank >= 2 &&
         std::any_of(reductions.begin(), reductions.end(),
                     [&](int p) { return bf16_product(st.te.stages[static_cast<size_t>(p)]); })) {
       default_tile[rank - 2] = 32;

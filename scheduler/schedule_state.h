@@ -45,7 +45,7 @@ struct StageState {
   // CUDA: the threads of a block that share the stage's reduction loop (ThreadReduce); 0
   // where none do.
   int64_t reduce_threads = 0;
-  // CPU: computed by the matrix unit (Tensorize), as one block: its loops are final.
+  // CPU: computed by the bf16 unit (Tensorize), as one block: its loops are final.
   bool tensorized = false;
   // Attach::At: the region's runs per spatial axis (Region::run), as when it was attached.
   std::vector<int64_t> region_run;

@@ -29,7 +29,7 @@ enum class SpaceKind {
   Unroll,     // the largest product of iteration counts unrolled (auto-unroll max step)
   Layout,     // of a constant operand: 0 as the model lays it out, 1 packed in the order the
               // loops read it (scheduler/pack_constants.h)
-  Tensorize,  // of a product of bfloat16 matrices: 0 by its loops, 1 by AMX tiles
+  Tensorize,  // of a product of bfloat16 matrices: 0 by its loops, 1 by the bf16 unit
               // (scheduler/tile_product.h); its later spaces then each list one value
 };
 std::string_view space_kind_name(SpaceKind k);

@@ -1,10 +1,12 @@
-// The matrix products a CPU's matrix unit computes (the Tensorize decision): a stage
+// The matrix products a CPU's bf16 unit computes (the Tensorize decision): a stage
 //   C[..., i, j] = sum(k: float32(A[..., i, k]) * float32(B[k, j]))
 // with A and B bfloat16, A an input of the subgraph, consecutive along k, and B a constant
-// [K, N] input only this stage reads, which the decision packs in the pairs of rows AMX's
-// tdpbf16ps reads. Computed whole (its region, or the whole output at the root): a block of
-// m x n outputs over the whole reduction, m at most 16 or a multiple of 16, n a multiple of
-// min(16, N) that divides N (so a block's first column starts a block of B's columns).
+// [K, N] input only this stage reads, which the decision packs in the rows of pairs that
+// AMX's tdpbf16ps and AVX512_BF16's vdpbf16ps read. Computed whole (its region, or the whole
+// output at the root): a block of m x n outputs over the whole reduction, m at most 16 or a
+// multiple of 16 (AMX's tiles; vdpbf16ps's kernels take the same blocks, so that one schedule
+// suits both), n a multiple of min(16, N) that divides N (so a block's first column starts
+// a block of B's columns).
 #pragma once
 
 #include <string>

@@ -127,12 +127,12 @@ std::optional<KernelRecords> kernel_records(const ChoiceOptions& o, const schedu
           scheduler::parse_schedule_record(r.schedule);
       if (schedule) scheduler::apply_schedule(program, *schedule);
       if (!schedule) schedule = scheduler::schedule_from_record(r.schedule, program, o.target);
-      // A decision list names its decisions alone: one for AMX fits the workload anywhere.
-      if (schedule && o.target.bf16 != ir::Bf16Unit::Amx &&
+      // A decision list names its decisions alone: a tile product fits the workload anywhere.
+      if (schedule && o.target.bf16 == ir::Bf16Unit::None &&
           std::any_of(schedule->begin(), schedule->end(), [](const scheduler::Decision& d) {
             return d.kind == scheduler::DecisionKind::Tensorize;
           }))
-        throw scheduler::InvalidDecision("it computes with AMX, which the target lacks");
+        throw scheduler::InvalidDecision("it computes with bf16 instructions the target lacks");
       if (schedule) {
         if (c.records == 0) k.best_seconds = r.seconds;
         c.texts.push_back(r.schedule);

@@ -1,11 +1,13 @@
-// Products computed by AMX tiles (the Tensorize decision, --precision bf16 on a CPU with AMX):
-// the decision's checks, schedules drawn at random from spaces that list it on odd shapes
-// (rows below, at and past a tile's 16 and not a multiple of it, a reduction shorter than a
-// step of 32 and with a tail, columns fewer than 16), each library against the reference
-// interpreter, and the library's source compiled for AMX on any host.
+// Products computed by a CPU's bf16 unit (the Tensorize decision, --precision bf16): AMX's
+// tiles, and vdpbf16ps where AVX512_BF16 is present without AMX. The decision's checks,
+// schedules drawn at random from spaces that list it on odd shapes (rows below, at and past
+// a tile's 16 and not a multiple of it, a reduction shorter than a step of 32, with a tail,
+// of odd length, columns fewer than 16), each library against the reference interpreter
+// (on a CPU with the unit), and the library's source compiled for either on any host.
 #include <gtest/gtest.h>
 
 #include <sstream>
+#include <tuple>
 
 #include "driver/check.h"
 #include "driver/compile.h"
@@ -44,7 +46,7 @@ ir::TeProgram product_program(const std::string& yaml) {
 
 using scheduler::DecisionKind;
 
-TEST(AmxProducts, TensorizeFitsWholeTilesOfABlock) {
+TEST(Bf16TileProducts, TensorizeFitsWholeTilesOfABlock) {
   // y[40, 48] = a[40, 45] w[45, 48]: at the root the block is the whole output, 40 rows,
   // neither at most 16 nor a multiple of 16.
   const ir::TeProgram p = product_program(product_yaml("[40, 45]", 45, 48));
@@ -53,7 +55,7 @@ TEST(AmxProducts, TensorizeFitsWholeTilesOfABlock) {
   EXPECT_EQ(error_of(root, {DecisionKind::Tensorize, 0, -1, {0}}),
             "tensorize 0 [0]: the block's 40 rows are neither at most 16 nor whole tiles of 16");
   EXPECT_EQ(error_of(root, {DecisionKind::Tensorize, 0, -1, {1}}),
-            "tensorize 0 [1]: the only unit is 0 (AMX)");
+            "tensorize 0 [1]: the only unit is 0 (the target's)");
   // Per tile of 32 x 16 (cached, the copy-out tiled): whole tiles, the last row tile shifted.
   scheduler::ScheduleState st(p);
   for (const scheduler::Decision& d :
@@ -69,11 +71,11 @@ TEST(AmxProducts, TensorizeFitsWholeTilesOfABlock) {
             "tensorize 0 [0]: the stage's loops are scheduled already");
   ASSERT_EQ(error_of(st, {DecisionKind::Tensorize, 0, -1, {0}}), "");
   EXPECT_EQ(error_of(st, {DecisionKind::Split, 0, -1, {0, 2}}),
-            "split 0 [0, 2]: the stage is computed by the matrix unit: its loops are final");
+            "split 0 [0, 2]: the stage is computed by the bf16 unit: its loops are final");
   EXPECT_EQ(error_of(st, {DecisionKind::Vectorize, 0, -1, {1}}),
-            "vectorize 0 [1]: the stage is computed by the matrix unit: its loops are final");
+            "vectorize 0 [1]: the stage is computed by the bf16 unit: its loops are final");
   EXPECT_EQ(error_of(st, {DecisionKind::Pack, 0, -1, {1}}),
-            "pack 0 [1]: the stage's operands are laid out for the matrix unit");
+            "pack 0 [1]: the stage's operands are laid out for the bf16 unit");
 
   // Blocks of 32 of 48 columns: the last would start at column 16, inside a packed block of
   // B's columns as the tiles read them: refused.
@@ -146,9 +148,8 @@ nodes:
 outputs: [y]
 )"};
 
-TEST(AmxProducts, RandomSchedulesMatchTheReference) {
-  const ir::Target host = ir::host_target();
-  if (host.bf16 != ir::Bf16Unit::Amx) GTEST_SKIP() << "this CPU has no AMX";
+// Every model, the default schedule and 12 drawn at random, on `target` (this CPU's).
+void expect_random_schedules_match(const ir::Target& target) {
   TempDir dir;
   int tensorized = 0, schedules = 0;
   for (const char* yaml : kModels) {
@@ -156,7 +157,7 @@ TEST(AmxProducts, RandomSchedulesMatchTheReference) {
     write_file(path, yaml);
     driver::CompileOptions o;
     o.model_path = path;
-    o.target = host;
+    o.target = target;
     o.bf16 = true;
     for (int64_t seed = -1; seed < 12; ++seed) {
       SCOPED_TRACE(std::string(yaml).substr(15, 11) + " schedule seed " + std::to_string(seed) +
@@ -167,7 +168,7 @@ TEST(AmxProducts, RandomSchedulesMatchTheReference) {
         ++schedules;
         tensorized += k.schedule.find("tensorize") != std::string::npos;
       }
-      const driver::CheckResult r = driver::check_model(m, host);
+      const driver::CheckResult r = driver::check_model(m, target);
       std::ostringstream report;
       driver::print_check(report, r);
       for (const codegen::KernelInfo& k : m.plan.kernels)
@@ -181,18 +182,37 @@ TEST(AmxProducts, RandomSchedulesMatchTheReference) {
   EXPECT_GE(tensorized, 8) << "of " << schedules << " kernels";
 }
 
-TEST(AmxProducts, LibrariesForAmxCompileOnAnyHost) {
+TEST(Bf16TileProducts, RandomSchedulesMatchTheReference) {
+  const ir::Target host = ir::host_target();
+  if (host.bf16 != ir::Bf16Unit::Amx) GTEST_SKIP() << "this CPU has no AMX";
+  expect_random_schedules_match(host);
+}
+
+// The same schedules by vdpbf16ps (on a CPU with AMX too: its AVX512_BF16 alone).
+TEST(Bf16TileProducts, Avx512Bf16RandomSchedulesMatchTheReference) {
+  ir::Target host = ir::host_target();
+  if (host.bf16 == ir::Bf16Unit::None) GTEST_SKIP() << "this CPU has no AVX512_BF16";
+  host.bf16 = ir::Bf16Unit::Avx512Bf16;
+  expect_random_schedules_match(host);
+}
+
+TEST(Bf16TileProducts, LibrariesForEitherUnitCompileOnAnyHost) {
   TempDir dir;
   write_file(dir.file("model.yaml"), kModels[1]);
-  const std::string base = std::string(TLMC_EXE) + " " + dir.file("model.yaml") +
-                           " --target x86-64-amx --precision bf16 -O0";
-  const CommandResult source = run_command(base + " --emit source -o " + dir.file("src"));
-  ASSERT_EQ(source.exit_code, 0) << source.out;
-  const std::string c = read_file(dir.file("src/amx_b.c"));
-  EXPECT_NE(c.find("_tile_dpbf16ps"), std::string::npos);
-  EXPECT_NE(c.find("amx_ready() != 0) return 3;"), std::string::npos);
-  const CommandResult object = run_command(base + " --emit obj -o " + dir.file("amx.o"));
-  EXPECT_EQ(object.exit_code, 0) << object.out;
+  for (const auto& [target, instruction, unit] :
+       {std::tuple<std::string, std::string, std::string>{"x86-64-amx", "_tile_dpbf16ps", "2"},
+        {"x86-64-avx512-bf16", "_mm512_dpbf16_ps", "1"}}) {
+    SCOPED_TRACE(target);
+    const std::string base = std::string(TLMC_EXE) + " " + dir.file("model.yaml") + " --target " +
+                             target + " --precision bf16 -O0";
+    const CommandResult source = run_command(base + " --emit source -o " + dir.file("src_" + unit));
+    ASSERT_EQ(source.exit_code, 0) << source.out;
+    const std::string c = read_file(dir.file("src_" + unit + "/amx_b.c"));
+    EXPECT_NE(c.find(instruction), std::string::npos);
+    EXPECT_NE(c.find("bf16_ready(" + unit + ") != 0) return 3;"), std::string::npos);
+    const CommandResult object = run_command(base + " --emit obj -o " + dir.file("amx.o"));
+    EXPECT_EQ(object.exit_code, 0) << object.out;
+  }
 }
 
 }  // namespace
