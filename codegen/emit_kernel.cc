@@ -298,8 +298,7 @@ class KernelEmitter {
   // past the row).
   std::string dot_product_function(const std::string& fn, const ir::TileProduct& t) {
     constexpr int64_t kRows = 6, kVectors = 4;
-    const int64_t w = t.columns, vectors = t.n / w, pairs = (t.k + 1) / 2,
-                  block = t.b_block_elements();
+    const int64_t w = t.columns, vectors = t.n / w, pairs = (t.k + 1) / 2;
     const bool odd = t.k % 2 != 0;
     const std::string mask = w == 16 ? "" : std::to_string((1 << w) - 1);
     std::ostringstream f;
@@ -320,7 +319,7 @@ class KernelEmitter {
           o << "_mm512_loadu_si512(";
         else
           o << "_mm512_maskz_loadu_epi32(" << mask << ", ";
-        o << "b + (" << v0 << " + " << y << ") * " << block << " + " << p << " * " << 2 * w
+        o << "b + (" << v0 << " + " << y << ") * " << t.b_tile << " + " << p << " * " << t.b_row
           << ");\n";
       };
       auto products = [&](bool last_alone) {
@@ -392,7 +391,7 @@ class KernelEmitter {
   std::string tile_product_function(const std::string& fn, const ir::TileProduct& t) {
     const int64_t rows = std::min<int64_t>(16, t.m), row_tiles = t.m / rows;
     const int64_t w = t.columns, column_tiles = t.n / w;
-    const int64_t whole = t.k / 32 * 32, block = t.b_block_elements();
+    const int64_t whole = t.k / 32 * 32;
     TLMC_ASSERT(row_tiles * rows == t.m && column_tiles * w == t.n,
                 "tile product of a partial tile");
     std::ostringstream f;
@@ -425,8 +424,8 @@ class KernelEmitter {
               << x * rows << ") * " << lda << " + " << kk << ", " << 2 * t.lda << ");\n";
         }
         for (int y = 0; y < q; ++y)
-          o << "      _tile_loadd(" << 6 + y << ", b + (" << tj << " + " << y << ") * " << block
-            << " + " << kk << " * " << w << ", " << 4 * w << ");\n";
+          o << "      _tile_loadd(" << 6 + y << ", b + (" << tj << " + " << y << ") * " << t.b_tile
+            << " + " << kk << " / 2 * " << t.b_row << ", " << 2 * t.b_row << ");\n";
         for (int x = 0; x < r; ++x)
           for (int y = 0; y < q; ++y)
             o << "      _tile_dpbf16ps(" << 2 * x + y << ", " << 4 + x << ", " << 6 + y << ");\n";

@@ -196,7 +196,8 @@ void print(std::ostream& os, const LoopProgram& p, const Stmt& s, int depth) {
       os << pad << "tile_product " << t.m << "x" << t.n << "x" << t.k << " " << bname(s->buffer)
          << "[" << expr_str(s->index, bname) << " + i * " << t.ldc << " + j] = " << bname(t.a)
          << "[" << expr_str(t.a_index, bname) << " + i * " << t.lda << " + k] * " << bname(t.b)
-         << "[" << expr_str(t.b_index, bname) << ", blocks of " << t.columns << " columns]\n";
+         << "[" << expr_str(t.b_index, bname) << ", tiles of " << t.columns << " columns "
+         << t.b_tile << " apart, rows " << t.b_row << " apart]\n";
       return;
     }
     case StmtKind::Allocate: {

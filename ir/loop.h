@@ -59,18 +59,17 @@ enum class LoopKind { Serial, Parallel, Vectorized, Unrolled, GpuBlock, GpuThrea
 
 // C = A B for a block of C of m x n float32 elements (row i at C's index + i * ldc), A of m
 // rows of k bfloat16 elements (row i at a_index + i * lda, consecutive along k), B a packed
-// constant of bfloat16 pairs: for each block of `columns` consecutive columns, ceil(k / 32)
-// * 16 rows of `columns` pairs (B[2r][j], B[2r + 1][j]), zero past k, the blocks one after
-// another; b_index is the first element of the block holding C's first column. The layout
-// AMX's tdpbf16ps reads (scheduler's Tensorize decision; codegen emits tile instructions).
+// constant of bfloat16 pairs (B[2r][j], B[2r + 1][j]), zero past k, read by tiles of
+// `columns` columns (n is whole tiles): from b_index, the pair of row r and column j of the
+// block is at (j / columns) * b_tile + r * b_row + 2 * (j % columns). The layouts AMX's
+// tdpbf16ps and AVX512_BF16's vdpbf16ps read (scheduler's Tensorize decision).
 struct TileProduct {
   int a = -1, b = -1;
   Expr a_index, b_index;
   int64_t m = 0, n = 0, k = 0;
   int64_t lda = 0, ldc = 0;
   int64_t columns = 0;
-  // Elements of one block of B's columns: ceil(k / 32) * 32 * columns.
-  int64_t b_block_elements() const { return (k + 31) / 32 * 32 * columns; }
+  int64_t b_row = 0, b_tile = 0;  // elements between B's rows of pairs, and between tiles
 };
 
 struct StmtNode;

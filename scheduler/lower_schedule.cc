@@ -438,18 +438,28 @@ class Lowerer {
     });
     t.a = buffer_of_.at(o.a);
     t.lda = st_.te.tensor(o.a).shape.back();
-    // B: [column block][ceil(k / 32) * 16 rows][columns][2], element (block c, row r, column
-    // j, e) from B[2r + e][c * columns + j] (zero past k: past the tensor's end).
+    // B in ceil(k / 32) * 16 rows of pairs, (B[2r][j], B[2r + 1][j]), zero past k (past the
+    // tensor's end): [N / 16][rows][16][2] where blocked, else [rows][N][2].
     const int64_t n_all = st_.te.tensor(o.b).shape[1], rows = (o.k + 31) / 32 * 16;
     t.b = buffer_of_.at(o.b);
     ir::Buffer& b = out_.buffers[static_cast<size_t>(t.b)];
     ir::Packing packing;
-    packing.extents = {n_all / o.columns, rows, o.columns, 2};
-    packing.source_strides = {o.columns, 2 * n_all, 1, n_all};
-    b.size = n_all / o.columns * rows * o.columns * 2;
+    const Expr column = first[o.j_axis];
+    if (o.blocked) {
+      packing.extents = {n_all / 16, rows, 16, 2};
+      packing.source_strides = {16, 2 * n_all, 1, n_all};
+      t.b_row = 32;
+      t.b_tile = rows * 32;
+      t.b_index = ir::make_binary(ir::BinaryOp::FloorDiv, column, ir::make_int(16)) * t.b_tile;
+    } else {
+      packing.extents = {rows, n_all, 2};
+      packing.source_strides = {2 * n_all, 1, n_all};
+      t.b_row = 2 * n_all;
+      t.b_tile = 2 * o.columns;
+      t.b_index = column * 2;
+    }
+    b.size = rows * n_all * 2;
     b.packing = packing;
-    t.b_index = ir::make_binary(ir::BinaryOp::FloorDiv, first[o.j_axis], ir::make_int(o.columns)) *
-                t.b_block_elements();
     return ir::make_tile_product(buffer_of_.at(ts.output), flat_index(ts.output, first),
                                  std::move(t));
   }

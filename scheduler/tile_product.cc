@@ -82,14 +82,14 @@ TileOperands tile_operands(const ScheduleState& st, int stage, std::string* why)
   out.n = extent[rank - 1];
   out.k = ts.reduce_axes[0].extent;
   const int64_t columns = b.shape[1];
-  out.columns = std::min<int64_t>(16, columns);
+  out.columns = std::min<int64_t>(16, out.n);
   if (out.m > 16 && out.m % 16 != 0)
     return refuse(why, "the block's " + std::to_string(out.m) +
                            " rows are neither at most 16 nor whole tiles of 16");
-  if (columns % out.columns != 0 || out.n % out.columns != 0 || columns % out.n != 0)
-    return refuse(why, "the block's " + std::to_string(out.n) + " columns of " +
-                           std::to_string(columns) + " are not whole tiles of " +
-                           std::to_string(out.columns) + " dividing them");
+  if (out.n % out.columns != 0)
+    return refuse(why, "the block's " + std::to_string(out.n) +
+                           " columns are neither at most 16 nor whole tiles of 16");
+  out.blocked = columns % 16 == 0 && out.n % 16 == 0 && columns % out.n == 0;
   why->clear();
   return out;
 }

@@ -3,10 +3,12 @@
 // with A and B bfloat16, A an input of the subgraph, consecutive along k, and B a constant
 // [K, N] input only this stage reads, which the decision packs in the rows of pairs that
 // AMX's tdpbf16ps and AVX512_BF16's vdpbf16ps read. Computed whole (its region, or the whole
-// output at the root): a block of m x n outputs over the whole reduction, m at most 16 or a
-// multiple of 16 (AMX's tiles; vdpbf16ps's kernels take the same blocks, so that one schedule
-// suits both), n a multiple of min(16, N) that divides N (so a block's first column starts
-// a block of B's columns).
+// output at the root): a block of m x n outputs over the whole reduction, m and n each at
+// most 16 or a multiple of 16 (AMX's tiles; vdpbf16ps's kernels take the same blocks, so
+// that one schedule suits both). B is packed in blocks of 16 columns (each block's rows of
+// pairs contiguous) where every block of the stage starts at one (N and n multiples of 16,
+// n dividing N), else in rows of pairs over all N columns (a block may start anywhere: a
+// last block shifted back to end at N).
 #pragma once
 
 #include <string>
@@ -19,7 +21,8 @@ struct TileOperands {
   int a = -1, b = -1;             // tensors
   size_t i_axis = 0, j_axis = 0;  // the stage's axes along A's rows and B's columns
   int64_t m = 0, n = 0, k = 0;    // the block a statement computes
-  int64_t columns = 0;            // B's columns a packed block holds: min(16, N)
+  int64_t columns = 0;            // columns of a tile: min(16, n)
+  bool blocked = false;           // B packed in blocks of 16 columns, else in rows of pairs
 };
 
 // The operands of `stage` as a tile product in `st` as it stands (its loops aside), or why

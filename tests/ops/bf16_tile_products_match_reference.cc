@@ -77,17 +77,21 @@ TEST(Bf16TileProducts, TensorizeFitsWholeTilesOfABlock) {
   EXPECT_EQ(error_of(st, {DecisionKind::Pack, 0, -1, {1}}),
             "pack 0 [1]: the stage's operands are laid out for the bf16 unit");
 
-  // Blocks of 32 of 48 columns: the last would start at column 16, inside a packed block of
-  // B's columns as the tiles read them: refused.
-  scheduler::ScheduleState wide(p);
-  for (const scheduler::Decision& d :
-       std::vector<scheduler::Decision>{{DecisionKind::CacheWrite, 0, -1, {}},
-                                        {DecisionKind::Split, 1, -1, {1, 32}},
-                                        {DecisionKind::ComputeAt, 0, 1, {1}}})
-    ASSERT_EQ(error_of(wide, d), "") << scheduler::decision_str(d);
-  EXPECT_EQ(error_of(wide, {DecisionKind::Tensorize, 0, -1, {0}}),
-            "tensorize 0 [0]: the block's 32 columns of 48 are not whole tiles of 16 dividing "
-            "them");
+  // Blocks of 32 of 48 columns: the last starts at column 16, so the weight is packed in
+  // rows of pairs over all its columns rather than in blocks of 16; 24 columns are no whole
+  // tiles of 16.
+  for (const int64_t columns : {32, 24}) {
+    scheduler::ScheduleState wide(p);
+    for (const scheduler::Decision& d :
+         std::vector<scheduler::Decision>{{DecisionKind::CacheWrite, 0, -1, {}},
+                                          {DecisionKind::Split, 1, -1, {1, columns}},
+                                          {DecisionKind::ComputeAt, 0, 1, {1}}})
+      ASSERT_EQ(error_of(wide, d), "") << scheduler::decision_str(d);
+    EXPECT_EQ(error_of(wide, {DecisionKind::Tensorize, 0, -1, {0}}),
+              columns == 32 ? ""
+                            : "tensorize 0 [0]: the block's 24 columns are neither at most 16 "
+                              "nor whole tiles of 16");
+  }
 
   // A product of two activations has no constant to pack.
   const std::string two = R"(
@@ -109,7 +113,7 @@ outputs: [y]
 
 // Odd shapes: 37 rows (tiles of 16 and 32 shifted at the end), 5 rows (a tile of 5), a
 // batch of 2 x 40; reductions of 96 (three steps), 45 (a step and a tail of 13), 20 (a tail
-// alone); 128, 48 and 7 columns.
+// alone), 33; 128, 48, 7 and 50 columns (the last: blocks shifted to end at 50).
 const char* const kModels[] = {
     R"(
 tlmc: 1
@@ -143,6 +147,17 @@ inputs:
   a: {shape: [2, 40, 20]}
 weights:
   w: {shape: [20, 7], init: {uniform: [-1, 1]}, seed: 24}
+nodes:
+  - {op: MatMul, inputs: [a, w], outputs: [y]}
+outputs: [y]
+)",
+    R"(
+tlmc: 1
+name: amx_d
+inputs:
+  a: {shape: [20, 33]}
+weights:
+  w: {shape: [33, 50], init: {uniform: [-1, 1]}, seed: 25}
 nodes:
   - {op: MatMul, inputs: [a, w], outputs: [y]}
 outputs: [y]
