@@ -196,6 +196,8 @@ constexpr int64_t kMaxExplicitUnroll = 32;
 constexpr int64_t kMaxExplicitVectorChunks = 8;
 // Serial loops over the rows of a register tile up to this extent are written out too.
 constexpr int64_t kMaxTileRowUnroll = 8;
+// The depth of the parts of an AMX tile product's reduction (a multiple of 32).
+constexpr int64_t kAmxDepth = 256;
 // The narrowest vectors used for remainders: 4 floats, one SSE register.
 constexpr int kMinVectorLanes = 4;
 
@@ -384,10 +386,12 @@ class KernelEmitter {
   // A tile product as a function of AMX instructions (ir::TileProduct). Eight tiles: C in
   // 0-3 (2 x 2 tiles of `rows` x `columns` float32), A in 4-5 (`rows` x 32 bfloat16), B in
   // 6-7 (16 pairs of rows x `columns` pairs); each step of 32 along k loads two tiles of A
-  // and two of B and makes four products. A block of C stays in its tiles over the whole
-  // reduction and is stored once. A last step of fewer than 32 reads A through a copy
-  // padded with zeros (B is padded in its packing). Blocks of one tile row or column where
-  // the tiles do not pair up.
+  // and two of B and makes four products. The reduction runs in parts of kAmxDepth: for each,
+  // every block of C (zeroed in the first, loaded from C in the others) takes the part's
+  // steps and is stored, the column blocks inside the row blocks, so that the rows of A a
+  // part reads (2 x 16 x kAmxDepth bfloat16, 16 KiB) stay in L1 while B streams from L2. A
+  // last step of fewer than 32 reads A through a copy padded with zeros (B is padded in its
+  // packing). Blocks of one tile row or column where the tiles do not pair up.
   std::string tile_product_function(const std::string& fn, const ir::TileProduct& t) {
     const int64_t rows = std::min<int64_t>(16, t.m), row_tiles = t.m / rows;
     const int64_t w = t.columns, column_tiles = t.n / w;
@@ -410,11 +414,22 @@ class KernelEmitter {
         << "  memset(tail, 0, sizeof tail);\n";
     const std::string lda = std::to_string(t.lda), ldc = std::to_string(t.ldc);
     // One block of r x q tiles, its first row tile ti and column tile tj (C expressions).
+    auto c_tile = [&](int x, int y, const std::string& ti, const std::string& tj) {
+      return "c + (" + ti + " * " + std::to_string(rows) + " + " + std::to_string(x * rows) +
+             ") * " + ldc + " + (" + tj + " + " + std::to_string(y) + ") * " + std::to_string(w) +
+             ", " + std::to_string(4 * t.ldc);
+    };
     auto tile_block = [&](int r, int q, const std::string& ti, const std::string& tj) {
       std::ostringstream o;
       o << "    {\n";
+      o << "      if (kb == 0) {\n";
       for (int x = 0; x < r; ++x)
-        for (int y = 0; y < q; ++y) o << "      _tile_zero(" << 2 * x + y << ");\n";
+        for (int y = 0; y < q; ++y) o << "        _tile_zero(" << 2 * x + y << ");\n";
+      o << "      } else {\n";
+      for (int x = 0; x < r; ++x)
+        for (int y = 0; y < q; ++y)
+          o << "        _tile_loadd(" << 2 * x + y << ", " << c_tile(x, y, ti, tj) << ");\n";
+      o << "      }\n";
       auto step = [&](const std::string& kk, bool tail) {
         for (int x = 0; x < r; ++x) {
           if (tail)
@@ -431,21 +446,21 @@ class KernelEmitter {
             o << "      _tile_dpbf16ps(" << 2 * x + y << ", " << 4 + x << ", " << 6 + y << ");\n";
       };
       if (whole > 0) {
-        o << "      for (int64_t kk = 0; kk < " << whole << "; kk += 32) {\n";
+        o << "      for (int64_t kk = kb; kk < kend; kk += 32) {\n";
         step("kk", false);
         o << "      }\n";
       }
       if (whole < t.k) {
-        o << "      for (int64_t x = 0; x < " << r * rows << "; ++x)\n"
+        o << "      if (kend == " << whole << ") {\n"
+          << "      for (int64_t x = 0; x < " << r * rows << "; ++x)\n"
           << "        memcpy(tail + x * 32, a + (" << ti << " * " << rows << " + x) * " << lda
           << " + " << whole << ", " << 2 * (t.k - whole) << ");\n";
         step(std::to_string(whole), true);
+        o << "      }\n";
       }
       for (int x = 0; x < r; ++x)
         for (int y = 0; y < q; ++y)
-          o << "      _tile_stored(" << 2 * x + y << ", c + (" << ti << " * " << rows << " + "
-            << x * rows << ") * " << ldc << " + (" << tj << " + " << y << ") * " << w << ", "
-            << 4 * t.ldc << ");\n";
+          o << "      _tile_stored(" << 2 * x + y << ", " << c_tile(x, y, ti, tj) << ");\n";
       o << "    }\n";
       return o.str();
     };
@@ -458,11 +473,16 @@ class KernelEmitter {
       if (column_tiles % 2) o += tile_block(r, 1, ti, std::to_string(column_tiles - 1));
       return o;
     };
+    // Parts of the reduction: [kb, kend) of its whole steps (one empty part where it has none).
+    f << "  for (int64_t kb = 0; kb < " << std::max<int64_t>(whole, 1) << "; kb += " << kAmxDepth
+      << ") {\n"
+      << "  const int64_t kend = kb + " << kAmxDepth << " < " << whole << " ? kb + " << kAmxDepth
+      << " : " << whole << ";\n  (void)kend;\n";
     if (row_tiles >= 2)
       f << "  for (int64_t ti = 0; ti + 2 <= " << row_tiles << "; ti += 2) {\n"
         << row_of_blocks(2, "ti") << "  }\n";
     if (row_tiles % 2) f << "  {\n" << row_of_blocks(1, std::to_string(row_tiles - 1)) << "  }\n";
-    f << "}\n\n";
+    f << "  }\n}\n\n";
     return f.str();
   }
 

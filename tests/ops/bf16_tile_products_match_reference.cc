@@ -113,7 +113,8 @@ outputs: [y]
 
 // Odd shapes: 37 rows (tiles of 16 and 32 shifted at the end), 5 rows (a tile of 5), a
 // batch of 2 x 40; reductions of 96 (three steps), 45 (a step and a tail of 13), 20 (a tail
-// alone), 33; 128, 48, 7 and 50 columns (the last: blocks shifted to end at 50).
+// alone), 33, 300 (AMX's parts of 256, then one step and a tail of 12); 128, 48, 7, 50
+// (blocks shifted to end at 50) and 40 columns.
 const char* const kModels[] = {
     R"(
 tlmc: 1
@@ -158,6 +159,17 @@ inputs:
   a: {shape: [20, 33]}
 weights:
   w: {shape: [33, 50], init: {uniform: [-1, 1]}, seed: 25}
+nodes:
+  - {op: MatMul, inputs: [a, w], outputs: [y]}
+outputs: [y]
+)",
+    R"(
+tlmc: 1
+name: amx_e
+inputs:
+  a: {shape: [24, 300]}
+weights:
+  w: {shape: [300, 40], init: {uniform: [-1, 1]}, seed: 26}
 nodes:
   - {op: MatMul, inputs: [a, w], outputs: [y]}
 outputs: [y]
