@@ -526,8 +526,9 @@ def main():
     peak = fma_peak(args.work, args.threads)
     targets = sorted({r["target"] for _, r in rows if "target" in r})
     load = os.getloadavg()
+    precision = "bf16 products" if "--precision bf16" in args.tlmc_args else "float32"
     print(f"# end-to-end latency, batch 1: tlmc -O{args.opt} {args.tlmc_args} (target "
-          f"{', '.join(targets) or '?'}, float32) vs PyTorch {torch.__version__} eager "
+          f"{', '.join(targets) or '?'}, {precision}) vs PyTorch {torch.__version__} eager "
           f"(inference_mode) and TorchScript (traced, frozen, optimize_for_inference), and the "
           f"PyPI peers of {args.peers_venv}; tlmc's C compiled by {c_compiler()}")
     threads = f"{args.threads} thread{'s' if args.threads > 1 else ''}"
