@@ -30,6 +30,7 @@
 #include "scheduler/lower_schedule.h"
 #include "scheduler/sketch.h"
 #include "scheduler/sketch_rules.h"
+#include "scheduler/tile_product.h"
 #include "scheduler/tuning_db.h"
 #include "toolchain/assemble_in_process.h"
 #include "toolchain/cc.h"
@@ -449,6 +450,9 @@ void generate(const CompileOptions& o, const LayoutPlan& plan,
             *dump << scheduler::space_kind_name(s.kind) << " " << s.stage << " " << s.axis << "\n";
         }
       }
+      if (dump && wants(o, "precision"))
+        *dump << "# kernel " << k << " (workload " << ir::workload_key(program)
+              << "): " << scheduler::kernel_precision(state, o.target) << "\n";
       if (dump && wants(o, "loops"))
         *dump << "# kernel " << k << " schedule:\n"
               << scheduler::schedule_str(schedule) << ir::loop_str(loops);

@@ -12,6 +12,7 @@
 #include "scheduler/sketch_analysis.h"
 #include "scheduler/sketch_rules.h"
 #include "scheduler/sketch_steps.h"
+#include "scheduler/tile_product.h"
 
 namespace tlmc::scheduler {
 namespace {
@@ -162,17 +163,6 @@ std::vector<int64_t> whole_vectors(const std::vector<int64_t>& tiles, int64_t ex
   return whole.empty() ? tiles : whole;
 }
 
-// Is `s` a sum of products of two bfloat16 tensors widened to float32, which a bf16 unit may
-// compute?
-bool bf16_product(const ir::Stage& s) {
-  if (s.reduce != ir::ReduceKind::Sum || s.body->kind != ir::ExprKind::Binary ||
-      s.body->binary_op != ir::BinaryOp::Mul)
-    return false;
-  for (const ir::Expr& x : s.body->args)
-    if (x->kind != ir::ExprKind::Cast || x->args[0]->dtype != ir::DType::BFloat16) return false;
-  return true;
-}
-
 // The value a space of a tensorized stage lists (its only one): the tile level of 1, no
 // vectors, no unrolling, the operand's layout as the model has it.
 int64_t tensorized_value(SpaceKind k) { return k == SpaceKind::Tile ? 1 : 0; }
@@ -204,7 +194,7 @@ void tile_producer(SketchBuild& b, int a) {
   // (AMX tiles, else vdpbf16ps, where the block allows: scheduler/tile_product.h); if so,
   // the stage's other spaces each list one value. -O0: by the unit where it can.
   const size_t first = b.steps.size();
-  if (b.target.bf16 != ir::Bf16Unit::None && bf16_product(ta))
+  if (b.target.bf16 != ir::Bf16Unit::None && is_bf16_product(ta))
     b.add_space(
         Space{SpaceKind::Tensorize, b.role(a), "-"},
         [](const SketchRun&) {
@@ -342,7 +332,7 @@ class TileWithProducersRule : public SketchRule {
     std::vector<int64_t> default_tile = register_tile(st, root, reductions, b.target);
     if (b.target.bf16 != ir::Bf16Unit::None && rank >= 2 &&
         std::any_of(reductions.begin(), reductions.end(),
-                    [&](int p) { return bf16_product(st.te.stages[static_cast<size_t>(p)]); })) {
+                    [&](int p) { return is_bf16_product(st.te.stages[static_cast<size_t>(p)]); })) {
       default_tile[rank - 2] = 128;
       default_tile[rank - 1] = 128;
     }

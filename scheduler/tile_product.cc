@@ -94,4 +94,35 @@ TileOperands tile_operands(const ScheduleState& st, int stage, std::string* why)
   return out;
 }
 
+bool is_bf16_product(const ir::Stage& s) {
+  if (s.reduce != ir::ReduceKind::Sum || s.body->kind != ir::ExprKind::Binary ||
+      s.body->binary_op != ir::BinaryOp::Mul)
+    return false;
+  for (const ir::Expr& x : s.body->args)
+    if (x->kind != ir::ExprKind::Cast || x->args[0]->dtype != ir::DType::BFloat16) return false;
+  return true;
+}
+
+std::string kernel_precision(const ScheduleState& st, const ir::Target& target) {
+  const std::string unit = target.bf16 == ir::Bf16Unit::Amx ? "AMX tiles" : "vdpbf16ps";
+  std::string out;
+  for (size_t s = 0; s < st.te.stages.size(); ++s) {
+    if (!is_bf16_product(st.te.stages[s])) continue;
+    std::string how = "bf16 by " + unit;
+    if (!st.stages[s].tensorized) {
+      std::string why;
+      if (target.bf16 == ir::Bf16Unit::None)
+        why = "the target has no bf16 unit";
+      else
+        tile_operands(st, static_cast<int>(s), &why);
+      how = "bf16 widened to float32 (" + (why.empty() ? "the schedule chose loops" : why) + ")";
+    }
+    out += (out.empty() ? "" : "; ") + st.te.stages[s].name + ": " + how;
+  }
+  if (!out.empty()) return out;
+  for (const ir::TeTensor& t : st.te.tensors)
+    if (ir::dtype_is_half(t.dtype)) return "float32, with 16-bit tensors";
+  return "float32";
+}
+
 }  // namespace tlmc::scheduler

@@ -29,4 +29,12 @@ struct TileOperands {
 // it is not one (`why` set, the result's tensors -1).
 TileOperands tile_operands(const ScheduleState& st, int stage, std::string* why);
 
+// Is `s` a sum of products of two bfloat16 tensors widened to float32 (a product that
+// --precision bf16 demoted)?
+bool is_bf16_product(const ir::Stage& s);
+
+// How a scheduled kernel computes, for --dump precision: "float32", "bf16 by AMX tiles"
+// (or "by vdpbf16ps"), or "bf16 widened to float32 (why not by the unit)", per product.
+std::string kernel_precision(const ScheduleState& st, const ir::Target& target);
+
 }  // namespace tlmc::scheduler

@@ -8,6 +8,7 @@
 
 #include <sstream>
 #include <tuple>
+#include <utility>
 
 #include "driver/check.h"
 #include "driver/compile.h"
@@ -221,6 +222,40 @@ TEST(Bf16TileProducts, Avx512Bf16RandomSchedulesMatchTheReference) {
   if (host.bf16 == ir::Bf16Unit::None) GTEST_SKIP() << "this CPU has no AVX512_BF16";
   host.bf16 = ir::Bf16Unit::Avx512Bf16;
   expect_random_schedules_match(host);
+}
+
+// --dump precision says how each kernel computes: the product by the unit where its block
+// fits, widened with the reason where it does not (two activations), float32 elsewhere.
+TEST(Bf16TileProducts, DumpPrecisionNamesTheUnitOrWhyNot) {
+  TempDir dir;
+  write_file(dir.file("model.yaml"), R"(
+tlmc: 1
+name: dumped
+inputs:
+  a: {shape: [32, 64]}
+  b: {shape: [64, 16]}
+weights:
+  w: {shape: [64, 64], init: {uniform: [-1, 1]}, seed: 31}
+nodes:
+  - {op: MatMul, inputs: [a, w], outputs: [h]}
+  - {op: Relu, inputs: [h], outputs: [r]}
+  - {op: MatMul, inputs: [r, b], outputs: [y]}
+outputs: [y]
+)");
+  for (const auto& [target, unit] : {std::pair<std::string, std::string>{"x86-64-amx", "AMX tiles"},
+                                     {"x86-64-avx512-bf16", "vdpbf16ps"}}) {
+    SCOPED_TRACE(target);
+    const CommandResult r = run_command(
+        std::string(TLMC_EXE) + " " + dir.file("model.yaml") + " --target " + target +
+        " --precision bf16 -O0 --emit source -o " + dir.file("src") + " --dump precision");
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    EXPECT_NE(r.out.find("): h: bf16 by " + unit), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("y.local: bf16 widened to float32 (the [k, j] operand is no constant "
+                         "only this stage reads)"),
+              std::string::npos)
+        << r.out;
+    EXPECT_NE(r.out.find("): float32"), std::string::npos) << r.out;  // a's Cast
+  }
 }
 
 TEST(Bf16TileProducts, LibrariesForEitherUnitCompileOnAnyHost) {
