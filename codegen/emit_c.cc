@@ -170,9 +170,7 @@ std::vector<GeneratedFile> emit_c(const ModelPlan& plan, const CodegenOptions& o
   for (size_t i = 0; i < plan.outputs.size(); ++i)
     if (plan.outputs[i].type.bytes() > 0) c << "  if (!outputs[" << i << "]) return 1;\n";
   if (plan.workspace_bytes > 0) c << "  if (!ws || ((uintptr_t)ws & 63u) != 0) return 2;\n";
-  if (tile_products)
-    c << "  if (" << rt << "bf16_ready(" << (options.target.bf16 == ir::Bf16Unit::Amx ? 2 : 1)
-      << ") != 0) return 3;\n";
+  if (tile_products) c << "  if (" << bf16_unusable(options.target, rt) << ") return 3;\n";
   for (size_t ci = 0; ci < plan.calls.size(); ++ci) {
     const Call& call = plan.calls[ci];
     const ir::LoopProgram& k = plan.kernels[static_cast<size_t>(call.kernel)].loops;

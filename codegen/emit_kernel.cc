@@ -201,6 +201,21 @@ constexpr int64_t kAmxDepth = 256;
 // The narrowest vectors used for remainders: 4 floats, one SSE register.
 constexpr int kMinVectorLanes = 4;
 
+// C code over `count` items in groups of `size`: a loop over the whole groups, `var` the
+// first item of each, then the rest as one group; `group(n, first)` writes a group of n
+// items from `first` (a C expression).
+std::string in_groups(int64_t count, int64_t size, const std::string& var,
+                      const std::function<std::string(int64_t, const std::string&)>& group) {
+  std::ostringstream o;
+  if (count >= size)
+    o << "  for (int64_t " << var << " = 0; " << var << " + " << size << " <= " << count << "; "
+      << var << " += " << size << ") {\n"
+      << group(size, var) << "  }\n";
+  if (count % size)
+    o << "  {\n" << group(count % size, std::to_string(count / size * size)) << "  }\n";
+  return o.str();
+}
+
 class KernelEmitter {
  public:
   KernelEmitter(const ir::LoopProgram& p, const ir::Target& t, const std::string& rt)
@@ -363,22 +378,11 @@ class KernelEmitter {
       o << "    }\n";
       return o.str();
     };
-    auto row_group = [&](int64_t nr, const std::string& r0) {
-      std::string o;
-      if (vectors >= kVectors)
-        o += "    for (int64_t v0 = 0; v0 + " + std::to_string(kVectors) +
-             " <= " + std::to_string(vectors) + "; v0 += " + std::to_string(kVectors) + ")\n" +
-             block_code(nr, kVectors, r0, "v0");
-      if (vectors % kVectors)
-        o += block_code(nr, vectors % kVectors, r0, std::to_string(vectors / kVectors * kVectors));
-      return o;
-    };
-    if (t.m >= kRows)
-      f << "  for (int64_t r0 = 0; r0 + " << kRows << " <= " << t.m << "; r0 += " << kRows
-        << ") {\n"
-        << row_group(kRows, "r0") << "  }\n";
-    if (t.m % kRows)
-      f << "  {\n" << row_group(t.m % kRows, std::to_string(t.m / kRows * kRows)) << "  }\n";
+    f << in_groups(t.m, kRows, "r0", [&](int64_t nr, const std::string& r0) {
+      return in_groups(vectors, kVectors, "v0", [&](int64_t nv, const std::string& v0) {
+        return block_code(nr, nv, r0, v0);
+      });
+    });
     f << "}\n\n";
     return f.str();
   }
@@ -464,24 +468,18 @@ class KernelEmitter {
       o << "    }\n";
       return o.str();
     };
-    // Pairs of row tiles, then the odd one; within each, pairs of column tiles, then the odd.
-    auto row_of_blocks = [&](int r, const std::string& ti) {
-      std::string o;
-      if (column_tiles >= 2)
-        o += "    for (int64_t tj = 0; tj + 2 <= " + std::to_string(column_tiles) + "; tj += 2)\n" +
-             tile_block(r, 2, ti, "tj");
-      if (column_tiles % 2) o += tile_block(r, 1, ti, std::to_string(column_tiles - 1));
-      return o;
-    };
+
     // Parts of the reduction: [kb, kend) of its whole steps (one empty part where it has none).
     f << "  for (int64_t kb = 0; kb < " << std::max<int64_t>(whole, 1) << "; kb += " << kAmxDepth
       << ") {\n"
       << "  const int64_t kend = kb + " << kAmxDepth << " < " << whole << " ? kb + " << kAmxDepth
       << " : " << whole << ";\n  (void)kend;\n";
-    if (row_tiles >= 2)
-      f << "  for (int64_t ti = 0; ti + 2 <= " << row_tiles << "; ti += 2) {\n"
-        << row_of_blocks(2, "ti") << "  }\n";
-    if (row_tiles % 2) f << "  {\n" << row_of_blocks(1, std::to_string(row_tiles - 1)) << "  }\n";
+    // Pairs of row tiles, then the odd one; within each, pairs of column tiles, then the odd.
+    f << in_groups(row_tiles, 2, "ti", [&](int64_t r, const std::string& ti) {
+      return in_groups(column_tiles, 2, "tj", [&](int64_t q, const std::string& tj) {
+        return tile_block(static_cast<int>(r), static_cast<int>(q), ti, tj);
+      });
+    });
     f << "  }\n}\n\n";
     return f.str();
   }
@@ -844,6 +842,10 @@ bool uses_tile_products(const ir::LoopProgram& p) {
     return std::any_of(s->body.begin(), s->body.end(), walk);
   };
   return walk(p.body);
+}
+
+std::string bf16_unusable(const ir::Target& target, const std::string& rt) {
+  return rt + "bf16_ready(" + (target.bf16 == ir::Bf16Unit::Amx ? "2" : "1") + ") != 0";
 }
 
 bool uses_half_floats(const ir::LoopProgram& p) {

@@ -27,7 +27,10 @@ std::string kernel_preamble(const ir::Target& target, bool half_floats = false,
 // must then define (kernel_preamble's half_floats).
 bool uses_half_floats(const ir::LoopProgram& p);
 // Whether a kernel has tile products (AMX or AVX512_BF16 instructions: kernel_preamble's
-// tile_products): its caller runs it only once the runtime's bf16_ready() returned 0.
+// tile_products): its caller runs it only once bf16_unusable(target, rt) is false.
 bool uses_tile_products(const ir::LoopProgram& p);
+// The C condition, true where this CPU cannot run `target`'s tile products: the runtime's
+// bf16_ready for the target's unit (`rt`: the runtime's symbol prefix).
+std::string bf16_unusable(const ir::Target& target, const std::string& rt);
 
 }  // namespace tlmc::codegen

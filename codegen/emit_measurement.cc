@@ -25,9 +25,7 @@ std::string emit_measurement_source(const ir::LoopProgram& kernel, const ir::Tar
     << emit_kernel(kernel, target, rt).text << "\n";
   c << "void tlmc_measure_run(void* const* params, char* scratch) {\n";
   // Without AMX a run would stop at an illegal instruction: stop it here, plainly.
-  if (tiles)
-    c << "  if (" << rt << "bf16_ready(" << (target.bf16 == ir::Bf16Unit::Amx ? 2 : 1)
-      << ") != 0) __builtin_trap();\n";
+  if (tiles) c << "  if (" << bf16_unusable(target, rt) << ") __builtin_trap();\n";
   c << "  " << kernel.name << "(";
   for (size_t i = 0; i < kernel.params.size(); ++i) {
     const ir::Buffer& b = kernel.buffers[static_cast<size_t>(kernel.params[i])];

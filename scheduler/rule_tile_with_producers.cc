@@ -193,7 +193,6 @@ void tile_producer(SketchBuild& b, int a) {
   // First, on a CPU with a bf16 unit: whether it computes a bfloat16 product's block whole
   // (AMX tiles, else vdpbf16ps, where the block allows: scheduler/tile_product.h); if so,
   // the stage's other spaces each list one value. -O0: by the unit where it can.
-  const size_t first = b.steps.size();
   if (b.target.bf16 != ir::Bf16Unit::None && is_bf16_product(ta))
     b.add_space(
         Space{SpaceKind::Tensorize, b.role(a), "-"},
@@ -204,6 +203,7 @@ void tile_producer(SketchBuild& b, int a) {
           if (v == 1) r.emit(Decision{DecisionKind::Tensorize, a, -1, {0}});
         },
         largest());
+  const size_t own_loops = b.steps.size();  // the steps that tensorize leaves with one value
   const std::string role = b.role(a);
   const int lanes = b.target.vector_lanes(ir::dtype_size(b.base.state.te.tensor(ta.output).dtype));
   const size_t n_spatial = ta.axes.size(), n_reduce = ta.reduce_axes.size();
@@ -280,12 +280,7 @@ void tile_producer(SketchBuild& b, int a) {
   add_vectorize_space(b, a, unless_narrow(a, n_spatial, lanes, largest(), smallest()));
   add_unroll_space(b, a, unless_narrow(a, n_spatial, lanes, at_most(kDefaultUnroll), smallest()));
   if (!ir::is_pointwise(ta)) add_layout_spaces(b, a, largest());
-  unless_tensorized(b,
-                    first + (b.steps.size() > first && b.steps[first].space &&
-                                     b.steps[first].space->kind == SpaceKind::Tensorize
-                                 ? 1
-                                 : 0),
-                    a);
+  unless_tensorized(b, own_loops, a);
 }
 
 class TileWithProducersRule : public SketchRule {

@@ -23,12 +23,14 @@
 namespace tlmc::test {
 namespace {
 
-// [rows, k] x [k, columns] with the weight a constant, demoted to bfloat16.
-std::string product_yaml(const std::string& a_shape, int64_t k, int64_t columns) {
+// Model `name`: a [rows, k] input times a [k, columns] weight (uniform in [-1, 1] from
+// `seed`), demoted to bfloat16 when compiled with --precision bf16.
+std::string product_yaml(const std::string& name, const std::string& a_shape, int64_t k,
+                         int64_t columns, int seed = 9) {
   std::ostringstream y;
-  y << "tlmc: 1\nname: amx\ninputs:\n  a: {shape: " << a_shape << "}\nweights:\n"
-    << "  w: {shape: [" << k << ", " << columns << "], init: {uniform: [-1, 1]}, seed: 9}\n"
-    << "nodes:\n  - {op: MatMul, inputs: [a, w], outputs: [y]}\noutputs: [y]\n";
+  y << "tlmc: 1\nname: " << name << "\ninputs:\n  a: {shape: " << a_shape << "}\nweights:\n"
+    << "  w: {shape: [" << k << ", " << columns << "], init: {uniform: [-1, 1]}, seed: " << seed
+    << "}\nnodes:\n  - {op: MatMul, inputs: [a, w], outputs: [y]}\noutputs: [y]\n";
   return y.str();
 }
 
@@ -50,7 +52,7 @@ using scheduler::DecisionKind;
 TEST(Bf16TileProducts, TensorizeFitsWholeTilesOfABlock) {
   // y[40, 48] = a[40, 45] w[45, 48]: at the root the block is the whole output, 40 rows,
   // neither at most 16 nor a multiple of 16.
-  const ir::TeProgram p = product_program(product_yaml("[40, 45]", 45, 48));
+  const ir::TeProgram p = product_program(product_yaml("amx", "[40, 45]", 45, 48));
   ASSERT_EQ(p.stages.size(), 1u);
   scheduler::ScheduleState root(p);
   EXPECT_EQ(error_of(root, {DecisionKind::Tensorize, 0, -1, {0}}),
@@ -116,8 +118,8 @@ outputs: [y]
 // batch of 2 x 40; reductions of 96 (three steps), 45 (a step and a tail of 13), 20 (a tail
 // alone), 33, 300 (AMX's parts of 256, then one step and a tail of 12); 128, 48, 7, 50
 // (blocks shifted to end at 50) and 40 columns.
-const char* const kModels[] = {
-    R"(
+std::vector<std::string> models() {
+  return {R"(
 tlmc: 1
 name: amx_a
 inputs:
@@ -131,56 +133,17 @@ nodes:
   - {op: Relu, inputs: [s], outputs: [y]}
 outputs: [y]
 )",
-    R"(
-tlmc: 1
-name: amx_b
-inputs:
-  a: {shape: [5, 45]}
-weights:
-  w: {shape: [45, 48], init: {uniform: [-1, 1]}, seed: 23}
-nodes:
-  - {op: MatMul, inputs: [a, w], outputs: [y]}
-outputs: [y]
-)",
-    R"(
-tlmc: 1
-name: amx_c
-inputs:
-  a: {shape: [2, 40, 20]}
-weights:
-  w: {shape: [20, 7], init: {uniform: [-1, 1]}, seed: 24}
-nodes:
-  - {op: MatMul, inputs: [a, w], outputs: [y]}
-outputs: [y]
-)",
-    R"(
-tlmc: 1
-name: amx_d
-inputs:
-  a: {shape: [20, 33]}
-weights:
-  w: {shape: [33, 50], init: {uniform: [-1, 1]}, seed: 25}
-nodes:
-  - {op: MatMul, inputs: [a, w], outputs: [y]}
-outputs: [y]
-)",
-    R"(
-tlmc: 1
-name: amx_e
-inputs:
-  a: {shape: [24, 300]}
-weights:
-  w: {shape: [300, 40], init: {uniform: [-1, 1]}, seed: 26}
-nodes:
-  - {op: MatMul, inputs: [a, w], outputs: [y]}
-outputs: [y]
-)"};
+          product_yaml("amx_b", "[5, 45]", 45, 48, 23),
+          product_yaml("amx_c", "[2, 40, 20]", 20, 7, 24),
+          product_yaml("amx_d", "[20, 33]", 33, 50, 25),
+          product_yaml("amx_e", "[24, 300]", 300, 40, 26)};
+}
 
 // Every model, the default schedule and 12 drawn at random, on `target` (this CPU's).
 void expect_random_schedules_match(const ir::Target& target) {
   TempDir dir;
   int tensorized = 0, schedules = 0;
-  for (const char* yaml : kModels) {
+  for (const std::string& yaml : models()) {
     const std::string path = dir.file("model.yaml");
     write_file(path, yaml);
     driver::CompileOptions o;
@@ -188,8 +151,8 @@ void expect_random_schedules_match(const ir::Target& target) {
     o.target = target;
     o.bf16 = true;
     for (int64_t seed = -1; seed < 12; ++seed) {
-      SCOPED_TRACE(std::string(yaml).substr(15, 11) + " schedule seed " + std::to_string(seed) +
-                   " (-1: the default)");
+      SCOPED_TRACE(yaml.substr(yaml.find("name: ") + 6, 5) + " schedule seed " +
+                   std::to_string(seed) + " (-1: the default)");
       o.random_schedule_seed = seed;
       const driver::CompiledModel m = driver::compile_model(o);
       for (const codegen::KernelInfo& k : m.plan.kernels) {
@@ -260,7 +223,7 @@ outputs: [y]
 
 TEST(Bf16TileProducts, LibrariesForEitherUnitCompileOnAnyHost) {
   TempDir dir;
-  write_file(dir.file("model.yaml"), kModels[1]);
+  write_file(dir.file("model.yaml"), models()[1]);
   for (const auto& [target, instruction, unit] :
        {std::tuple<std::string, std::string, std::string>{"x86-64-amx", "_tile_dpbf16ps", "2"},
         {"x86-64-avx512-bf16", "_mm512_dpbf16_ps", "1"}}) {
