@@ -26,25 +26,26 @@ void check_cuda_kernels(const ir::Target& target, CompiledModel& m, std::ostream
   const std::optional<toolchain::NvrtcOutput> built =
       toolchain::nvrtc_compile(file_named(m, n + ".cu").contents, n + ".cu",
                                {{header, file_named(m, header).contents}}, target.gpu, &why);
-  if (!built) {
+  std::vector<toolchain::KernelLaunch> launches;
+  for (const codegen::CudaLaunch& l : codegen::cuda_launches(m.plan, target.gpu))
+    launches.push_back({l.kernel, l.threads, l.dynamic_shared_bytes});
+  std::optional<std::vector<ir::KernelResources>> kernels;
+  if (built) kernels = toolchain::launched_kernels(*built, launches, &why);
+  if (!kernels) {
     m.cuda_unchecked = why;
     if (note)
       *note << "tlmc: note: the CUDA kernels' registers, spills and occupancy were not checked: "
             << why << "\n";
     return;
   }
-  std::vector<toolchain::KernelLaunch> launches;
-  for (const codegen::CudaLaunch& l : codegen::cuda_launches(m.plan, target.gpu))
-    launches.push_back({l.kernel, l.threads, l.dynamic_shared_bytes});
-  std::vector<ir::KernelResources> kernels = toolchain::launched_kernels(*built, launches);
   std::string over;
-  for (const ir::KernelResources& k : kernels)
+  for (const ir::KernelResources& k : *kernels)
     for (const std::string& v : ir::limit_violations(target.gpu, k))
       over += "  " + k.name + ": " + v + "\n";
   if (!over.empty())
     throw InternalError("generated CUDA kernels exceed the limits of " + target.name + " (" +
                         target.descriptor() + "):\n" + over);
-  m.cuda_kernels = std::move(kernels);
+  m.cuda_kernels = std::move(*kernels);
 }
 
 void print_cuda_kernels(std::ostream& os, const ir::Target& target, const CompiledModel& m) {

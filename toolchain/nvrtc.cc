@@ -110,6 +110,12 @@ std::string compile_program(const Nvrtc& nvrtc, const std::string& source,
     header_names.push_back(name.c_str());
     header_texts.push_back(text.c_str());
   }
+  // NVRTC 12.9 and later keep compiled programs in a cache where a CUDA driver is installed,
+  // and a compile found there skips ptxas, and with it the -v report this compile is for (on
+  // an H200 with driver 580 and NVRTC 13.0, every compile of a text seen before came back
+  // without one). This child compiles with the cache off; the compiler's own environment,
+  // and the libraries it runs, keep theirs.
+  setenv("CUDA_CACHE_DISABLE", "1", 1);
   Nvrtc::Program program = nullptr;
   int r = nvrtc.create(&program, source.c_str(), file_name.c_str(),
                        static_cast<int>(headers.size()), header_texts.data(), header_names.data());
@@ -252,14 +258,20 @@ std::vector<ir::KernelResources> parse_ptxas_report(const std::string& log) {
   return out;
 }
 
-std::vector<ir::KernelResources> launched_kernels(const NvrtcOutput& out,
-                                                  const std::vector<KernelLaunch>& launches) {
+std::optional<std::vector<ir::KernelResources>> launched_kernels(
+    const NvrtcOutput& out, const std::vector<KernelLaunch>& launches, std::string* why) {
   std::vector<ir::KernelResources> kernels;
   for (const KernelLaunch& l : launches) {
     const ir::KernelResources* found = nullptr;
     for (const ir::KernelResources& k : out.kernels)
       if (k.name == l.kernel) found = &k;
-    TLMC_ASSERT(found, "ptxas reported nothing of kernel " << l.kernel << ":\n" << out.log);
+    if (!found) {
+      if (why)
+        *why = "ptxas's report through NVRTC " + out.version + " names no kernel " + l.kernel +
+               (out.log.empty() ? " (the log is empty: a compile NVRTC took from a cache?)"
+                                : " (its log: " + out.log + ")");
+      return std::nullopt;
+    }
     kernels.push_back(*found);
     kernels.back().threads = static_cast<int>(l.threads);
     kernels.back().dynamic_shared_bytes = static_cast<int>(l.dynamic_shared_bytes);

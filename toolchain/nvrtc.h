@@ -41,10 +41,10 @@ struct KernelLaunch {
   int64_t dynamic_shared_bytes = 0;  // per block, asked for at launch
 };
 
-// Each launched kernel's resources from `out`, in the order of `launches`; InternalError for
-// a kernel ptxas did not report.
-std::vector<ir::KernelResources> launched_kernels(const NvrtcOutput& out,
-                                                  const std::vector<KernelLaunch>& launches);
+// Each launched kernel's resources from `out`, in the order of `launches`; nullopt, with the
+// reason in `why`, where ptxas's report names one of them not.
+std::optional<std::vector<ir::KernelResources>> launched_kernels(
+    const NvrtcOutput& out, const std::vector<KernelLaunch>& launches, std::string* why);
 
 // The resources ptxas reports (its -v lines) per entry function, in order.
 std::vector<ir::KernelResources> parse_ptxas_report(const std::string& log);

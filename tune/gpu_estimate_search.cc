@@ -52,7 +52,10 @@ std::optional<BuiltKernels> build_kernels(const ir::LoopProgram& loops, const ir
   std::vector<toolchain::KernelLaunch> launches;
   for (const codegen::CudaLaunch& l : k.launches)
     launches.push_back({l.kernel, l.threads, l.dynamic_shared_bytes});
-  return BuiltKernels{k.launches, toolchain::launched_kernels(*out, launches), out->cubin};
+  std::optional<std::vector<ir::KernelResources>> kernels =
+      toolchain::launched_kernels(*out, launches, why);
+  if (!kernels) return std::nullopt;
+  return BuiltKernels{k.launches, std::move(*kernels), out->cubin};
 }
 
 namespace {

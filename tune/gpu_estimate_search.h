@@ -39,8 +39,8 @@ struct BuiltKernels {
 };
 
 // The kernels of `loops` alone (the CUDA helpers and launch macros before them) built by
-// NVRTC for the GPU's SM; nullopt, with the reason in `why`, where NVRTC is not installed or
-// crashed on the text.
+// NVRTC for the GPU's SM; nullopt, with the reason in `why`, where NVRTC is not installed,
+// crashed on the text or reported no resources of a kernel.
 std::optional<BuiltKernels> build_kernels(const ir::LoopProgram& loops, const ir::GpuLimits& gpu,
                                           std::string* why = nullptr);
 

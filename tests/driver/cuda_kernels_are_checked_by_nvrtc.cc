@@ -54,6 +54,45 @@ bool have_nvrtc() {
       .has_value();
 }
 
+// A launch's kernel missing from the report (NVRTC gives an empty log for a compile it took
+// from its cache) leaves the kernels unchecked, with the reason; it is no compiler crash.
+TEST(PtxasReport, AKernelItDoesNotNameIsAReasonNotACrash) {
+  toolchain::NvrtcOutput out;
+  out.version = "13.0";
+  out.log = kReport;
+  out.kernels = toolchain::parse_ptxas_report(kReport);
+  std::string why;
+  const auto both =
+      toolchain::launched_kernels(out, {{"m_k1_g0", 64, 0}, {"m_k0_g0", 128, 512}}, &why);
+  ASSERT_TRUE(both) << why;
+  ASSERT_EQ(both->size(), 2u);
+  EXPECT_EQ((*both)[0].name, "m_k1_g0");
+  EXPECT_EQ((*both)[0].threads, 64);
+  EXPECT_EQ((*both)[1].dynamic_shared_bytes, 512);
+
+  out.log.clear();
+  out.kernels.clear();
+  EXPECT_FALSE(toolchain::launched_kernels(out, {{"m_k0_g0", 128, 0}}, &why));
+  EXPECT_NE(why.find("names no kernel m_k0_g0"), std::string::npos) << why;
+  EXPECT_NE(why.find("cache"), std::string::npos) << why;
+}
+
+// NVRTC 12.9 and later, where a CUDA driver is installed, answer a text compiled before from a
+// cache, without ptxas's report: every compile of the same text must still carry it.
+TEST(Nvrtc, TheSameTextCompiledAgainIsReportedAgain) {
+  if (!have_nvrtc()) GTEST_SKIP() << "NVRTC is not installed here";
+  const ir::GpuLimits gpu = ir::parse_target("cuda-sm90")->gpu;
+  for (int i = 0; i < 3; ++i) {
+    std::string why;
+    const auto out = toolchain::nvrtc_compile(
+        "extern \"C\" __global__ void twice(float* x) { x[threadIdx.x] *= 2.0f; }", "t.cu", {}, gpu,
+        &why);
+    ASSERT_TRUE(out) << why;
+    EXPECT_TRUE(toolchain::launched_kernels(*out, {{"twice", 32, 0}}, &why))
+        << "compile " << i + 1 << ": " << why;
+  }
+}
+
 TEST(Nvrtc, TextThatWarnsOrFailsIsACompilerBug) {
   if (!have_nvrtc()) GTEST_SKIP() << "NVRTC is not installed here";
   const ir::GpuLimits gpu = ir::parse_target("cuda-sm90")->gpu;
