@@ -115,4 +115,22 @@ ir::Graph demote_products_to_bf16(const ir::Graph& g, const PrecisionOptions& op
   return ir::verify_graph(std::move(out));
 }
 
+std::vector<int> bf16_products_in_series(const ir::Graph& g) {
+  std::vector<int> depth(g.tensors.size(), 0);
+  for (const ir::Node& n : g.nodes) {
+    int deepest = 0;
+    bool bf16_operand = false;
+    for (int t : n.inputs) {
+      if (t < 0) continue;
+      deepest = std::max(deepest, depth[static_cast<size_t>(t)]);
+      bf16_operand = bf16_operand || g.type(t).dtype == ir::DType::BFloat16;
+    }
+    const int mine = deepest + (is_product(n) && bf16_operand ? 1 : 0);
+    for (int t : n.outputs) depth[static_cast<size_t>(t)] = mine;
+  }
+  std::vector<int> out;
+  for (int t : g.outputs) out.push_back(depth[static_cast<size_t>(t)]);
+  return out;
+}
+
 }  // namespace tlmc::frontend

@@ -23,4 +23,8 @@ struct PrecisionOptions {
 // Throws Diagnostic when keep_fp32 names no product of the graph.
 ir::Graph demote_products_to_bf16(const ir::Graph& g, const PrecisionOptions& options);
 
+// For each output of `g` (a graph demote_products_to_bf16 returned), the most products with a
+// bfloat16 operand on one path to it from the graph's inputs and weights; 0 where none.
+std::vector<int> bf16_products_in_series(const ir::Graph& g);
+
 }  // namespace tlmc::frontend

@@ -162,6 +162,32 @@ TEST_F(CommandLine, CheckComparesWithTheReference) {
   EXPECT_NE(r.out.find("check passed"), std::string::npos) << r.out;
 }
 
+// Elements NaN on both sides pass and compare nothing: the check says how many, and that
+// the check of an output NaN throughout was vacuous.
+TEST_F(CommandLine, CheckSaysWhatNanElementsLeftUncompared) {
+  write_file(dir.file("nan.yaml"), R"(tlmc: 1
+name: nan
+inputs:
+  x: {shape: [2, 8]}
+weights:
+  two: {shape: [1], data: [2]}
+nodes:
+  - {op: Log, inputs: [x], outputs: [some]}
+  - {op: Sub, inputs: [x, two], outputs: [negative]}
+  - {op: Log, inputs: [negative], outputs: [all]}
+outputs: [some, all]
+)");
+  CommandResult r = run_command(tlmc("-O0 " + dir.file("nan.yaml") + " --check"));
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("elements of some are NaN in both, and compare nothing\n"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("16 of 16 elements of all are NaN in both, and compare nothing: this "
+                       "check of it is vacuous"),
+            std::string::npos)
+      << r.out;
+}
+
 TEST_F(CommandLine, DumpsEveryIrLevel) {
   CommandResult r = run_command(
       tlmc("-O0 " + dir.file("tiny.yaml") + " --dump=graph,te,loops -o " + dir.file("libtiny.a")));

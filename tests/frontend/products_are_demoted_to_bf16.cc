@@ -64,6 +64,18 @@ TEST(ReducedPrecision, ProductOperandsBecomeBf16AndTheRestStaysFloat32) {
   EXPECT_EQ(g.type(g.inputs[0]).dtype, ir::DType::Float32);
 }
 
+// The products in series that --check's tolerance counts: y is reached through first and
+// second, z through third alone; a product kept in float32 does not count.
+TEST(ReducedPrecision, ProductsInSeriesAreCountedPerOutput) {
+  const ir::Graph g = demote_products_to_bf16(read_yaml_text(kModel, "two.yaml"), {});
+  EXPECT_EQ(bf16_products_in_series(g), (std::vector<int>{2, 1}));
+  PrecisionOptions keep;
+  keep.keep_fp32 = {"second", "third"};
+  const ir::Graph k = demote_products_to_bf16(read_yaml_text(kModel, "two.yaml"), keep);
+  EXPECT_EQ(bf16_products_in_series(k), (std::vector<int>{1, 0}));
+  EXPECT_EQ(bf16_products_in_series(read_yaml_text(kModel, "two.yaml")), (std::vector<int>{0, 0}));
+}
+
 TEST(ReducedPrecision, ProductsCanBeKeptInFloat32) {
   PrecisionOptions keep;
   keep.keep_fp32 = {"second"};
