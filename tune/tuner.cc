@@ -132,8 +132,8 @@ void stop_if_the_machine_failed(const MeasureResult& r, const ir::Target& target
 void start(TaskState& s, int index, CostModel& model, const ir::Target& target,
            scheduler::TuningDb& db, const TuneOptions& options) {
   const MeasureTask& task = s.task->measure;
-  s.report =
-      TaskReport{task.workload_key, s.task->occurrences, s.task->plan_occurrences, task.flops};
+  s.report = TaskReport{task.workload_key, task.description, s.task->occurrences,
+                        s.task->plan_occurrences, task.flops};
   const uint64_t seed = options.seed + static_cast<uint64_t>(index);
   switch (options.search) {
     case SearchKind::Random:
@@ -455,6 +455,9 @@ std::vector<double> plan_latencies(const std::vector<TaskReport>& reports) {
   return latency;
 }
 
+// The kernel column's width: a product, its epilogue's first operators.
+constexpr size_t kKernelWidth = 60;
+
 void print_tune_report(std::ostream& os, const std::vector<TaskReport>& reports) {
   // Occurrences are counted in the plan of least estimated latency (the first of equals); the
   // driver then times the complete plans in the model and builds the fastest of those.
@@ -473,16 +476,18 @@ void print_tune_report(std::ostream& os, const std::vector<TaskReport>& reports)
     }
     os << "\n";
   }
-  os << "  workload          times  share  trials  GFLOP/s  speedup over -O0\n";
+  os << "  workload          times  share  trials  GFLOP/s  speedup over -O0  kernel\n";
   for (const TaskReport& r : reports) {
     char line[160];
     const int times = occurrences_in(r, plan);
     const double share = total > 0 && times > 0 ? r.best_seconds * times / total : 0;
-    std::snprintf(line, sizeof line, "  %-16s %6d %5.1f%% %7lld %8.1f  %.2fx\n",
+    std::snprintf(line, sizeof line, "  %-16s %6d %5.1f%% %7lld %8.1f  %15.2fx  ",
                   r.workload_key.c_str(), r.occurrences, 100 * share,
                   static_cast<long long>(r.trials), gflops(r.flops, r.best_seconds),
                   r.best_seconds > 0 ? r.default_seconds / r.best_seconds : 0.0);
-    os << line;
+    std::string kernel = r.description;
+    if (kernel.size() > kKernelWidth) kernel = kernel.substr(0, kKernelWidth - 3) + "...";
+    os << line << kernel << "\n";
   }
 }
 

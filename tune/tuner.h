@@ -43,6 +43,7 @@ struct TuneOptions {
 
 struct TaskReport {
   std::string workload_key;
+  std::string description;  // MeasureTask::description
   int occurrences = 1;
   std::vector<int> plan_occurrences;  // TuneTask::plan_occurrences
   double flops = 0;

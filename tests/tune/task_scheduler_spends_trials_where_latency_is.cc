@@ -112,7 +112,7 @@ TEST(TaskScheduler, ATaskThatStopsImprovingStops) {
 // the report gives shares of the faster plan only.
 TEST(TaskScheduler, LayoutPlansAreWeighedByTheirSubgraphs) {
   auto report = [](const char* key, std::vector<int> plans, double best) {
-    TaskReport r{key, *std::max_element(plans.begin(), plans.end()), plans, 2e6};
+    TaskReport r{key, "", *std::max_element(plans.begin(), plans.end()), plans, 2e6};
     r.trials = 4;
     r.default_seconds = 2 * best;
     r.best_seconds = best;
