@@ -11,12 +11,25 @@
 namespace tlmc::frontend {
 namespace {
 
-// The products whose first two inputs are the operands rounded to bfloat16. Convolutions
-// follow once their lowering reads 16-bit operands (PrecisionOptions::Ops::Conv selects none
-// until then).
-bool is_demotable(const ir::Node& n, PrecisionOptions::Ops ops) {
-  const bool matmul = n.op == "MatMul" || n.op == "Gemm";
-  return matmul && ops != PrecisionOptions::Ops::Conv;
+// A convolution that is a matrix product at every output position: 1 x 1 (any rank), of
+// stride 1 and no padding, of one group. Channels-last, its input's rows are the positions
+// and its weight a [M, C] matrix, which the bf16 unit takes as it takes a MatMul's.
+bool is_pointwise_conv(const ir::Graph& g, const ir::Node& n) {
+  if (n.op != "Conv" || n.inputs.size() < 2 || n.attr_int("group") != 1) return false;
+  const auto all = [](const std::vector<int64_t>& v, int64_t x) {
+    return std::all_of(v.begin(), v.end(), [x](int64_t e) { return e == x; });
+  };
+  const ir::Shape& w = g.type(n.inputs[1]).shape;  // [M, C, k...]
+  return all(std::vector<int64_t>(w.begin() + 2, w.end()), 1) && all(n.attr_ints("strides"), 1) &&
+         all(n.attr_ints("pads"), 0);
+}
+
+// The products whose first two inputs are the operands rounded to bfloat16: matrix products,
+// and the convolutions that are matrix products (is_pointwise_conv; the others follow once
+// their lowering gives the unit a reduction over several taps).
+bool is_demotable(const ir::Graph& g, const ir::Node& n, PrecisionOptions::Ops ops) {
+  if (n.op == "MatMul" || n.op == "Gemm") return ops != PrecisionOptions::Ops::Conv;
+  return is_pointwise_conv(g, n) && ops != PrecisionOptions::Ops::MatMul;
 }
 
 bool is_product(const ir::Node& n) {
@@ -45,7 +58,7 @@ ir::Graph demote_products_to_bf16(const ir::Graph& g, const PrecisionOptions& op
     return name;
   };
   for (const ir::Node& n : g.nodes) {
-    if (!is_demotable(n, options.ops) || keep.count(n.name) ||
+    if (!is_demotable(g, n, options.ops) || keep.count(n.name) ||
         g.type(n.inputs[0]).dtype != ir::DType::Float32 ||
         g.type(n.inputs[1]).dtype != ir::DType::Float32) {
       out.nodes.push_back(n);

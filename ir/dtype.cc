@@ -37,6 +37,8 @@ bool dtype_is_float(DType t) {
 
 bool dtype_is_half(DType t) { return t == DType::Float16 || t == DType::BFloat16; }
 
+size_t compute_size(DType t) { return dtype_is_half(t) ? 4 : dtype_size(t); }
+
 float sixteen_bit_to_float(DType t, uint16_t bits) {
   return t == DType::BFloat16 ? bfloat16_to_float(bits) : half_to_float(bits);
 }

@@ -20,6 +20,9 @@ std::string_view dtype_c_type(DType t);
 bool dtype_is_float(DType t);
 // float16 and bfloat16: stored as 16 bits, computed as float32.
 bool dtype_is_half(DType t);
+// The bytes of an element as a kernel computes it: float32's for float16 and bfloat16, so
+// that their vectors are float32's; the type's own size otherwise.
+size_t compute_size(DType t);
 
 // Conversions of the 16-bit floats: to them rounded to nearest even (NaN kept, overflow to
 // infinity), and back exactly.

@@ -152,8 +152,8 @@ void lower_conv_channels_last(const Node& n, TeBuilder& b, int padded,
     wi.push_back(r[1 + i]);
   }
   const std::string name = out_name(n, b);
-  const int conv = b.stage(name + ".conv", ot.dtype, axes, b.load(padded, xi) * b.load(wt, wi),
-                           ReduceKind::Sum, red);
+  const int conv = b.stage(name + ".conv", ot.dtype, axes,
+                           b.load_f32(padded, xi) * b.load_f32(wt, wi), ReduceKind::Sum, red);
   std::vector<Axis> oa = b.axes(ot.shape);
   std::vector<Expr> oi = TeBuilder::vars(oa), ci = {oi[0]};
   for (size_t i = 0; i < rank; ++i) ci.push_back(oi[2 + i]);
@@ -220,7 +220,7 @@ void lower_conv(const Node& n, TeBuilder& b) {
     wi = {oc, r[0]};
   }
   for (size_t i = 0; i < kernel.size(); ++i) wi.push_back(r[first_tap + i]);
-  convolution_with_bias(n, b, axes, red, b.load(padded, xi) * b.load(wt, wi));
+  convolution_with_bias(n, b, axes, red, b.load_f32(padded, xi) * b.load_f32(wt, wi));
 }
 
 void lower_conv_transpose(const Node& n, TeBuilder& b) {

@@ -103,7 +103,7 @@ void check_whole_blocks(const Node& n, int64_t channels, const char* what) {
 }
 
 std::vector<TensorType> infer_conv(const Graph& g, const Node& n) {
-  require_float32_inputs(g, n);
+  require_product_operands(g, n);
   const Shape& x = input_type(g, n, 0).shape;
   const Shape& w = input_type(g, n, 1).shape;
   check_channel_layout(g, n);

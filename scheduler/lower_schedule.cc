@@ -429,7 +429,7 @@ class Lowerer {
     std::vector<std::pair<int, Expr>> axes_at_first;
     for (size_t d = 0; d < ts.axes.size(); ++d)
       axes_at_first.emplace_back(ts.axes[d].var_id, first[d]);
-    axes_at_first.emplace_back(ts.reduce_axes[0].var_id, ir::make_int(0));
+    for (const ir::Axis& r : ts.reduce_axes) axes_at_first.emplace_back(r.var_id, ir::make_int(0));
     ir::visit_expr(ts.body, [&](const ir::ExprNode& n) {
       if (n.kind != ir::ExprKind::Load || n.var_id != o.a) return;
       std::vector<Expr> idx;
@@ -438,22 +438,24 @@ class Lowerer {
     });
     t.a = buffer_of_.at(o.a);
     t.lda = st_.te.tensor(o.a).shape.back();
-    // B in ceil(k / 32) * 16 rows of pairs, (B[2r][j], B[2r + 1][j]), zero past k (past the
-    // tensor's end): [N / 16][rows][16][2] where blocked, else [rows][N][2].
-    const int64_t n_all = st_.te.tensor(o.b).shape[1], rows = (o.k + 31) / 32 * 16;
+    // B in ceil(k / 32) * 16 rows of pairs, (B[2r][j], B[2r + 1][j]), zero past k where
+    // that is past the tensor's end (tile_operands: else k is whole steps of 32):
+    // [N / 16][rows][16][2] where blocked, else [rows][N][2].
+    const int64_t n_all = o.b_columns, rows = (o.k + 31) / 32 * 16;
+    const int64_t sk = o.b_k_stride, sj = o.b_j_stride;
     t.b = buffer_of_.at(o.b);
     ir::Buffer& b = out_.buffers[static_cast<size_t>(t.b)];
     ir::Packing packing;
     const Expr column = first[o.j_axis];
     if (o.blocked) {
       packing.extents = {n_all / 16, rows, 16, 2};
-      packing.source_strides = {16, 2 * n_all, 1, n_all};
+      packing.source_strides = {16 * sj, 2 * sk, sj, sk};
       t.b_row = 32;
       t.b_tile = rows * 32;
       t.b_index = ir::make_binary(ir::BinaryOp::FloorDiv, column, ir::make_int(16)) * t.b_tile;
     } else {
       packing.extents = {rows, n_all, 2};
-      packing.source_strides = {2 * n_all, 1, n_all};
+      packing.source_strides = {2 * sk, sj, sk};
       t.b_row = 2 * n_all;
       t.b_tile = 2 * o.columns;
       t.b_index = column * 2;

@@ -26,7 +26,7 @@ Factoring factoring(const SketchBuild& b, size_t s) {
   const StageState& ss = st.stages[s];
   if (ir::is_pointwise(ts) || ss.attach != Attach::Root || ss.transformed || b.claimed[s])
     return {static_cast<int>(s), 0, 0};
-  const int64_t lanes = b.target.vector_lanes(ir::dtype_size(st.te.tensor(ts.output).dtype));
+  const int64_t lanes = b.target.vector_lanes(ir::compute_size(st.te.tensor(ts.output).dtype));
   const int64_t parallel_lanes = static_cast<int64_t>(b.target.cores) * lanes;
   int64_t spatial = 1;
   for (const ir::Axis& a : ts.axes) spatial *= a.extent;

@@ -18,7 +18,7 @@ void tile(SketchBuild& b, int stage) {
   const ir::Stage ts = st.te.stages[static_cast<size_t>(stage)];
   const StageState& ss = st.stages[static_cast<size_t>(stage)];
   const std::string role = b.role(stage);
-  const int64_t lanes = b.target.vector_lanes(ir::dtype_size(st.te.tensor(ts.output).dtype));
+  const int64_t lanes = b.target.vector_lanes(ir::compute_size(st.te.tensor(ts.output).dtype));
   std::vector<std::string> outer, reduce, inner;
   // -O0 for a transpose: the axis an operand is read along, and the innermost, in tiles of
   // a cache line of elements, so that the lines a tile reads stay in the L1 cache until

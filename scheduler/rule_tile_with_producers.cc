@@ -205,7 +205,8 @@ void tile_producer(SketchBuild& b, int a) {
         largest());
   const size_t own_loops = b.steps.size();  // the steps that tensorize leaves with one value
   const std::string role = b.role(a);
-  const int lanes = b.target.vector_lanes(ir::dtype_size(b.base.state.te.tensor(ta.output).dtype));
+  const int lanes =
+      b.target.vector_lanes(ir::compute_size(b.base.state.te.tensor(ta.output).dtype));
   const size_t n_spatial = ta.axes.size(), n_reduce = ta.reduce_axes.size();
   // Spatial axes: the region's extent splits into (middle, inner); known once attached.
   // The inner tiles form the register tile: at most kMaxTileVectors vectors along the
@@ -330,8 +331,14 @@ class TileWithProducersRule : public SketchRule {
                     [&](int p) { return is_bf16_product(st.te.stages[static_cast<size_t>(p)]); })) {
       default_tile[rank - 2] = 128;
       default_tile[rank - 1] = 128;
+      // Rows of positions (a 1 x 1 convolution's [n, oh, ow, oc]) that are no whole tiles
+      // take several whole rows that are: 2 rows of 56 (7 tiles), 4 of 28.
+      const int64_t row = ts.axes[rank - 2].extent;
+      if (rank >= 3 && row > 16 && row % 16 != 0 && row < 128)
+        for (int64_t d = 1; d * row <= 128; ++d)
+          if (ts.axes[rank - 3].extent % d == 0 && d * row % 16 == 0) default_tile[rank - 3] = d;
     }
-    const int64_t lanes = b.target.vector_lanes(ir::dtype_size(st.te.tensor(ts.output).dtype));
+    const int64_t lanes = b.target.vector_lanes(ir::compute_size(st.te.tensor(ts.output).dtype));
     // Inner tiles first: their product bounds the local buffers of the reductions. The
     // innermost loop is vectorised: the last whole axis, else the last split one, whose
     // inner tile is then at least a vector where the extent and the buffer allow (as a

@@ -197,7 +197,7 @@ std::vector<int64_t> register_tile(const ScheduleState& st, int root_stage,
   const std::set<size_t> indexed = axes_indexing_any(st, ts, producers);
   // Up to kTileVectors vectors along the vector axis times the reuse axis's tile, choosing
   // the split that fills the most registers (then the one needing the fewest loads per tap).
-  const int64_t lanes = target.vector_lanes(ir::dtype_size(st.te.tensor(ts.output).dtype));
+  const int64_t lanes = target.vector_lanes(ir::compute_size(st.te.tensor(ts.output).dtype));
   const TileAxes axes = register_tile_axes(st, ts, producers);
   int64_t best_score = -1, best_loads = 0;
   // Without an anchor to map (row reductions), the vector tile is kTileVectors wide.

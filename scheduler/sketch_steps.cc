@@ -88,7 +88,7 @@ void add_vectorize_space(SketchBuild& b, int stage, Fallback fallback) {
 }
 
 void add_unroll_space(SketchBuild& b, int stage, Fallback fallback) {
-  const int lanes = b.target.vector_lanes(ir::dtype_size(
+  const int lanes = b.target.vector_lanes(ir::compute_size(
       b.base.state.te.tensor(b.base.state.te.stages[static_cast<size_t>(stage)].output).dtype));
   b.add_space(
       Space{SpaceKind::Unroll, b.role(stage), "-"}, [](const SketchRun&) { return unroll_steps(); },

@@ -26,39 +26,71 @@ TileOperands tile_operands(const ScheduleState& st, int stage, std::string* why)
   const ir::Stage& ts = st.te.stages[static_cast<size_t>(stage)];
   const StageState& s = st.stages[static_cast<size_t>(stage)];
   const size_t rank = ts.axes.size();
-  if (ts.reduce != ir::ReduceKind::Sum || ts.reduce_axes.size() != 1 || rank < 2 ||
-      ts.body->dtype != ir::DType::Float32)
-    return refuse(why, "the stage is no float32 sum over one axis of a matrix");
+  if (ts.reduce != ir::ReduceKind::Sum || rank < 2 || ts.body->dtype != ir::DType::Float32)
+    return refuse(why, "the stage is no float32 sum over a matrix");
+  // One reduction axis k; the others (a 1 x 1 convolution's taps) of one iteration, read at 0.
+  std::vector<std::pair<int, ir::Expr>> at_zero;
+  int k = -1;
+  size_t k_axis = 0;
+  for (size_t r = 0; r < ts.reduce_axes.size(); ++r) {
+    if (ts.reduce_axes[r].extent == 1) {
+      at_zero.emplace_back(ts.reduce_axes[r].var_id, ir::make_int(0));
+    } else if (k >= 0) {
+      return refuse(why, "the stage sums over more than one axis");
+    } else {
+      k = ts.reduce_axes[r].var_id;
+      k_axis = r;
+    }
+  }
+  if (k < 0) return refuse(why, "the stage sums over no axis of more than one iteration");
   const ir::Expr& body = ts.body;
   if (body->kind != ir::ExprKind::Binary || body->binary_op != ir::BinaryOp::Mul)
     return refuse(why, "the stage sums no product");
   const ir::ExprNode* x = widened_load(body->args[0]);
   const ir::ExprNode* y = widened_load(body->args[1]);
   if (!x || !y) return refuse(why, "the product's operands are not bfloat16 tensors");
-  const int i = ts.axes[rank - 2].var_id, j = ts.axes[rank - 1].var_id,
-            k = ts.reduce_axes[0].var_id;
-  // B[k, j]: a constant matrix read by this stage alone.
-  const auto is_b = [&](const ir::ExprNode* l) {
-    return l->args.size() == 2 && is_var(l->args[0], k) && is_var(l->args[1], j);
+  const auto indices = [&](const ir::ExprNode* l) {
+    std::vector<ir::Expr> out;
+    for (const ir::Expr& e : l->args) out.push_back(ir::substitute(e, at_zero));
+    return out;
   };
-  if (!is_b(y)) std::swap(x, y);
-  if (!is_b(y)) return refuse(why, "no operand is read as [k, j]");
+  const int i = ts.axes[rank - 2].var_id, j = ts.axes[rank - 1].var_id;
+  // B: a constant only this stage reads, indexed by j and k once each, its other indices 0
+  // (B[k, j] of a product, W[j, k, 0, 0] of a 1 x 1 convolution).
+  const auto b_dims = [&](const ir::ExprNode* l, size_t* jd, size_t* kd) {
+    const std::vector<ir::Expr> idx = indices(l);
+    int found = 0;
+    for (size_t d = 0; d < idx.size(); ++d) {
+      int64_t zero = -1;
+      if (is_var(idx[d], j)) {
+        *jd = d;
+        found |= 1;
+      } else if (is_var(idx[d], k)) {
+        *kd = d;
+        found |= 2;
+      } else if (!ir::is_int_const(idx[d], &zero) || zero != 0) {
+        return false;
+      }
+    }
+    return found == 3;
+  };
+  size_t b_j = 0, b_k = 0;
+  if (!b_dims(y, &b_j, &b_k)) std::swap(x, y);
+  if (!b_dims(y, &b_j, &b_k)) return refuse(why, "no operand is a matrix read by k and j alone");
   const ir::TeTensor& b = st.te.tensor(y->var_id);
   if (b.stage >= 0 || !b.constant || st.consumers(y->var_id) != std::vector<int>{stage})
     return refuse(why, "the [k, j] operand is no constant only this stage reads");
-  if (std::find(st.packed.begin(), st.packed.end(), y->var_id) != st.packed.end())
-    return refuse(why, "the [k, j] operand is packed already");
   // A[..., i, k]: an input, consecutive along k, its leading indices free of i, j and k.
-  const size_t n_a = x->args.size();
-  if (n_a < 2 || !is_var(x->args[n_a - 1], k) || !is_var(x->args[n_a - 2], i))
+  const std::vector<ir::Expr> a_idx = indices(x);
+  const size_t n_a = a_idx.size();
+  if (n_a < 2 || !is_var(a_idx[n_a - 1], k) || !is_var(a_idx[n_a - 2], i))
     return refuse(why, "the other operand is not read as [..., i, k]");
-  for (size_t d = 0; d + 2 < n_a; ++d)
-    for (int v : {i, j, k})
-      if (ir::uses_var(x->args[d], v))
-        return refuse(why, "the other operand's leading indices use i, j or k");
-  if (st.te.tensor(x->var_id).stage >= 0)
+  const ir::TeTensor& a = st.te.tensor(x->var_id);
+  if (a.stage >= 0)
     return refuse(why, "the [i, k] operand is computed in the kernel, not an input");
-  // The block: the region computed at once (contiguous), unit outside its last two axes.
+  // The block: the region computed at once (contiguous), unit outside its last two axes but
+  // the one before them where the block spans its rows whole (rows of a convolution's
+  // positions, one after another in A and in the output alike).
   std::vector<int64_t> extent;
   if (s.attach == Attach::At) {
     const Region r = infer_region(st, stage, s.at_stage, s.at_iter);
@@ -67,21 +99,48 @@ TileOperands tile_operands(const ScheduleState& st, int stage, std::string* why)
       if (r.run[d] != r.extent[d]) return refuse(why, "the stage's region is strided");
     extent = r.extent;
   } else if (s.attach == Attach::Root) {
-    for (const ir::Axis& a : ts.axes) extent.push_back(a.extent);
+    for (const ir::Axis& ax : ts.axes) extent.push_back(ax.extent);
   } else {
     return refuse(why, "the stage is inlined");
   }
-  for (size_t d = 0; d + 2 < rank; ++d)
+  const int64_t row_extent = ts.axes[rank - 2].extent;
+  bool folded = false;  // rows of two axes
+  if (rank >= 3 && extent[rank - 3] > 1) {
+    const int i0 = ts.axes[rank - 3].var_id;
+    folded = extent[rank - 2] == row_extent && n_a >= 3 && is_var(a_idx[n_a - 3], i0) &&
+             a.shape[n_a - 2] == row_extent;
+    if (!folded) return refuse(why, "the block spans several rows of positions but not each whole");
+  }
+  for (size_t d = 0; d + (folded ? 3 : 2) < rank; ++d)
     if (extent[d] != 1) return refuse(why, "the block spans more than one matrix");
+  for (size_t d = 0; d + (folded ? 3 : 2) < n_a; ++d)
+    for (int v : {i, j, k})
+      if (ir::uses_var(a_idx[d], v))
+        return refuse(why, "the other operand's leading indices use i, j or k");
   TileOperands out;
   out.a = x->var_id;
   out.b = y->var_id;
   out.i_axis = rank - 2;
   out.j_axis = rank - 1;
-  out.m = extent[rank - 2];
+  out.k_axis = k_axis;
+  out.m = extent[rank - 2] * (folded ? extent[rank - 3] : 1);
   out.n = extent[rank - 1];
-  out.k = ts.reduce_axes[0].extent;
-  const int64_t columns = b.shape[1];
+  out.k = ts.reduce_axes[k_axis].extent;
+  // B's strides along k and j, as the model lays it out.
+  int64_t stride = 1;
+  for (size_t d = b.shape.size(); d-- > 0;) {
+    if (d == b_j) out.b_j_stride = stride;
+    if (d == b_k) out.b_k_stride = stride;
+    stride *= b.shape[d];
+  }
+  out.b_columns = b.shape[b_j];
+  // Packed rows past k read B where it lies past k: zero past a [k, j] matrix's last row,
+  // but the next column's first values where k is innermost (a convolution's weight); the
+  // tiles multiply them by A's zeros past k, yet they must not be another column's values
+  // (an infinity there would make NaN): such a B needs whole steps of 32.
+  if (out.b_k_stride < out.b_j_stride && out.k % 32 != 0)
+    return refuse(why, "a weight read along its rows needs a reduction of whole steps of 32, not " +
+                           std::to_string(out.k));
   out.columns = std::min<int64_t>(16, out.n);
   if (out.m > 16 && out.m % 16 != 0)
     return refuse(why, "the block's " + std::to_string(out.m) +
@@ -89,7 +148,9 @@ TileOperands tile_operands(const ScheduleState& st, int stage, std::string* why)
   if (out.n % out.columns != 0)
     return refuse(why, "the block's " + std::to_string(out.n) +
                            " columns are neither at most 16 nor whole tiles of 16");
-  out.blocked = columns % 16 == 0 && out.n % 16 == 0 && columns % out.n == 0;
+  out.blocked = out.b_columns % 16 == 0 && out.n % 16 == 0 && out.b_columns % out.n == 0;
+  if (std::find(st.packed.begin(), st.packed.end(), y->var_id) != st.packed.end())
+    return refuse(why, "the [k, j] operand is packed already");
   why->clear();
   return out;
 }

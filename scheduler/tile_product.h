@@ -1,13 +1,16 @@
 // The matrix products a CPU's bf16 unit computes (the Tensorize decision): a stage
 //   C[..., i, j] = sum(k: float32(A[..., i, k]) * float32(B[k, j]))
 // with A and B bfloat16, A an input of the subgraph, consecutive along k, and B a constant
-// [K, N] input only this stage reads, which the decision packs in the rows of pairs that
+// [K, N] input only this stage reads (or [N, K, 1...], a 1 x 1 convolution's weight: other
+// reduction axes of one iteration), which the decision packs in the rows of pairs that
 // AMX's tdpbf16ps and AVX512_BF16's vdpbf16ps read. Computed whole (its region, or the whole
 // output at the root): a block of m x n outputs over the whole reduction, m and n each at
 // most 16 or a multiple of 16 (AMX's tiles; vdpbf16ps's kernels take the same blocks, so
-// that one schedule suits both). B is packed in blocks of 16 columns (each block's rows of
-// pairs contiguous) where every block of the stage starts at one (N and n multiples of 16,
-// n dividing N), else in rows of pairs over all N columns (a block may start anywhere: a
+// that one schedule suits both). A block's rows may span the axis before i too where it
+// spans i whole and A's rows along i are as many (a convolution's output rows, each of
+// whole positions: C[n, oh, ow, j] from A[n, oh, ow, k]). B is packed in blocks of 16 columns (each
+// block's rows of pairs contiguous) where every block of the stage starts at one (N and n multiples
+// of 16, n dividing N), else in rows of pairs over all N columns (a block may start anywhere: a
 // last block shifted back to end at N).
 #pragma once
 
@@ -20,9 +23,12 @@ namespace tlmc::scheduler {
 struct TileOperands {
   int a = -1, b = -1;             // tensors
   size_t i_axis = 0, j_axis = 0;  // the stage's axes along A's rows and B's columns
+  size_t k_axis = 0;              // the reduction axis (the others have one iteration)
   int64_t m = 0, n = 0, k = 0;    // the block a statement computes
   int64_t columns = 0;            // columns of a tile: min(16, n)
   bool blocked = false;           // B packed in blocks of 16 columns, else in rows of pairs
+  int64_t b_columns = 0;          // B's columns (N)
+  int64_t b_k_stride = 0, b_j_stride = 0;  // elements between B's rows, and its columns
 };
 
 // The operands of `stage` as a tile product in `st` as it stands (its loops aside), or why

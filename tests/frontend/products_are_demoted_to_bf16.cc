@@ -76,6 +76,34 @@ TEST(ReducedPrecision, ProductsInSeriesAreCountedPerOutput) {
   EXPECT_EQ(bf16_products_in_series(read_yaml_text(kModel, "two.yaml")), (std::vector<int>{0, 0}));
 }
 
+// Convolutions that are matrix products (1 x 1, stride 1, no padding, one group) are demoted
+// with the matrix products; the others stay float32 until the unit takes their taps.
+TEST(ReducedPrecision, PointwiseConvolutionsAreDemoted) {
+  const ir::Graph g = demote_products_to_bf16(read_yaml_text(R"(tlmc: 1
+name: convs
+inputs:
+  x: {shape: [1, 8, 6, 6]}
+weights:
+  p: {shape: [8, 8, 1, 1], init: {uniform: [-1, 1]}, seed: 1}
+  t: {shape: [8, 8, 3, 3], init: {uniform: [-1, 1]}, seed: 2}
+  d: {shape: [8, 1, 1, 1], init: {uniform: [-1, 1]}, seed: 3}
+nodes:
+  - {op: Conv, inputs: [x, p], outputs: [a], name: pointwise}
+  - {op: Conv, inputs: [a, t], outputs: [b], name: taps, attrs: {pads: [1, 1, 1, 1]}}
+  - {op: Conv, inputs: [b, p], outputs: [c], name: strided, attrs: {strides: [2, 2]}}
+  - {op: Conv, inputs: [c, d], outputs: [e], name: grouped, attrs: {group: 8}}
+  - {op: Conv, inputs: [e, p], outputs: [y], name: padded, attrs: {pads: [1, 1, 1, 1]}}
+outputs: [y]
+)",
+                                                             "convs.yaml"),
+                                              {});
+  EXPECT_EQ(g.type(node_named(g, "pointwise").inputs[0]).dtype, ir::DType::BFloat16);
+  EXPECT_EQ(g.type(node_named(g, "pointwise").inputs[1]).dtype, ir::DType::BFloat16);
+  EXPECT_EQ(g.type(node_named(g, "pointwise").outputs[0]).dtype, ir::DType::Float32);
+  for (const char* kept : {"taps", "strided", "grouped", "padded"})
+    EXPECT_EQ(g.type(node_named(g, kept).inputs[0]).dtype, ir::DType::Float32) << kept;
+}
+
 TEST(ReducedPrecision, ProductsCanBeKeptInFloat32) {
   PrecisionOptions keep;
   keep.keep_fp32 = {"second"};

@@ -136,13 +136,40 @@ outputs: [y]
           product_yaml("amx_b", "[5, 45]", 45, 48, 23),
           product_yaml("amx_c", "[2, 40, 20]", 20, 7, 24),
           product_yaml("amx_d", "[20, 33]", 33, 50, 25),
-          product_yaml("amx_e", "[24, 300]", 300, 40, 26)};
+          product_yaml("amx_e", "[24, 300]", 300, 40, 26),
+          // 1 x 1 convolutions, channels-last: positions are A's rows (several rows of
+          // positions in a block), the weight [M, C, 1, 1] read along its rows; the second
+          // reduces over 40 channels, no whole steps of 32, and is computed widened.
+          R"(tlmc: 1
+name: conv_a
+inputs:
+  x: {shape: [2, 64, 6, 8]}
+weights:
+  w: {shape: [48, 64, 1, 1], init: {uniform: [-1, 1]}, seed: 27}
+  b: {shape: [48], init: {uniform: [-1, 1]}, seed: 28}
+  v: {shape: [20, 48, 1, 1], init: {uniform: [-1, 1]}, seed: 29}
+nodes:
+  - {op: Conv, inputs: [x, w, b], outputs: [c]}
+  - {op: Relu, inputs: [c], outputs: [r]}
+  - {op: Conv, inputs: [r, v], outputs: [y]}
+outputs: [y]
+)",
+          R"(tlmc: 1
+name: conv_b
+inputs:
+  x: {shape: [1, 40, 7, 7]}
+weights:
+  w: {shape: [32, 40, 1, 1], init: {uniform: [-1, 1]}, seed: 30}
+nodes:
+  - {op: Conv, inputs: [x, w], outputs: [y]}
+outputs: [y]
+)"};
 }
 
 // Every model, the default schedule and 12 drawn at random, on `target` (this CPU's).
 void expect_random_schedules_match(const ir::Target& target) {
   TempDir dir;
-  int tensorized = 0, schedules = 0;
+  int tensorized = 0, schedules = 0, convolutions = 0;
   for (const std::string& yaml : models()) {
     const std::string path = dir.file("model.yaml");
     write_file(path, yaml);
@@ -157,7 +184,9 @@ void expect_random_schedules_match(const ir::Target& target) {
       const driver::CompiledModel m = driver::compile_model(o);
       for (const codegen::KernelInfo& k : m.plan.kernels) {
         ++schedules;
-        tensorized += k.schedule.find("tensorize") != std::string::npos;
+        const bool unit = k.schedule.find("tensorize") != std::string::npos;
+        tensorized += unit;
+        convolutions += unit && yaml.find("op: Conv") != std::string::npos;
       }
       const driver::CheckResult r = driver::check_model(m, target);
       std::ostringstream report;
@@ -171,6 +200,7 @@ void expect_random_schedules_match(const ir::Target& target) {
   // The draws reach the AMX kernels (each product's default takes them where its block
   // allows), and not only them.
   EXPECT_GE(tensorized, 8) << "of " << schedules << " kernels";
+  EXPECT_GE(convolutions, 2) << "1 x 1 convolutions by the unit, of " << schedules << " kernels";
 }
 
 TEST(Bf16TileProducts, RandomSchedulesMatchTheReference) {
