@@ -101,8 +101,17 @@ std::vector<uint8_t> pack_bytes(const Packing& packing, const std::vector<uint8_
     return packing.source_limits.empty() ? t : std::min(t, packing.source_limits[d]);
   };
   int64_t from = packing.source_offset;
+  TLMC_ASSERT(
+      packing.zero_weights.empty() || packing.zero_weights.size() == rank,
+      "packing of rank " << rank << " has " << packing.zero_weights.size() << " zero weights");
+  const auto zeroed = [&] {
+    int64_t weight = 0;
+    for (size_t d = 0; d < packing.zero_weights.size(); ++d)
+      weight += digit[d] * packing.zero_weights[d];
+    return !packing.zero_weights.empty() && weight >= packing.zero_from;
+  };
   for (int64_t p = 0; p < size; ++p) {
-    if (from >= 0 && from < source_size)
+    if (from >= 0 && from < source_size && !zeroed())
       std::memcpy(out.data() + static_cast<size_t>(p) * element_bytes,
                   source.data() + static_cast<size_t>(from) * element_bytes, element_bytes);
     // The next digits, innermost first, keeping `from` in step.
@@ -127,6 +136,8 @@ std::string packing_str(const Packing& packing) {
   std::string out = "packed " + list(packing.extents) + " from " +
                     std::to_string(packing.source_offset) + " + " + list(packing.source_strides);
   if (!packing.source_limits.empty()) out += " limited to " + list(packing.source_limits);
+  if (!packing.zero_weights.empty())
+    out += " zero from " + std::to_string(packing.zero_from) + " by " + list(packing.zero_weights);
   return out;
 }
 

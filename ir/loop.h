@@ -35,9 +35,15 @@ struct Packing {
   int64_t source_offset = 0;
   std::vector<int64_t> source_limits;  // empty, or one per digit (kNoLimit: none)
   static constexpr int64_t kNoLimit = INT64_MAX;
+  // Zero, too, where the digits weighed by `zero_weights` (one per digit) add up to
+  // `zero_from` or more: a reduction padded past its end whatever lies there in the
+  // source (a weight read along its rows). Empty: no such bound.
+  std::vector<int64_t> zero_weights;
+  int64_t zero_from = 0;
   bool operator==(const Packing& o) const {
     return extents == o.extents && source_strides == o.source_strides &&
-           source_offset == o.source_offset && source_limits == o.source_limits;
+           source_offset == o.source_offset && source_limits == o.source_limits &&
+           zero_weights == o.zero_weights && zero_from == o.zero_from;
   }
 };
 

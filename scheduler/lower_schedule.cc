@@ -438,8 +438,8 @@ class Lowerer {
     });
     t.a = buffer_of_.at(o.a);
     t.lda = st_.te.tensor(o.a).shape.back();
-    // B in ceil(k / 32) * 16 rows of pairs, (B[2r][j], B[2r + 1][j]), zero past k where
-    // that is past the tensor's end (tile_operands: else k is whole steps of 32):
+    // B in ceil(k / 32) * 16 rows of pairs, (B[2r][j], B[2r + 1][j]), zero past k (where
+    // B lies along its rows, what follows row k is the next column's, not zero):
     // [N / 16][rows][16][2] where blocked, else [rows][N][2].
     const int64_t n_all = o.b_columns, rows = (o.k + 31) / 32 * 16;
     const int64_t sk = o.b_k_stride, sj = o.b_j_stride;
@@ -450,16 +450,19 @@ class Lowerer {
     if (o.blocked) {
       packing.extents = {n_all / 16, rows, 16, 2};
       packing.source_strides = {16 * sj, 2 * sk, sj, sk};
+      packing.zero_weights = {0, 2, 0, 1};
       t.b_row = 32;
       t.b_tile = rows * 32;
       t.b_index = ir::make_binary(ir::BinaryOp::FloorDiv, column, ir::make_int(16)) * t.b_tile;
     } else {
       packing.extents = {rows, n_all, 2};
       packing.source_strides = {2 * sk, sj, sk};
+      packing.zero_weights = {2, 0, 1};
       t.b_row = 2 * n_all;
       t.b_tile = 2 * o.columns;
       t.b_index = column * 2;
     }
+    packing.zero_from = o.k;
     b.size = rows * n_all * 2;
     b.packing = packing;
     return ir::make_tile_product(buffer_of_.at(ts.output), flat_index(ts.output, first),

@@ -193,7 +193,8 @@ void tile_producer(SketchBuild& b, int a) {
   // First, on a CPU with a bf16 unit: whether it computes a bfloat16 product's block whole
   // (AMX tiles, else vdpbf16ps, where the block allows: scheduler/tile_product.h); if so,
   // the stage's other spaces each list one value. -O0: by the unit where it can.
-  if (b.target.bf16 != ir::Bf16Unit::None && is_bf16_product(ta))
+  if (b.target.bf16 != ir::Bf16Unit::None && is_bf16_product(ta) &&
+      tile_product_possible(b.base.state, a))
     b.add_space(
         Space{SpaceKind::Tensorize, b.role(a), "-"},
         [](const SketchRun&) {
@@ -327,8 +328,10 @@ class TileWithProducersRule : public SketchRule {
     // 64 x 128 blocks, with the reduction in parts of 256; 4 x 64 four times slower).
     std::vector<int64_t> default_tile = register_tile(st, root, reductions, b.target);
     if (b.target.bf16 != ir::Bf16Unit::None && rank >= 2 &&
-        std::any_of(reductions.begin(), reductions.end(),
-                    [&](int p) { return is_bf16_product(st.te.stages[static_cast<size_t>(p)]); })) {
+        std::any_of(reductions.begin(), reductions.end(), [&](int p) {
+          return is_bf16_product(st.te.stages[static_cast<size_t>(p)]) &&
+                 tile_product_possible(st, p);
+        })) {
       default_tile[rank - 2] = 128;
       default_tile[rank - 1] = 128;
       // Rows of positions (a 1 x 1 convolution's [n, oh, ow, oc]) that are no whole tiles

@@ -22,7 +22,10 @@ TileOperands refuse(std::string* why, const std::string& reason) {
 
 }  // namespace
 
-TileOperands tile_operands(const ScheduleState& st, int stage, std::string* why) {
+namespace {
+
+// tile_operands, with `block` false: the operands alone, whatever the block.
+TileOperands match(const ScheduleState& st, int stage, std::string* why, bool block) {
   const ir::Stage& ts = st.te.stages[static_cast<size_t>(stage)];
   const StageState& s = st.stages[static_cast<size_t>(stage)];
   const size_t rank = ts.axes.size();
@@ -88,6 +91,13 @@ TileOperands tile_operands(const ScheduleState& st, int stage, std::string* why)
   const ir::TeTensor& a = st.te.tensor(x->var_id);
   if (a.stage >= 0)
     return refuse(why, "the [i, k] operand is computed in the kernel, not an input");
+  if (!block) {
+    why->clear();
+    TileOperands out;
+    out.a = x->var_id;
+    out.b = y->var_id;
+    return out;
+  }
   // The block: the region computed at once (contiguous), unit outside its last two axes but
   // the one before them where the block spans its rows whole (rows of a convolution's
   // positions, one after another in A and in the output alike).
@@ -134,13 +144,6 @@ TileOperands tile_operands(const ScheduleState& st, int stage, std::string* why)
     stride *= b.shape[d];
   }
   out.b_columns = b.shape[b_j];
-  // Packed rows past k read B where it lies past k: zero past a [k, j] matrix's last row,
-  // but the next column's first values where k is innermost (a convolution's weight); the
-  // tiles multiply them by A's zeros past k, yet they must not be another column's values
-  // (an infinity there would make NaN): such a B needs whole steps of 32.
-  if (out.b_k_stride < out.b_j_stride && out.k % 32 != 0)
-    return refuse(why, "a weight read along its rows needs a reduction of whole steps of 32, not " +
-                           std::to_string(out.k));
   out.columns = std::min<int64_t>(16, out.n);
   if (out.m > 16 && out.m % 16 != 0)
     return refuse(why, "the block's " + std::to_string(out.m) +
@@ -153,6 +156,17 @@ TileOperands tile_operands(const ScheduleState& st, int stage, std::string* why)
     return refuse(why, "the [k, j] operand is packed already");
   why->clear();
   return out;
+}
+
+}  // namespace
+
+TileOperands tile_operands(const ScheduleState& st, int stage, std::string* why) {
+  return match(st, stage, why, true);
+}
+
+bool tile_product_possible(const ScheduleState& st, int stage) {
+  std::string why;
+  return match(st, stage, &why, false).a >= 0;
 }
 
 bool is_bf16_product(const ir::Stage& s) {

@@ -35,6 +35,11 @@ struct TileOperands {
 // it is not one (`why` set, the result's tensors -1).
 TileOperands tile_operands(const ScheduleState& st, int stage, std::string* why);
 
+// Whether `stage`'s operands are as the unit reads them (tile_operands but for the block),
+// so that some block of it may be computed by the unit: not a product of two activations,
+// nor one whose operands' layouts do not suit.
+bool tile_product_possible(const ScheduleState& st, int stage);
+
 // Is `s` a sum of products of two bfloat16 tensors widened to float32 (a product that
 // --precision bf16 demoted)?
 bool is_bf16_product(const ir::Stage& s);

@@ -70,6 +70,9 @@ std::vector<int64_t> encode_packings(const std::vector<std::optional<ir::Packing
     out.push_back(p->source_offset);
     out.push_back(static_cast<int64_t>(p->source_limits.size()));
     out.insert(out.end(), p->source_limits.begin(), p->source_limits.end());
+    out.push_back(static_cast<int64_t>(p->zero_weights.size()));
+    out.insert(out.end(), p->zero_weights.begin(), p->zero_weights.end());
+    out.push_back(p->zero_from);
   }
   return out;
 }
@@ -97,6 +100,13 @@ std::vector<std::optional<ir::Packing>> decode_packings(const std::vector<int64_
     p.source_limits.assign(words.begin() + static_cast<long>(i),
                            words.begin() + static_cast<long>(i + limits));
     i += limits;
+    TLMC_ASSERT(i < words.size(), "truncated packing");
+    const auto weights = static_cast<size_t>(words[i++]);
+    TLMC_ASSERT(i + weights + 1 <= words.size(), "truncated packing");
+    p.zero_weights.assign(words.begin() + static_cast<long>(i),
+                          words.begin() + static_cast<long>(i + weights));
+    p.zero_from = words[i + weights];
+    i += weights + 1;
     out.push_back(std::move(p));
   }
   return out;

@@ -62,5 +62,32 @@ TEST(Bf16Precision, TheHostsBf16ProductsAreCheckedBothWays) {
   EXPECT_NE(r.out.find("= Gemm(act, fc2.w, fc2.b)"), std::string::npos) << r.out;
 }
 
+// -O2 measures bf16 candidates in its worker (the packed weights travel with them, zeroed
+// past a reduction of 48 along a 1 x 1 convolution's weight rows) and checks each against
+// the bfloat16 model; the library it builds passes --check.
+TEST(Bf16Precision, O2MeasuresCandidatesOfPointwiseConvolutions) {
+  const ir::Target host = ir::host_target();
+  if (host.bf16 == ir::Bf16Unit::None) GTEST_SKIP() << "this CPU has neither AVX512_BF16 nor AMX";
+  TempDir dir;
+  write_file(dir.file("pw.yaml"), R"(tlmc: 1
+name: pw
+inputs:
+  x: {shape: [1, 48, 10, 12]}
+weights:
+  w: {shape: [40, 48, 1, 1], init: {uniform: [-1, 1]}, seed: 1}
+  b: {shape: [40], init: {uniform: [-1, 1]}, seed: 2}
+nodes:
+  - {op: Conv, inputs: [x, w, b], outputs: [c]}
+  - {op: Relu, inputs: [c], outputs: [y]}
+outputs: [y]
+)");
+  const CommandResult r =
+      run_command(tlmc("-O2 " + dir.file("pw.yaml") + " --precision bf16 --trials 12 --tuning-db " +
+                       dir.file("t.db") + " --check --dump precision -o " + dir.file("out")));
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("Conv 1x1 48->40 10x12 + Relu"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("check passed"), std::string::npos) << r.out;
+}
+
 }  // namespace
 }  // namespace tlmc::test

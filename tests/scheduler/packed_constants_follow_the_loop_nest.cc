@@ -157,6 +157,14 @@ TEST(PackedConstants, BytesFollowThePacking) {
           ir::Packing{{2, 2, 2}, {2, 3, 1}, 0, {1, ir::Packing::kNoLimit, ir::Packing::kNoLimit}},
           bytes, 4)),
       (std::vector<float>{1, 2, 4, 5, 2, 3, 5, 6}));
+  // The rows (length 3) in pairs of elements, two pairs per row, zero past each row's end:
+  // what follows a row in the source is the next row, not padding.
+  ir::Packing pairs{{2, 2, 2}, {3, 2, 1}, 0, {}};
+  pairs.zero_weights = {0, 2, 1};
+  pairs.zero_from = 3;
+  EXPECT_EQ(floats(ir::pack_bytes(pairs, bytes, 4)), (std::vector<float>{1, 2, 3, 0, 4, 5, 6, 0}));
+  EXPECT_NE(ir::packing_str(pairs).find("zero from 3 by [0, 2, 1]"), std::string::npos)
+      << ir::packing_str(pairs);
 }
 
 }  // namespace
