@@ -40,7 +40,8 @@ ir::Graph verify_computing_shapes(ir::Graph g) {
   // tlmc's products of 16-bit operands output float32 (what --precision bf16 writes); ONNX's
   // output their operands' type, which a model's own products would expect.
   for (const ir::Node& n : out.nodes)
-    if ((n.op == "MatMul" || n.op == "Gemm") && ir::dtype_is_half(out.type(n.inputs[0]).dtype))
+    if ((n.op == "MatMul" || n.op == "Gemm" || n.op == "Conv") &&
+        ir::dtype_is_half(out.type(n.inputs[0]).dtype))
       throw Diagnostic(n.loc, n.describe() + " multiplies " +
                                   std::string(ir::dtype_name(out.type(n.inputs[0]).dtype)) +
                                   " tensors: products of float16 or bfloat16 models are not "

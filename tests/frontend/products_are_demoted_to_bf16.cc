@@ -149,6 +149,24 @@ outputs: [y]
               std::string::npos)
         << d.format();
   }
+  try {
+    read_yaml_text(R"(
+tlmc: 1
+name: own
+inputs:
+  x: {shape: [1, 4, 3, 3], dtype: float16}
+weights:
+  w: {shape: [2, 4, 1, 1], dtype: float16, init: {uniform: [-1, 1]}, seed: 1}
+nodes:
+  - {op: Conv, inputs: [x, w], outputs: [y], name: pw}
+outputs: [y]
+)",
+                   "own.yaml");
+    FAIL() << "a float16 convolution must be refused";
+  } catch (const Diagnostic& d) {
+    EXPECT_NE(d.format().find("Conv 'pw' multiplies float16 tensors"), std::string::npos)
+        << d.format();
+  }
 }
 
 }  // namespace
