@@ -431,6 +431,7 @@ void generate(const CompileOptions& o, const LayoutPlan& plan,
               const std::vector<std::vector<scheduler::Decision>>& schedules, CompiledModel& m) {
   std::ostream* dump = o.dump_stream;
   std::vector<codegen::KernelInfo> kernels;
+  int unit_kernels = 0, widened_kernels = 0, float_kernels = 0;  // by how they compute
   {
     PassTimer t(o, "lower schedules");
     for (size_t k = 0; k < plan_kernels.distinct_of.size(); ++k) {
@@ -450,9 +451,13 @@ void generate(const CompileOptions& o, const LayoutPlan& plan,
             *dump << scheduler::space_kind_name(s.kind) << " " << s.stage << " " << s.axis << "\n";
         }
       }
+      const std::string precision = scheduler::kernel_precision(state, o.target);
       if (dump && wants(o, "precision"))
         *dump << "# kernel " << k << " (workload " << ir::workload_key(program)
-              << "): " << scheduler::kernel_precision(state, o.target) << "\n";
+              << "): " << precision << "\n";
+      const bool by_unit = precision.find(" by ") != std::string::npos;
+      const bool widened = precision.find("widened") != std::string::npos;
+      (by_unit ? unit_kernels : widened ? widened_kernels : float_kernels) += 1;
       if (dump && wants(o, "loops"))
         *dump << "# kernel " << k << " schedule:\n"
               << scheduler::schedule_str(schedule) << ir::loop_str(loops);
@@ -461,6 +466,13 @@ void generate(const CompileOptions& o, const LayoutPlan& plan,
                                             tune::program_flops(program)});
     }
   }
+  // Nothing about a bf16 build is silent: how many kernels the unit computes.
+  if (o.bf16 && o.progress_stream)
+    *o.progress_stream << "tlmc: bf16: " << unit_kernels << " of " << kernels.size()
+                       << " kernels compute their products by "
+                       << (o.target.bf16 == ir::Bf16Unit::Amx ? "AMX tiles" : "vdpbf16ps") << ", "
+                       << widened_kernels << " by loops widening bfloat16, " << float_kernels
+                       << " in float32 alone (--dump precision lists them, with the reasons)\n";
   std::vector<codegen::CompiledSubgraph> subgraphs;
   for (const Occurrence& c : plan.occurrences)
     subgraphs.push_back(

@@ -46,6 +46,11 @@ TEST(Bf16Precision, TheHostsBf16ProductsAreCheckedBothWays) {
   if (host.bf16 == ir::Bf16Unit::None) GTEST_SKIP() << "this CPU has neither AVX512_BF16 nor AMX";
   CommandResult r = run_command(tlmc("-O0 " + kMlp + " --precision bf16 --check"));
   EXPECT_EQ(r.exit_code, 0) << r.out;
+  // The summary says how the kernels compute; a float32 build says nothing of it.
+  EXPECT_NE(r.out.find("tlmc: bf16: 2 of 4 kernels compute their products by "), std::string::npos)
+      << r.out;
+  EXPECT_EQ(run_command(tlmc("-O0 " + kMlp + " --check")).out.find("tlmc: bf16:"),
+            std::string::npos);
   EXPECT_NE(r.out.find("against the bfloat16 model it compiles (2 products in series)  ok"),
             std::string::npos)
       << r.out;
