@@ -327,6 +327,7 @@ class TileWithProducersRule : public SketchRule {
     // W1 and a 128 x 768 x 3072 product ran 10-25% faster in them than in 32 x 128 or
     // 64 x 128 blocks, with the reduction in parts of 256; 4 x 64 four times slower).
     std::vector<int64_t> default_tile = register_tile(st, root, reductions, b.target);
+    bool unit_block = false;  // the default is a block of the bf16 unit's tiles
     if (b.target.bf16 != ir::Bf16Unit::None && rank >= 2 &&
         std::any_of(reductions.begin(), reductions.end(), [&](int p) {
           return is_bf16_product(st.te.stages[static_cast<size_t>(p)]) &&
@@ -334,6 +335,7 @@ class TileWithProducersRule : public SketchRule {
         })) {
       default_tile[rank - 2] = 128;
       default_tile[rank - 1] = 128;
+      unit_block = true;
       // Rows of positions (a 1 x 1 convolution's [n, oh, ow, oc]) that are no whole tiles
       // take several whole rows that are: 2 rows of 56 (7 tiles), 4 of 28.
       const int64_t row = ts.axes[rank - 2].extent;
@@ -365,7 +367,10 @@ class TileWithProducersRule : public SketchRule {
                 tile_sizes(extent, kMaxLocalBytes / element_bytes / tile, lanes);
             return vectorised ? whole_vectors(sizes, extent, lanes) : sizes;
           },
-          [](SketchRun&, int64_t) {}, at_most(default_tile[a]));
+          [](SketchRun&, int64_t) {},
+          // Columns in whole tiles of 16 (a last block shifted back to end at the width).
+          unit_block && a + 1 == rank ? at_most_in_tiles(default_tile[a], 16)
+                                      : at_most(default_tile[a]));
     }
     for (size_t a = 0; a < rank; ++a) {
       if (use[a] != AxisUse::Split) continue;

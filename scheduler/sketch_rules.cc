@@ -15,6 +15,15 @@ Fallback at_most(int64_t want) {
   };
 }
 
+Fallback at_most_in_tiles(int64_t want, int64_t tile) {
+  return [want, tile](const SketchRun& r, const std::vector<int64_t>& valid) {
+    int64_t best = 0;
+    for (int64_t v : valid)
+      if (v <= want && (v <= tile || v % tile == 0) && v > best) best = v;
+    return best > 0 ? best : at_most(want)(r, valid);
+  };
+}
+
 Fallback largest() {
   return [](const SketchRun&, const std::vector<int64_t>& valid) {
     return *std::max_element(valid.begin(), valid.end());

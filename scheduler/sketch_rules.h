@@ -16,6 +16,9 @@ namespace tlmc::scheduler {
 using Fallback = std::function<int64_t(const SketchRun&, const std::vector<int64_t>& valid)>;
 // Default policies: the largest valid value at most `want` (else the smallest valid one).
 Fallback at_most(int64_t want);
+// The largest valid value at most `want` that is at most `tile` or a multiple of it (whole
+// tiles of a bf16 unit's block); at_most(want) where none is.
+Fallback at_most_in_tiles(int64_t want, int64_t tile);
 Fallback largest();
 Fallback smallest();
 
