@@ -451,13 +451,13 @@ void generate(const CompileOptions& o, const LayoutPlan& plan,
             *dump << scheduler::space_kind_name(s.kind) << " " << s.stage << " " << s.axis << "\n";
         }
       }
-      const std::string precision = scheduler::kernel_precision(state, o.target);
+      const scheduler::KernelPrecision precision = scheduler::kernel_precision(state, o.target);
       if (dump && wants(o, "precision"))
         *dump << "# kernel " << k << " (workload " << ir::workload_key(program)
-              << "): " << precision << "\n";
-      const bool by_unit = precision.find(" by ") != std::string::npos;
-      const bool widened = precision.find("widened") != std::string::npos;
-      (by_unit ? unit_kernels : widened ? widened_kernels : float_kernels) += 1;
+              << "): " << precision.text << "\n";
+      (precision.by_unit > 0   ? unit_kernels
+       : precision.widened > 0 ? widened_kernels
+                               : float_kernels) += 1;
       if (dump && wants(o, "loops"))
         *dump << "# kernel " << k << " schedule:\n"
               << scheduler::schedule_str(schedule) << ir::loop_str(loops);

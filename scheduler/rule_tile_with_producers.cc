@@ -193,8 +193,7 @@ void tile_producer(SketchBuild& b, int a) {
   // First, on a CPU with a bf16 unit: whether it computes a bfloat16 product's block whole
   // (AMX tiles, else vdpbf16ps, where the block allows: scheduler/tile_product.h); if so,
   // the stage's other spaces each list one value. -O0: by the unit where it can.
-  if (b.target.bf16 != ir::Bf16Unit::None && is_bf16_product(ta) &&
-      tile_product_possible(b.base.state, a))
+  if (b.target.bf16 != ir::Bf16Unit::None && tile_product_possible(b.base.state, a))
     b.add_space(
         Space{SpaceKind::Tensorize, b.role(a), "-"},
         [](const SketchRun&) {
@@ -329,10 +328,8 @@ class TileWithProducersRule : public SketchRule {
     std::vector<int64_t> default_tile = register_tile(st, root, reductions, b.target);
     bool unit_block = false;  // the default is a block of the bf16 unit's tiles
     if (b.target.bf16 != ir::Bf16Unit::None && rank >= 2 &&
-        std::any_of(reductions.begin(), reductions.end(), [&](int p) {
-          return is_bf16_product(st.te.stages[static_cast<size_t>(p)]) &&
-                 tile_product_possible(st, p);
-        })) {
+        std::any_of(reductions.begin(), reductions.end(),
+                    [&](int p) { return tile_product_possible(st, p); })) {
       default_tile[rank - 2] = 128;
       default_tile[rank - 1] = 128;
       unit_block = true;

@@ -20,10 +20,6 @@ TileOperands refuse(std::string* why, const std::string& reason) {
   return TileOperands{};
 }
 
-}  // namespace
-
-namespace {
-
 // tile_operands, with `block` false: the operands alone, whatever the block.
 TileOperands match(const ScheduleState& st, int stage, std::string* why, bool block) {
   const ir::Stage& ts = st.te.stages[static_cast<size_t>(stage)];
@@ -132,7 +128,6 @@ TileOperands match(const ScheduleState& st, int stage, std::string* why, bool bl
   out.b = y->var_id;
   out.i_axis = rank - 2;
   out.j_axis = rank - 1;
-  out.k_axis = k_axis;
   out.m = extent[rank - 2] * (folded ? extent[rank - 3] : 1);
   out.n = extent[rank - 1];
   out.k = ts.reduce_axes[k_axis].extent;
@@ -178,13 +173,16 @@ bool is_bf16_product(const ir::Stage& s) {
   return true;
 }
 
-std::string kernel_precision(const ScheduleState& st, const ir::Target& target) {
+KernelPrecision kernel_precision(const ScheduleState& st, const ir::Target& target) {
   const std::string unit = target.bf16 == ir::Bf16Unit::Amx ? "AMX tiles" : "vdpbf16ps";
-  std::string out;
+  KernelPrecision out;
   for (size_t s = 0; s < st.te.stages.size(); ++s) {
     if (!is_bf16_product(st.te.stages[s])) continue;
     std::string how = "bf16 by " + unit;
-    if (!st.stages[s].tensorized) {
+    if (st.stages[s].tensorized) {
+      ++out.by_unit;
+    } else {
+      ++out.widened;
       std::string why;
       if (target.bf16 == ir::Bf16Unit::None)
         why = "the target has no bf16 unit";
@@ -192,12 +190,13 @@ std::string kernel_precision(const ScheduleState& st, const ir::Target& target) 
         tile_operands(st, static_cast<int>(s), &why);
       how = "bf16 widened to float32 (" + (why.empty() ? "the schedule chose loops" : why) + ")";
     }
-    out += (out.empty() ? "" : "; ") + st.te.stages[s].name + ": " + how;
+    out.text += (out.text.empty() ? "" : "; ") + st.te.stages[s].name + ": " + how;
   }
-  if (!out.empty()) return out;
+  if (!out.text.empty()) return out;
+  out.text = "float32";
   for (const ir::TeTensor& t : st.te.tensors)
-    if (ir::dtype_is_half(t.dtype)) return "float32, with 16-bit tensors";
-  return "float32";
+    if (ir::dtype_is_half(t.dtype)) out.text = "float32, with 16-bit tensors";
+  return out;
 }
 
 }  // namespace tlmc::scheduler

@@ -23,7 +23,6 @@ namespace tlmc::scheduler {
 struct TileOperands {
   int a = -1, b = -1;             // tensors
   size_t i_axis = 0, j_axis = 0;  // the stage's axes along A's rows and B's columns
-  size_t k_axis = 0;              // the reduction axis (the others have one iteration)
   int64_t m = 0, n = 0, k = 0;    // the block a statement computes
   int64_t columns = 0;            // columns of a tile: min(16, n)
   bool blocked = false;           // B packed in blocks of 16 columns, else in rows of pairs
@@ -35,17 +34,23 @@ struct TileOperands {
 // it is not one (`why` set, the result's tensors -1).
 TileOperands tile_operands(const ScheduleState& st, int stage, std::string* why);
 
-// Whether `stage`'s operands are as the unit reads them (tile_operands but for the block),
-// so that some block of it may be computed by the unit: not a product of two activations,
-// nor one whose operands' layouts do not suit.
+// Whether `stage` is a bfloat16 product whose operands are as the unit reads them
+// (tile_operands but for the block), so that some block of it may be computed by the unit:
+// not a product of two activations, nor one whose operands' layouts do not suit.
 bool tile_product_possible(const ScheduleState& st, int stage);
 
 // Is `s` a sum of products of two bfloat16 tensors widened to float32 (a product that
 // --precision bf16 demoted)?
 bool is_bf16_product(const ir::Stage& s);
 
-// How a scheduled kernel computes, for --dump precision: "float32", "bf16 by AMX tiles"
-// (or "by vdpbf16ps"), or "bf16 widened to float32 (why not by the unit)", per product.
-std::string kernel_precision(const ScheduleState& st, const ir::Target& target);
+// How a scheduled kernel computes: for --dump precision, "float32", "bf16 by AMX tiles" (or
+// "by vdpbf16ps"), or "bf16 widened to float32 (why not by the unit)", per product; and how
+// many of its products take each way, for the build's summary.
+struct KernelPrecision {
+  std::string text;
+  int by_unit = 0;  // products the bf16 unit computes
+  int widened = 0;  // products computed by loops widening bfloat16
+};
+KernelPrecision kernel_precision(const ScheduleState& st, const ir::Target& target);
 
 }  // namespace tlmc::scheduler
