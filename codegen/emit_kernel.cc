@@ -196,6 +196,11 @@ constexpr int64_t kMaxExplicitUnroll = 32;
 constexpr int64_t kMaxExplicitVectorChunks = 8;
 // Serial loops over the rows of a register tile up to this extent are written out too.
 constexpr int64_t kMaxTileRowUnroll = 8;
+// No loop is written out where its copies would hold more statements than this (inner loops
+// first: they hold the register tiles): nested unrolled loops multiply, and a schedule drawn
+// at random wrote a padding nest 9 x 2 x 12 x 6 times, 1.2 MB of C that the C compiler took
+// 150 s over. Such a loop is left to the C compiler, unannotated.
+constexpr int64_t kMaxWrittenOut = 512;
 // The depth of the parts of an AMX tile product's reduction (a multiple of 32).
 constexpr int64_t kAmxDepth = 256;
 // The narrowest vectors used for remainders: 4 floats, one SSE register.
@@ -502,9 +507,8 @@ class KernelEmitter {
       os << indent(depth) << "}\n";
       return;
     }
-    if ((s->loop_kind == ir::LoopKind::Unrolled && s->extent <= kMaxExplicitUnroll) ||
-        (s->loop_kind == ir::LoopKind::Serial && s->extent <= kMaxTileRowUnroll &&
-         !has_scalar_loop(s->body[0]) && reads_local_along(s->body[0], s->var_id))) {
+    const bool within = s->extent * written_size(s->body[0]) <= kMaxWrittenOut;
+    if (within && written_out(*s)) {
       // Written out copy by copy with the variable a constant, so that the indices of a
       // small local tile become constants and the C compiler keeps the tile in registers.
       for (int64_t k = 0; k < s->extent; ++k) {
@@ -515,7 +519,7 @@ class KernelEmitter {
       }
       return;
     }
-    if (s->loop_kind == ir::LoopKind::Unrolled)
+    if (s->loop_kind == ir::LoopKind::Unrolled && within)
       os << indent(depth) << "#pragma GCC unroll " << s->extent << "\n";
     os << indent(depth) << "for (int64_t " << v << " = 0; " << v << " < " << int_literal(s->extent)
        << "; ++" << v << ") {\n";
@@ -620,6 +624,36 @@ class KernelEmitter {
   // out copy by copy: with a long epilogue (an erf-form GELU) the C compiler would keep the
   // loop, index the tile by a variable, and so keep the whole tile in memory during the
   // product too (a fused GELU cost 8 times its own time as a kernel of its own).
+  // Whether loop `s` is of a kind written out copy by copy, its variable a constant in each
+  // (within kMaxWrittenOut).
+  bool written_out(const ir::StmtNode& s) const {
+    return (s.loop_kind == ir::LoopKind::Unrolled && s.extent <= kMaxExplicitUnroll) ||
+           (s.loop_kind == ir::LoopKind::Serial && s.extent <= kMaxTileRowUnroll &&
+            !has_scalar_loop(s.body[0]) && reads_local_along(s.body[0], s.var_id));
+  }
+
+  // The statements `s` becomes with its loops written out where emit_for writes them out.
+  int64_t written_size(const Stmt& s) const {
+    switch (s->kind) {
+      case StmtKind::For: {
+        const int64_t body = written_size(s->body[0]);
+        return s->extent > 1 && written_out(*s) && s->extent * body <= kMaxWrittenOut
+                   ? s->extent * body
+                   : body;
+      }
+      case StmtKind::Seq: {
+        int64_t n = 0;
+        for (const Stmt& c : s->body) n += written_size(c);
+        return n;
+      }
+      case StmtKind::Allocate:
+      case StmtKind::If:
+        return written_size(s->body[0]);
+      default:
+        return 1;
+    }
+  }
+
   bool reads_local_along(const Stmt& s, int var) const {
     bool found = false;
     auto look = [&](const Expr& e) {
