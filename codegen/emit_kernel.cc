@@ -32,28 +32,6 @@ bool stmt_uses_var(const ir::Stmt& s, int var) {
   return false;
 }
 
-// The coefficient of variable `v` in an integer expression, when it is affine in v.
-std::optional<int64_t> coefficient(const Expr& e, int v) {
-  if (!ir::uses_var(e, v)) return 0;
-  if (e->kind == ExprKind::Var) return 1;
-  if (e->kind != ExprKind::Binary) return std::nullopt;
-  const auto a = coefficient(e->args[0], v), b = coefficient(e->args[1], v);
-  if (!a || !b) return std::nullopt;
-  int64_t c;
-  switch (e->binary_op) {
-    case BinaryOp::Add:
-      return *a + *b;
-    case BinaryOp::Sub:
-      return *a - *b;
-    case BinaryOp::Mul:
-      if (ir::is_int_const(e->args[1], &c)) return *a * c;
-      if (ir::is_int_const(e->args[0], &c)) return *b * c;
-      return std::nullopt;
-    default:
-      return std::nullopt;
-  }
-}
-
 struct VecCode {
   std::string code;
   bool vector;  // false: a scalar, the same in every lane
@@ -88,7 +66,7 @@ class Vectorizer {
                 "vectorizing a " << ir::dtype_name(e->dtype) << " value");
     switch (e->kind) {
       case ExprKind::Load: {
-        const auto c = coefficient(e->args[0], v_);
+        const auto c = ir::linear_coefficient(e->args[0], v_);
         if (c && *c == 1)
           return {w("tlmc_vload") + "(&" + buf_name(e->var_id) + "[" + scalar_c(e->args[0]) + "])",
                   true};
@@ -141,7 +119,7 @@ class Vectorizer {
         // A bfloat16 operand's consecutive elements: one load, widened in registers.
         const Expr& x = e->args[0];
         if (x->kind == ExprKind::Load && x->dtype == ir::DType::BFloat16) {
-          const auto c = coefficient(x->args[0], v_);
+          const auto c = ir::linear_coefficient(x->args[0], v_);
           if (c && *c == 1)
             return {w("tlmc_vloadbf16_") + "(&" + buf_name(x->var_id) + "[" + scalar_c(x->args[0]) +
                         "])",
@@ -310,6 +288,27 @@ class KernelEmitter {
     }
   }
 
+  // A tile product function's first lines: what it computes, and its taps' offsets of A.
+  static void comment_and_taps(std::ostream& f, const ir::TileProduct& t) {
+    f << "  /* c[" << t.m << " x " << t.n << "] = a[" << t.m << " x " << t.k << "] b[" << t.k
+      << " x " << t.n << "]";
+    if (t.a_taps.size() > 1) f << ", summed over " << t.a_taps.size() << " taps";
+    f << " */\n";
+    if (t.a_taps.size() <= 1) return;
+    f << "  static const int64_t taps[" << t.a_taps.size() << "] = {";
+    for (size_t i = 0; i < t.a_taps.size(); ++i) f << (i ? ", " : "") << t.a_taps[i];
+    f << "};\n";
+  }
+
+  // The head of a loop over a tile product's taps, naming A and B at the tap `at` and `bt`.
+  static std::string tap_loop(const ir::TileProduct& t) {
+    std::ostringstream o;
+    o << "for (int64_t tap = 0; tap < " << t.a_taps.size() << "; ++tap) {\n"
+      << "      const uint16_t* at = a + taps[tap];\n"
+      << "      const uint16_t* bt = b + tap * " << t.b_tap << ";";
+    return o.str();
+  }
+
   // A tile product as a function of AVX512_BF16 instructions, for a CPU without AMX: each
   // vdpbf16ps multiplies 16 columns' pairs of B (one packed row of pairs) by a pair of A's
   // row broadcast to every lane, adding both products into 16 float32 accumulators. A
@@ -317,17 +316,18 @@ class KernelEmitter {
   // broadcast) runs over the whole reduction and is stored once; narrower blocks where the
   // rows or vectors run out. Blocks of fewer than 16 columns load and store under a mask.
   // The last pair of an odd reduction takes A's last element alone (its pair would read
-  // past the row).
+  // past the row). Summed over taps, a register block takes every tap's pairs in turn.
   std::string dot_product_function(const std::string& fn, const ir::TileProduct& t) {
     constexpr int64_t kRows = 6, kVectors = 4;
     const int64_t w = t.columns, vectors = t.n / w, pairs = (t.k + 1) / 2;
     const bool odd = t.k % 2 != 0;
     const std::string mask = w == 16 ? "" : std::to_string((1 << w) - 1);
+    const bool taps = t.a_taps.size() > 1;
+    const std::string a = taps ? "at" : "a", b = taps ? "bt" : "b";
     std::ostringstream f;
     f << "__attribute__((target(\"avx512f,avx512bf16\"))) static void " << fn
-      << "(float* restrict c, const uint16_t* restrict a, const uint16_t* restrict b) {\n"
-      << "  /* c[" << t.m << " x " << t.n << "] = a[" << t.m << " x " << t.k << "] b[" << t.k
-      << " x " << t.n << "] */\n";
+      << "(float* restrict c, const uint16_t* restrict a, const uint16_t* restrict b) {\n";
+    comment_and_taps(f, t);
     // One register block: rows r0.. r0 + nr, vectors v0.. v0 + nv (C expressions r0, v0).
     auto block_code = [&](int64_t nr, int64_t nv, const std::string& r0, const std::string& v0) {
       std::ostringstream o;
@@ -341,13 +341,14 @@ class KernelEmitter {
           o << "_mm512_loadu_si512(";
         else
           o << "_mm512_maskz_loadu_epi32(" << mask << ", ";
-        o << "b + (" << v0 << " + " << y << ") * " << t.b_tile << " + " << p << " * " << t.b_row
+        o << b << " + (" << v0 << " + " << y << ") * " << t.b_tile << " + " << p << " * " << t.b_row
           << ");\n";
       };
       auto products = [&](bool last_alone) {
         for (int64_t x = 0; x < nr; ++x) {
-          const std::string row = "a + (" + r0 + " + " + std::to_string(x) + ") * " +
-                                  std::to_string(t.lda) + " + 2 * p";
+          std::ostringstream row_at;
+          row_at << a << " + (" << r0 << " + " << x << ") * " << t.lda << " + 2 * p";
+          const std::string row = row_at.str();
           o << "        {\n          int32_t pair;\n";
           if (last_alone)
             o << "          pair = (int32_t)*(" << row << ");\n";
@@ -361,6 +362,7 @@ class KernelEmitter {
         }
       };
       const int64_t whole = odd ? pairs - 1 : pairs;
+      if (taps) o << "      " << tap_loop(t) << "\n";
       if (whole > 0) {
         o << "      for (int64_t p = 0; p < " << whole << "; ++p) {\n";
         for (int64_t y = 0; y < nv; ++y) load_b(y, "p");
@@ -373,6 +375,7 @@ class KernelEmitter {
         products(true);
         o << "      }\n";
       }
+      if (taps) o << "      }\n";
       for (int64_t x = 0; x < nr; ++x)
         for (int64_t y = 0; y < nv; ++y) {
           o << "      " << (mask.empty() ? "_mm512_storeu_ps(" : "_mm512_mask_storeu_ps(")
@@ -400,19 +403,22 @@ class KernelEmitter {
   // steps and is stored, the column blocks inside the row blocks, so that the rows of A a
   // part reads (2 x 16 x kAmxDepth bfloat16, 16 KiB) stay in L1 while B streams from L2. A
   // last step of fewer than 32 reads A through a copy padded with zeros (B is padded in its
-  // packing). Blocks of one tile row or column where the tiles do not pair up.
+  // packing). Blocks of one tile row or column where the tiles do not pair up. Summed over
+  // taps (a convolution's window), each block takes every tap's steps of the part in turn,
+  // A and B from the tap's offsets: its accumulators stay in their tiles across the window.
   std::string tile_product_function(const std::string& fn, const ir::TileProduct& t) {
-    const int64_t rows = std::min<int64_t>(16, t.m), row_tiles = t.m / rows;
+    const int64_t rows = t.rows, row_tiles = t.m / rows;
     const int64_t w = t.columns, column_tiles = t.n / w;
     const int64_t whole = t.k / 32 * 32;
-    TLMC_ASSERT(row_tiles * rows == t.m && column_tiles * w == t.n,
+    TLMC_ASSERT(rows >= 1 && rows <= 16 && row_tiles * rows == t.m && column_tiles * w == t.n,
                 "tile product of a partial tile");
+    const bool taps = t.a_taps.size() > 1;
+    const std::string a = taps ? "at" : "a", b = taps ? "bt" : "b";
     std::ostringstream f;
     f << "__attribute__((target(\"amx-tile,amx-bf16\"))) static void " << fn
-      << "(float* restrict c, const uint16_t* restrict a, const uint16_t* restrict b) {\n"
-      << "  /* c[" << t.m << " x " << t.n << "] = a[" << t.m << " x " << t.k << "] b[" << t.k
-      << " x " << t.n << "] */\n"
-      << "  static const struct tlmc_tile_config config = {1, 0, {0}, {";
+      << "(float* restrict c, const uint16_t* restrict a, const uint16_t* restrict b) {\n";
+    comment_and_taps(f, t);
+    f << "  static const struct tlmc_tile_config config = {1, 0, {0}, {";
     for (int i = 0; i < 16; ++i)
       f << (i ? ", " : "") << (i < 4 ? 4 * w : i < 6 ? 64 : i < 8 ? 4 * w : 0);
     f << "}, {";
@@ -444,16 +450,17 @@ class KernelEmitter {
           if (tail)
             o << "      _tile_loadd(" << 4 + x << ", tail + " << x * rows * 32 << ", 64);\n";
           else
-            o << "      _tile_loadd(" << 4 + x << ", a + (" << ti << " * " << rows << " + "
-              << x * rows << ") * " << lda << " + " << kk << ", " << 2 * t.lda << ");\n";
+            o << "      _tile_loadd(" << 4 + x << ", " << a << " + (" << ti << " * " << rows
+              << " + " << x * rows << ") * " << lda << " + " << kk << ", " << 2 * t.lda << ");\n";
         }
         for (int y = 0; y < q; ++y)
-          o << "      _tile_loadd(" << 6 + y << ", b + (" << tj << " + " << y << ") * " << t.b_tile
-            << " + " << kk << " / 2 * " << t.b_row << ", " << 2 * t.b_row << ");\n";
+          o << "      _tile_loadd(" << 6 + y << ", " << b << " + (" << tj << " + " << y << ") * "
+            << t.b_tile << " + " << kk << " / 2 * " << t.b_row << ", " << 2 * t.b_row << ");\n";
         for (int x = 0; x < r; ++x)
           for (int y = 0; y < q; ++y)
             o << "      _tile_dpbf16ps(" << 2 * x + y << ", " << 4 + x << ", " << 6 + y << ");\n";
       };
+      if (taps) o << "      " << tap_loop(t) << "\n";
       if (whole > 0) {
         o << "      for (int64_t kk = kb; kk < kend; kk += 32) {\n";
         step("kk", false);
@@ -462,11 +469,12 @@ class KernelEmitter {
       if (whole < t.k) {
         o << "      if (kend == " << whole << ") {\n"
           << "      for (int64_t x = 0; x < " << r * rows << "; ++x)\n"
-          << "        memcpy(tail + x * 32, a + (" << ti << " * " << rows << " + x) * " << lda
-          << " + " << whole << ", " << 2 * (t.k - whole) << ");\n";
+          << "        memcpy(tail + x * 32, " << a << " + (" << ti << " * " << rows << " + x) * "
+          << lda << " + " << whole << ", " << 2 * (t.k - whole) << ");\n";
         step(std::to_string(whole), true);
         o << "      }\n";
       }
+      if (taps) o << "      }\n";
       for (int x = 0; x < r; ++x)
         for (int y = 0; y < q; ++y)
           o << "      _tile_stored(" << 2 * x + y << ", " << c_tile(x, y, ti, tj) << ");\n";
@@ -559,7 +567,7 @@ class KernelEmitter {
     bool contiguous = true;
     ir::visit_expr(f, [&](const ir::ExprNode& n) {
       if (n.kind != ExprKind::Load) return;
-      const auto c = coefficient(n.args[0], s->var_id);
+      const auto c = ir::linear_coefficient(n.args[0], s->var_id);
       const bool float_load = n.dtype == ir::DType::Float32 || n.dtype == ir::DType::BFloat16;
       if (n.var_id == st->buffer || !float_load || !c || (*c != 0 && *c != 1)) contiguous = false;
     });
@@ -713,7 +721,7 @@ class KernelEmitter {
     std::vector<Stmt> stores;
     if (!vector_stores(s->body[0], stores)) return false;
     for (const Stmt& st : stores) {
-      const auto c = coefficient(st->index, s->var_id);
+      const auto c = ir::linear_coefficient(st->index, s->var_id);
       if (!c || *c != 1 || !vector_value(*st)) return false;
       bool floats_only = true;  // bfloat16 loads are read through a Cast to float32
       ir::visit_expr(st->value, [&](const ir::ExprNode& n) {

@@ -11,25 +11,29 @@
 namespace tlmc::frontend {
 namespace {
 
-// A convolution that is a matrix product at every output position: 1 x 1 (any rank), of
-// stride 1 and no padding, of one group. Channels-last, its input's rows are the positions
-// and its weight a [M, C] matrix, which the bf16 unit takes as it takes a MatMul's.
-bool is_pointwise_conv(const ir::Graph& g, const ir::Node& n) {
+// A convolution the bf16 unit computes as a matrix product per tap of its window
+// (scheduler/tile_product.h): of one group, channels-last positions as A's rows, its weight
+// a [M, C] matrix per tap. 1 x 1 convolutions of stride 1 and no padding are one such
+// product whatever C; any other (a window, a stride, padding) sums over its taps, each over
+// the C input channels, and takes 16 channels or more: a step of the unit spans 32, and a
+// window over the 3 channels of an image's stem would leave most of each step empty (it
+// stays in float32).
+bool is_unit_conv(const ir::Graph& g, const ir::Node& n) {
   if (n.op != "Conv" || n.inputs.size() < 2 || n.attr_int("group") != 1) return false;
   const auto all = [](const std::vector<int64_t>& v, int64_t x) {
     return std::all_of(v.begin(), v.end(), [x](int64_t e) { return e == x; });
   };
   const ir::Shape& w = g.type(n.inputs[1]).shape;  // [M, C, k...]
-  return all(std::vector<int64_t>(w.begin() + 2, w.end()), 1) && all(n.attr_ints("strides"), 1) &&
-         all(n.attr_ints("pads"), 0);
+  const bool pointwise = all(std::vector<int64_t>(w.begin() + 2, w.end()), 1) &&
+                         all(n.attr_ints("strides"), 1) && all(n.attr_ints("pads"), 0);
+  return pointwise || (w.size() >= 2 && w[1] >= 16);
 }
 
 // The products whose first two inputs are the operands rounded to bfloat16: matrix products,
-// and the convolutions that are matrix products (is_pointwise_conv; the others follow once
-// their lowering gives the unit a reduction over several taps).
+// and the convolutions the unit computes (is_unit_conv).
 bool is_demotable(const ir::Graph& g, const ir::Node& n, PrecisionOptions::Ops ops) {
   if (n.op == "MatMul" || n.op == "Gemm") return ops != PrecisionOptions::Ops::Conv;
-  return is_pointwise_conv(g, n) && ops != PrecisionOptions::Ops::MatMul;
+  return is_unit_conv(g, n) && ops != PrecisionOptions::Ops::MatMul;
 }
 
 bool is_product(const ir::Node& n) {

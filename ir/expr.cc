@@ -242,6 +242,28 @@ bool uses_var(const Expr& e, int var_id) {
   return false;
 }
 
+std::optional<int64_t> linear_coefficient(const Expr& e, int var_id) {
+  if (!uses_var(e, var_id)) return 0;
+  if (e->kind == ExprKind::Var) return 1;
+  if (e->kind != ExprKind::Binary) return std::nullopt;
+  const auto a = linear_coefficient(e->args[0], var_id);
+  const auto b = linear_coefficient(e->args[1], var_id);
+  if (!a || !b) return std::nullopt;
+  int64_t c;
+  switch (e->binary_op) {
+    case BinaryOp::Add:
+      return *a + *b;
+    case BinaryOp::Sub:
+      return *a - *b;
+    case BinaryOp::Mul:
+      if (is_int_const(e->args[1], &c)) return *a * c;
+      if (is_int_const(e->args[0], &c)) return *b * c;
+      return std::nullopt;
+    default:
+      return std::nullopt;
+  }
+}
+
 std::optional<std::pair<int64_t, int64_t>> value_range(const Expr& e,
                                                        const std::map<int, int64_t>& extents) {
   using Range = std::pair<int64_t, int64_t>;

@@ -86,6 +86,9 @@ bool expr_equal(const Expr& a, const Expr& b);
 Expr substitute(const Expr& e, const std::vector<std::pair<int, Expr>>& var_values);
 // Does the expression mention variable `var_id`?
 bool uses_var(const Expr& e, int var_id);
+// The coefficient of variable `var_id` in an int expression affine in it (sums, differences
+// and products by constants of terms, the others free of it); nothing where it is not.
+std::optional<int64_t> linear_coefficient(const Expr& e, int var_id);
 // The least and greatest value of an int expression whose variables range over
 // [0, extent) (`extents`, by variable id): constants, those variables, +, -, *, min, max,
 // floor division and remainder by a positive constant, and a choice between two such

@@ -208,7 +208,10 @@ void print(std::ostream& os, const LoopProgram& p, const Stmt& s, int depth) {
          << "[" << expr_str(s->index, bname) << " + i * " << t.ldc << " + j] = " << bname(t.a)
          << "[" << expr_str(t.a_index, bname) << " + i * " << t.lda << " + k] * " << bname(t.b)
          << "[" << expr_str(t.b_index, bname) << ", tiles of " << t.columns << " columns "
-         << t.b_tile << " apart, rows " << t.b_row << " apart]\n";
+         << t.b_tile << " apart, rows " << t.b_row << " apart]";
+      if (t.a_taps.size() > 1)
+        os << ", summed over " << t.a_taps.size() << " taps (B's " << t.b_tap << " apart)";
+      os << "\n";
       return;
     }
     case StmtKind::Allocate: {

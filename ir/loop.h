@@ -66,16 +66,21 @@ enum class LoopKind { Serial, Parallel, Vectorized, Unrolled, GpuBlock, GpuThrea
 // C = A B for a block of C of m x n float32 elements (row i at C's index + i * ldc), A of m
 // rows of k bfloat16 elements (row i at a_index + i * lda, consecutive along k), B a packed
 // constant of bfloat16 pairs (B[2r][j], B[2r + 1][j]), zero past k, read by tiles of
-// `columns` columns (n is whole tiles): from b_index, the pair of row r and column j of the
-// block is at (j / columns) * b_tile + r * b_row + 2 * (j % columns). The layouts AMX's
-// tdpbf16ps and AVX512_BF16's vdpbf16ps read (scheduler's Tensorize decision).
+// `rows` rows (m is whole tiles) and `columns` columns (n is whole tiles): from b_index, the
+// pair of row r and column j of the block is at (j / columns) * b_tile + r * b_row + 2 * (j %
+// columns). Where `a_taps` lists more than one offset (a convolution's window), C is the sum
+// over taps t of such products, A's rows from a_index + a_taps[t] and B from b_index + t *
+// b_tap. The layouts AMX's tdpbf16ps and AVX512_BF16's vdpbf16ps read (scheduler's
+// Tensorize decision).
 struct TileProduct {
   int a = -1, b = -1;
   Expr a_index, b_index;
   int64_t m = 0, n = 0, k = 0;
   int64_t lda = 0, ldc = 0;
-  int64_t columns = 0;
-  int64_t b_row = 0, b_tile = 0;  // elements between B's rows of pairs, and between tiles
+  int64_t rows = 0, columns = 0;
+  int64_t b_row = 0, b_tile = 0;      // elements between B's rows of pairs, and between tiles
+  std::vector<int64_t> a_taps = {0};  // A's offset at each tap
+  int64_t b_tap = 0;                  // elements between taps' blocks of packed B
 };
 
 struct StmtNode;

@@ -37,6 +37,14 @@ void require_changeable(const StageState& s, const Decision& d) {
   if (s.tensorized) invalid(d, "the stage is computed by the bf16 unit: its loops are final");
 }
 
+// A stage the bf16 unit reads (a padded input) stays whole at the root, where it was when
+// the unit's decision took it.
+void require_not_read_by_unit(const ScheduleState& st, const Decision& d) {
+  for (int reader : st.consumers(st.te.stages[static_cast<size_t>(d.stage)].output))
+    if (st.stages[static_cast<size_t>(reader)].tensorized)
+      invalid(d, "the bf16 unit reads the stage whole at the root");
+}
+
 bool has_attached_at(const ScheduleState& st, int stage, int iter) {
   for (const StageState& s : st.stages)
     if (s.attach == Attach::At && s.at_stage == stage && (iter < 0 || s.at_iter == iter))
@@ -51,6 +59,7 @@ void apply_inline(ScheduleState& st, const Decision& d) {
   if (st.te.is_output(ts.output)) invalid(d, "an output of the subgraph cannot be inlined");
   if (s.attach != Attach::Root || s.transformed || s.frozen)
     invalid(d, "the stage is already scheduled");
+  require_not_read_by_unit(st, d);
   const int tensor = ts.output;
   const ir::Stage producer = ts;
   for (ir::Stage& c : st.te.stages) {
@@ -178,6 +187,7 @@ void apply_compute_at(ScheduleState& st, const Decision& d) {
     invalid(d, "an output of the subgraph must be computed at the root");
   if (s.attach != Attach::Root || s.transformed || s.frozen)
     invalid(d, "the stage is already scheduled");
+  require_not_read_by_unit(st, d);
   if (d.target <= d.stage || d.target >= static_cast<int>(st.stages.size()))
     invalid(d, "the target must be a later stage");
   StageState& c = st.stages[static_cast<size_t>(d.target)];

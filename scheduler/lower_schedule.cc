@@ -437,10 +437,19 @@ class Lowerer {
       t.a_index = flat_index(o.a, idx);
     });
     t.a = buffer_of_.at(o.a);
-    t.lda = st_.te.tensor(o.a).shape.back();
+    t.lda = o.lda;
+    t.rows = o.rows;
+    // Each tap's offset of A, the taps in row-major order of their axes (as B's blocks).
+    t.a_taps = {0};
+    for (const TapAxis& tap : o.taps) {
+      std::vector<int64_t> next;
+      for (int64_t base : t.a_taps)
+        for (int64_t v = 0; v < tap.extent; ++v) next.push_back(base + v * tap.a_stride);
+      t.a_taps = std::move(next);
+    }
     // B in ceil(k / 32) * 16 rows of pairs, (B[2r][j], B[2r + 1][j]), zero past k (where
     // B lies along its rows, what follows row k is the next column's, not zero):
-    // [N / 16][rows][16][2] where blocked, else [rows][N][2].
+    // [N / 16][rows][16][2] where blocked, else [rows][N][2]; one such block per tap.
     const int64_t n_all = o.b_columns, rows = (o.k + 31) / 32 * 16;
     const int64_t sk = o.b_k_stride, sj = o.b_j_stride;
     t.b = buffer_of_.at(o.b);
@@ -462,8 +471,14 @@ class Lowerer {
       t.b_tile = 2 * o.columns;
       t.b_index = column * 2;
     }
+    for (size_t d = o.taps.size(); d-- > 0;) {
+      packing.extents.insert(packing.extents.begin(), o.taps[d].extent);
+      packing.source_strides.insert(packing.source_strides.begin(), o.taps[d].b_stride);
+      packing.zero_weights.insert(packing.zero_weights.begin(), 0);
+    }
     packing.zero_from = o.k;
-    b.size = rows * n_all * 2;
+    t.b_tap = rows * n_all * 2;
+    b.size = t.b_tap * static_cast<int64_t>(t.a_taps.size());
     b.packing = packing;
     return ir::make_tile_product(buffer_of_.at(ts.output), flat_index(ts.output, first),
                                  std::move(t));

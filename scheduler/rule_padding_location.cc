@@ -1,6 +1,7 @@
 // Where a padding stage read by a reduction is computed: at the root (the whole padded
 // tensor in scratch memory), inlined (a bounds test at every tap of the window), or inside
-// the tile loop of the stage its reduction is computed in (just the window the tile reads).
+// the tile loop of the stage its reduction is computed in (just the window the tile reads);
+// at the root alone where the bf16 unit computes the reduction (scheduler/tile_product.h).
 // Then its own loops: fused and parallel at the root, innermost vectorised and unrolled.
 #include <algorithm>
 
@@ -62,7 +63,12 @@ class PaddingLocationRule : public SketchRule {
       const size_t rank = b.base.state.te.stages[static_cast<size_t>(pad)].axes.size();
       b.add_space(
           Space{SpaceKind::ComputeAt, b.role(pad), "-"},
-          [](const SketchRun&) {
+          // At the root alone where the bf16 unit computes its reader: the unit reads the
+          // padded tensor whole, a window's taps as offsets of it.
+          [tensor](const SketchRun& r) {
+            for (int reader : r.state.consumers(tensor))
+              if (r.state.stages[static_cast<size_t>(reader)].tensorized)
+                return std::vector<int64_t>{0};
             return std::vector<int64_t>{0, 1, 2};
           },
           [pad, tensor](SketchRun& r, int64_t v) {

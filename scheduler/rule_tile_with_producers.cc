@@ -327,16 +327,18 @@ class TileWithProducersRule : public SketchRule {
     // 64 x 128 blocks, with the reduction in parts of 256; 4 x 64 four times slower).
     std::vector<int64_t> default_tile = register_tile(st, root, reductions, b.target);
     bool unit_block = false;  // the default is a block of the bf16 unit's tiles
-    if (b.target.bf16 != ir::Bf16Unit::None && rank >= 2 &&
-        std::any_of(reductions.begin(), reductions.end(),
-                    [&](int p) { return tile_product_possible(st, p); })) {
+    const auto unit = std::find_if(reductions.begin(), reductions.end(),
+                                   [&](int p) { return tile_product_possible(st, p); });
+    if (b.target.bf16 != ir::Bf16Unit::None && rank >= 2 && unit != reductions.end()) {
       default_tile[rank - 2] = 128;
       default_tile[rank - 1] = 128;
       unit_block = true;
       // Rows of positions (a 1 x 1 convolution's [n, oh, ow, oc]) that are no whole tiles
-      // take several whole rows that are: 2 rows of 56 (7 tiles), 4 of 28.
+      // of 16 take several whole rows that are, where A's rows run on across them: 2 rows
+      // of 56 (7 tiles), 4 of 28. Elsewhere (a window, a stride) one row, in tiles of fewer
+      // rows (56: 4 of 14).
       const int64_t row = ts.axes[rank - 2].extent;
-      if (rank >= 3 && row > 16 && row % 16 != 0 && row < 128)
+      if (rank >= 3 && row > 16 && row % 16 != 0 && row < 128 && tile_product_folds(st, *unit))
         for (int64_t d = 1; d * row <= 128; ++d)
           if (ts.axes[rank - 3].extent % d == 0 && d * row % 16 == 0) default_tile[rank - 3] = d;
     }

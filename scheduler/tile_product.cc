@@ -1,11 +1,11 @@
 #include "scheduler/tile_product.h"
 
 #include <algorithm>
+#include <map>
+#include <optional>
 
 namespace tlmc::scheduler {
 namespace {
-
-bool is_var(const ir::Expr& e, int var) { return e->kind == ir::ExprKind::Var && e->var_id == var; }
 
 // The load under a float32 Cast of a bfloat16 load; null otherwise.
 const ir::ExprNode* widened_load(const ir::Expr& e) {
@@ -20,6 +20,20 @@ TileOperands refuse(std::string* why, const std::string& reason) {
   return TileOperands{};
 }
 
+// Row-major strides of `shape`, in elements.
+std::vector<int64_t> strides_of(const ir::Shape& shape) {
+  std::vector<int64_t> out(shape.size(), 1);
+  for (size_t d = shape.size(); d-- > 1;) out[d - 1] = out[d] * shape[d];
+  return out;
+}
+
+// The largest divisor of m at most 16: the rows of the unit's tiles for a block of m rows.
+int64_t tile_rows(int64_t m) {
+  for (int64_t r = std::min<int64_t>(16, m); r > 1; --r)
+    if (m % r == 0) return r;
+  return 1;
+}
+
 // tile_operands, with `block` false: the operands alone, whatever the block.
 TileOperands match(const ScheduleState& st, int stage, std::string* why, bool block) {
   const ir::Stage& ts = st.te.stages[static_cast<size_t>(stage)];
@@ -27,21 +41,16 @@ TileOperands match(const ScheduleState& st, int stage, std::string* why, bool bl
   const size_t rank = ts.axes.size();
   if (ts.reduce != ir::ReduceKind::Sum || rank < 2 || ts.body->dtype != ir::DType::Float32)
     return refuse(why, "the stage is no float32 sum over a matrix");
-  // One reduction axis k; the others (a 1 x 1 convolution's taps) of one iteration, read at 0.
+  // The axes summed over of one iteration (a 1 x 1 convolution's window) read at 0.
   std::vector<std::pair<int, ir::Expr>> at_zero;
-  int k = -1;
-  size_t k_axis = 0;
-  for (size_t r = 0; r < ts.reduce_axes.size(); ++r) {
-    if (ts.reduce_axes[r].extent == 1) {
-      at_zero.emplace_back(ts.reduce_axes[r].var_id, ir::make_int(0));
-    } else if (k >= 0) {
-      return refuse(why, "the stage sums over more than one axis");
-    } else {
-      k = ts.reduce_axes[r].var_id;
-      k_axis = r;
-    }
+  std::vector<const ir::Axis*> summed;  // the others
+  for (const ir::Axis& r : ts.reduce_axes) {
+    if (r.extent == 1)
+      at_zero.emplace_back(r.var_id, ir::make_int(0));
+    else
+      summed.push_back(&r);
   }
-  if (k < 0) return refuse(why, "the stage sums over no axis of more than one iteration");
+  if (summed.empty()) return refuse(why, "the stage sums over no axis of more than one iteration");
   const ir::Expr& body = ts.body;
   if (body->kind != ir::ExprKind::Binary || body->binary_op != ir::BinaryOp::Mul)
     return refuse(why, "the stage sums no product");
@@ -54,44 +63,76 @@ TileOperands match(const ScheduleState& st, int stage, std::string* why, bool bl
     return out;
   };
   const int i = ts.axes[rank - 2].var_id, j = ts.axes[rank - 1].var_id;
-  // B: a constant only this stage reads, indexed by j and k once each, its other indices 0
-  // (B[k, j] of a product, W[j, k, 0, 0] of a 1 x 1 convolution).
-  const auto b_dims = [&](const ir::ExprNode* l, size_t* jd, size_t* kd) {
+  // B: a constant only this stage reads, each index j or an axis summed over, each of
+  // those once, or 0 (B[k, j] of a product, W[j, k, kh, kw] of a convolution).
+  std::map<int, size_t> b_dim;  // variable -> B's dimension it indexes
+  const auto b_dims = [&](const ir::ExprNode* l) {
+    b_dim.clear();
     const std::vector<ir::Expr> idx = indices(l);
-    int found = 0;
     for (size_t d = 0; d < idx.size(); ++d) {
       int64_t zero = -1;
-      if (is_var(idx[d], j)) {
-        *jd = d;
-        found |= 1;
-      } else if (is_var(idx[d], k)) {
-        *kd = d;
-        found |= 2;
-      } else if (!ir::is_int_const(idx[d], &zero) || zero != 0) {
+      if (idx[d]->kind == ir::ExprKind::Var && !b_dim.count(idx[d]->var_id))
+        b_dim[idx[d]->var_id] = d;
+      else if (!ir::is_int_const(idx[d], &zero) || zero != 0)
         return false;
-      }
     }
-    return found == 3;
+    if (b_dim.size() != summed.size() + 1 || !b_dim.count(j)) return false;
+    return std::all_of(summed.begin(), summed.end(),
+                       [&](const ir::Axis* r) { return b_dim.count(r->var_id) > 0; });
   };
-  size_t b_j = 0, b_k = 0;
-  if (!b_dims(y, &b_j, &b_k)) std::swap(x, y);
-  if (!b_dims(y, &b_j, &b_k)) return refuse(why, "no operand is a matrix read by k and j alone");
+  if (!b_dims(y)) std::swap(x, y);
+  if (!b_dims(y)) return refuse(why, "no operand is read by j and the axes summed over alone");
   const ir::TeTensor& b = st.te.tensor(y->var_id);
   if (b.stage >= 0 || !b.constant || st.consumers(y->var_id) != std::vector<int>{stage})
     return refuse(why, "the [k, j] operand is no constant only this stage reads");
-  // A[..., i, k]: an input, consecutive along k, its leading indices free of i, j and k.
-  const std::vector<ir::Expr> a_idx = indices(x);
-  const size_t n_a = a_idx.size();
-  if (n_a < 2 || !is_var(a_idx[n_a - 1], k) || !is_var(a_idx[n_a - 2], i))
-    return refuse(why, "the other operand is not read as [..., i, k]");
+  // A: an input, or a stage computed whole at the root; its element read at each variable's
+  // step, from its row-major layout.
   const ir::TeTensor& a = st.te.tensor(x->var_id);
-  if (a.stage >= 0)
-    return refuse(why, "the [i, k] operand is computed in the kernel, not an input");
+  if (a.stage >= 0 && st.stages[static_cast<size_t>(a.stage)].attach != Attach::Root)
+    return refuse(why, "the [i, k] operand is computed in the kernel, not whole at the root");
+  const std::vector<ir::Expr> a_idx = indices(x);
+  const std::vector<int64_t> a_strides = strides_of(a.shape);
+  const auto a_step = [&](int var) -> std::optional<int64_t> {
+    int64_t total = 0;
+    for (size_t d = 0; d < a_idx.size(); ++d) {
+      const std::optional<int64_t> c = ir::linear_coefficient(a_idx[d], var);
+      if (!c) return std::nullopt;
+      total += *c * a_strides[d];
+    }
+    return total;
+  };
+  TileOperands out;
+  for (const ir::Axis* r : summed)
+    if (out.k_var < 0 && a_step(r->var_id) == std::optional<int64_t>(1)) {
+      out.k_var = r->var_id;
+      out.k = r->extent;
+    }
+  if (out.k_var < 0)
+    return refuse(why, "the other operand is consecutive along no axis summed over");
+  const std::optional<int64_t> lda = a_step(i), along_j = a_step(j);
+  if (!lda || *lda < 1) return refuse(why, "the other operand's rows are not apart along i");
+  if (along_j != std::optional<int64_t>(0)) return refuse(why, "the other operand is read along j");
+  const std::vector<int64_t> b_strides = strides_of(b.shape);
+  for (const ir::Axis* r : summed) {
+    if (r->var_id == out.k_var) continue;
+    const std::optional<int64_t> step = a_step(r->var_id);
+    if (!step) return refuse(why, "the other operand is not affine in the window's " + r->name);
+    out.taps.push_back(TapAxis{r->var_id, r->extent, *step, b_strides[b_dim.at(r->var_id)]});
+  }
+  if (!out.taps.empty() && out.k < 16)
+    return refuse(why, "a window's taps of " + std::to_string(out.k) +
+                           " channels each would leave most of the unit's steps of 32 empty");
+  out.a = x->var_id;
+  out.b = y->var_id;
+  out.lda = *lda;
+  out.b_j_stride = b_strides[b_dim.at(j)];
+  out.b_k_stride = b_strides[b_dim.at(out.k_var)];
+  out.b_columns = b.shape[b_dim.at(j)];
+  const int64_t row_extent = ts.axes[rank - 2].extent;
+  out.rows_run_on =
+      rank >= 3 && a_step(ts.axes[rank - 3].var_id) == std::optional<int64_t>(row_extent * *lda);
   if (!block) {
     why->clear();
-    TileOperands out;
-    out.a = x->var_id;
-    out.b = y->var_id;
     return out;
   }
   // The block: the region computed at once (contiguous), unit outside its last two axes but
@@ -109,40 +150,25 @@ TileOperands match(const ScheduleState& st, int stage, std::string* why, bool bl
   } else {
     return refuse(why, "the stage is inlined");
   }
-  const int64_t row_extent = ts.axes[rank - 2].extent;
   bool folded = false;  // rows of two axes
   if (rank >= 3 && extent[rank - 3] > 1) {
-    const int i0 = ts.axes[rank - 3].var_id;
-    folded = extent[rank - 2] == row_extent && n_a >= 3 && is_var(a_idx[n_a - 3], i0) &&
-             a.shape[n_a - 2] == row_extent;
-    if (!folded) return refuse(why, "the block spans several rows of positions but not each whole");
+    folded = extent[rank - 2] == row_extent && out.rows_run_on;
+    if (!folded)
+      return refuse(why,
+                    "the block spans several rows of positions but not each whole, or the "
+                    "other operand's rows do not run on across them");
   }
   for (size_t d = 0; d + (folded ? 3 : 2) < rank; ++d)
     if (extent[d] != 1) return refuse(why, "the block spans more than one matrix");
-  for (size_t d = 0; d + (folded ? 3 : 2) < n_a; ++d)
-    for (int v : {i, j, k})
-      if (ir::uses_var(a_idx[d], v))
-        return refuse(why, "the other operand's leading indices use i, j or k");
-  TileOperands out;
-  out.a = x->var_id;
-  out.b = y->var_id;
   out.i_axis = rank - 2;
   out.j_axis = rank - 1;
   out.m = extent[rank - 2] * (folded ? extent[rank - 3] : 1);
   out.n = extent[rank - 1];
-  out.k = ts.reduce_axes[k_axis].extent;
-  // B's strides along k and j, as the model lays it out.
-  int64_t stride = 1;
-  for (size_t d = b.shape.size(); d-- > 0;) {
-    if (d == b_j) out.b_j_stride = stride;
-    if (d == b_k) out.b_k_stride = stride;
-    stride *= b.shape[d];
-  }
-  out.b_columns = b.shape[b_j];
+  out.rows = tile_rows(out.m);
   out.columns = std::min<int64_t>(16, out.n);
-  if (out.m > 16 && out.m % 16 != 0)
-    return refuse(why, "the block's " + std::to_string(out.m) +
-                           " rows are neither at most 16 nor whole tiles of 16");
+  if (out.m > 16 && out.rows < 4)
+    return refuse(why,
+                  "the block's " + std::to_string(out.m) + " rows make no tiles of 4 to 16 rows");
   if (out.n % out.columns != 0)
     return refuse(why, "the block's " + std::to_string(out.n) +
                            " columns are neither at most 16 nor whole tiles of 16");
@@ -162,6 +188,11 @@ TileOperands tile_operands(const ScheduleState& st, int stage, std::string* why)
 bool tile_product_possible(const ScheduleState& st, int stage) {
   std::string why;
   return match(st, stage, &why, false).a >= 0;
+}
+
+bool tile_product_folds(const ScheduleState& st, int stage) {
+  std::string why;
+  return match(st, stage, &why, false).rows_run_on;
 }
 
 bool is_bf16_product(const ir::Stage& s) {

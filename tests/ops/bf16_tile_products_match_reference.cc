@@ -14,10 +14,13 @@
 #include "driver/compile.h"
 #include "frontend/reduced_precision.h"
 #include "frontend/yaml_reader.h"
+#include "ir/loop.h"
 #include "ir/lower.h"
+#include "scheduler/channels_last_activations.h"
 #include "scheduler/decision.h"
 #include "scheduler/partition.h"
 #include "scheduler/schedule_support.h"
+#include "scheduler/tile_product.h"
 #include "support/test_support.h"
 
 namespace tlmc::test {
@@ -34,29 +37,32 @@ std::string product_yaml(const std::string& name, const std::string& a_shape, in
   return y.str();
 }
 
-// The product's own kernel (the one reading the bfloat16 weight) of `yaml` in bf16.
-ir::TeProgram product_program(const std::string& yaml) {
+// The product's own kernel (the one of its `op` node, reading the bfloat16 weight) of
+// `yaml` in bf16.
+ir::TeProgram product_program(const std::string& yaml, const std::string& op = "MatMul") {
   ir::Graph g = frontend::demote_products_to_bf16(frontend::read_yaml_text(yaml, "model.yaml"),
                                                   frontend::PrecisionOptions{});
+  if (op == "Conv") g = *scheduler::channels_last_activations(g);  // as the unit reads them
   const scheduler::Partition p = scheduler::partition_graph(g);
   for (const std::vector<int>& nodes : p.subgraphs)
     for (int n : nodes)
-      if (g.nodes[static_cast<size_t>(n)].op == "MatMul")
-        return ir::lower_subgraph(g, nodes).program;
-  ADD_FAILURE() << "no MatMul";
+      if (g.nodes[static_cast<size_t>(n)].op == op) return ir::lower_subgraph(g, nodes).program;
+  ADD_FAILURE() << "no " << op;
   return {};
 }
 
 using scheduler::DecisionKind;
 
 TEST(Bf16TileProducts, TensorizeFitsWholeTilesOfABlock) {
-  // y[40, 48] = a[40, 45] w[45, 48]: at the root the block is the whole output, 40 rows,
-  // neither at most 16 nor a multiple of 16.
-  const ir::TeProgram p = product_program(product_yaml("amx", "[40, 45]", 45, 48));
+  // y[34, 48] = a[34, 45] w[45, 48]: at the root the block is the whole output, 34 rows,
+  // tiles of 2 (17 is prime); 40 rows would be 4 tiles of 10.
+  const ir::TeProgram p = product_program(product_yaml("amx", "[34, 45]", 45, 48));
   ASSERT_EQ(p.stages.size(), 1u);
   scheduler::ScheduleState root(p);
   EXPECT_EQ(error_of(root, {DecisionKind::Tensorize, 0, -1, {0}}),
-            "tensorize 0 [0]: the block's 40 rows are neither at most 16 nor whole tiles of 16");
+            "tensorize 0 [0]: the block's 34 rows make no tiles of 4 to 16 rows");
+  scheduler::ScheduleState forty(product_program(product_yaml("amx", "[40, 45]", 45, 48)));
+  EXPECT_EQ(error_of(forty, {DecisionKind::Tensorize, 0, -1, {0}}), "");
   EXPECT_EQ(error_of(root, {DecisionKind::Tensorize, 0, -1, {1}}),
             "tensorize 0 [1]: the only unit is 0 (the target's)");
   // Per tile of 32 x 16 (cached, the copy-out tiled): whole tiles, the last row tile shifted.
@@ -114,6 +120,58 @@ outputs: [y]
           " [0]: the [k, j] operand is no constant only this stage reads");
 }
 
+// A convolution's window: the unit sums over its taps, reading the padded input whole at
+// the root, which then stays there.
+TEST(Bf16TileProducts, AWindowIsSummedOverItsTapsFromThePaddedInput) {
+  const ir::TeProgram p = product_program(R"(
+tlmc: 1
+name: window
+inputs:
+  x: {shape: [1, 20, 9, 9]}
+weights:
+  w: {shape: [32, 20, 3, 3], init: {uniform: [-1, 1]}, seed: 40}
+nodes:
+  - {op: Conv, inputs: [x, w], outputs: [y], attrs: {pads: [1, 1, 1, 1]}}
+outputs: [y]
+)",
+                                          "Conv");
+  // The padded input, then the convolution.
+  ASSERT_EQ(p.stages.size(), 2u);
+  scheduler::ScheduleState st(p);
+  // 81 x 32 at the root: 9 rows of 9 positions, not each whole row.
+  EXPECT_EQ(error_of(st, {DecisionKind::Tensorize, 1, -1, {0}}),
+            "tensorize 1 [0]: the block spans several rows of positions but not each whole, or "
+            "the other operand's rows do not run on across them");
+  // Inlined, the padding is no tensor the unit can read.
+  scheduler::ScheduleState inlined(p);
+  ASSERT_EQ(error_of(inlined, {DecisionKind::Inline, 0, -1, {}}), "");
+  EXPECT_EQ(error_of(inlined, {DecisionKind::Tensorize, 1, -1, {0}}),
+            "tensorize 1 [0]: the product's operands are not bfloat16 tensors");
+  // Per output row: 9 x 32, over 20 channels at each of 9 taps.
+  for (const scheduler::Decision& d : std::vector<scheduler::Decision>{
+           {DecisionKind::CacheWrite, 1, -1, {}}, {DecisionKind::ComputeAt, 1, 2, {1}}})
+    ASSERT_EQ(error_of(st, d), "") << scheduler::decision_str(d);
+  std::string why;
+  const scheduler::TileOperands o = scheduler::tile_operands(st, 1, &why);
+  ASSERT_EQ(why, "");
+  EXPECT_EQ(o.m, 9);
+  EXPECT_EQ(o.n, 32);
+  EXPECT_EQ(o.k, 20);
+  EXPECT_EQ(o.lda, 20);  // channels-last: a position's channels, then the next position's
+  ASSERT_EQ(o.taps.size(), 2u);
+  EXPECT_EQ(o.taps[0].a_stride, 11 * 20);  // kh: a row of the padded input
+  EXPECT_EQ(o.taps[1].a_stride, 20);       // kw: a position
+  EXPECT_EQ(o.taps[0].b_stride, 3);        // w[m, c, kh, kw]
+  EXPECT_EQ(o.taps[1].b_stride, 1);
+  EXPECT_FALSE(o.rows_run_on);  // the padded rows are wider than the output's
+  // Taken, the padding may then not move into the row's loop.
+  ASSERT_EQ(error_of(st, {DecisionKind::Tensorize, 1, -1, {0}}), "");
+  EXPECT_EQ(error_of(st, {DecisionKind::ComputeAt, 0, 2, {1}}),
+            "compute_at 0 2 [1]: the bf16 unit reads the stage whole at the root");
+  EXPECT_EQ(error_of(st, {DecisionKind::Inline, 0, -1, {}}),
+            "inline 0 []: the bf16 unit reads the stage whole at the root");
+}
+
 // Odd shapes: 37 rows (tiles of 16 and 32 shifted at the end), 5 rows (a tile of 5), a
 // batch of 2 x 40; reductions of 96 (three steps), 45 (a step and a tail of 13), 20 (a tail
 // alone), 33, 300 (AMX's parts of 256, then one step and a tail of 12); 128, 48, 7, 50
@@ -163,13 +221,60 @@ weights:
 nodes:
   - {op: Conv, inputs: [x, w], outputs: [y]}
 outputs: [y]
+)",
+          // Windows, summed over their taps: 3 x 3 over 20 channels (a tail alone) into 24
+          // (no whole tiles of 16); stride 2 over 48 channels (a step and a tail of 16) on a
+          // batch of 2 at odd sizes; dilation 2 then a 1 x 1 convolution of stride 2 (A's
+          // rows two positions apart); rows of 28 positions (tiles of 14 rows).
+          R"(tlmc: 1
+name: conv_c
+inputs:
+  x: {shape: [1, 20, 9, 9]}
+weights:
+  w: {shape: [24, 20, 3, 3], init: {uniform: [-1, 1]}, seed: 41}
+nodes:
+  - {op: Conv, inputs: [x, w], outputs: [c], attrs: {pads: [1, 1, 1, 1]}}
+  - {op: Relu, inputs: [c], outputs: [y]}
+outputs: [y]
+)",
+          R"(tlmc: 1
+name: conv_d
+inputs:
+  x: {shape: [2, 48, 13, 11]}
+weights:
+  w: {shape: [32, 48, 3, 3], init: {uniform: [-1, 1]}, seed: 42}
+nodes:
+  - {op: Conv, inputs: [x, w], outputs: [y], attrs: {pads: [1, 1, 1, 1], strides: [2, 2]}}
+outputs: [y]
+)",
+          R"(tlmc: 1
+name: conv_e
+inputs:
+  x: {shape: [1, 32, 10, 19]}
+weights:
+  w: {shape: [16, 32, 3, 3], init: {uniform: [-1, 1]}, seed: 43}
+  v: {shape: [20, 16, 1, 1], init: {uniform: [-1, 1]}, seed: 44}
+nodes:
+  - {op: Conv, inputs: [x, w], outputs: [c], attrs: {pads: [2, 2, 2, 2], dilations: [2, 2]}}
+  - {op: Conv, inputs: [c, v], outputs: [y], attrs: {strides: [2, 2]}}
+outputs: [y]
+)",
+          R"(tlmc: 1
+name: conv_f
+inputs:
+  x: {shape: [1, 16, 5, 28]}
+weights:
+  w: {shape: [32, 16, 3, 3], init: {uniform: [-1, 1]}, seed: 45}
+nodes:
+  - {op: Conv, inputs: [x, w], outputs: [y], attrs: {pads: [1, 1, 1, 1]}}
+outputs: [y]
 )"};
 }
 
 // Every model, the default schedule and 12 drawn at random, on `target` (this CPU's).
 void expect_random_schedules_match(const ir::Target& target) {
   TempDir dir;
-  int tensorized = 0, schedules = 0, convolutions = 0;
+  int tensorized = 0, schedules = 0, convolutions = 0, windows = 0;
   for (const std::string& yaml : models()) {
     const std::string path = dir.file("model.yaml");
     write_file(path, yaml);
@@ -187,6 +292,7 @@ void expect_random_schedules_match(const ir::Target& target) {
         const bool unit = k.schedule.find("tensorize") != std::string::npos;
         tensorized += unit;
         convolutions += unit && yaml.find("op: Conv") != std::string::npos;
+        windows += ir::loop_str(k.loops).find(" taps (B's ") != std::string::npos;
       }
       const driver::CheckResult r = driver::check_model(m, target);
       std::ostringstream report;
@@ -201,6 +307,8 @@ void expect_random_schedules_match(const ir::Target& target) {
   // allows), and not only them.
   EXPECT_GE(tensorized, 8) << "of " << schedules << " kernels";
   EXPECT_GE(convolutions, 2) << "1 x 1 convolutions by the unit, of " << schedules << " kernels";
+  EXPECT_GE(windows, 4) << "windows summed over their taps by the unit, of " << schedules
+                        << " kernels";
 }
 
 TEST(Bf16TileProducts, RandomSchedulesMatchTheReference) {
