@@ -466,12 +466,16 @@ void generate(const CompileOptions& o, const LayoutPlan& plan,
                                             tune::program_flops(program)});
     }
   }
-  // Nothing about a bf16 build is silent: how many kernels the unit computes.
-  if (o.bf16 && o.progress_stream)
+  // Nothing about a bf16 build (or a bfloat16 model's) is silent: how many kernels the unit
+  // computes.
+  const char* unit = o.target.bf16 == ir::Bf16Unit::Amx ? "AMX tiles"
+                     : o.target.bf16 == ir::Bf16Unit::Avx512Bf16
+                         ? "vdpbf16ps"
+                         : "a bf16 unit (the target has none)";
+  if ((o.bf16 || unit_kernels + widened_kernels > 0) && o.progress_stream)
     *o.progress_stream << "tlmc: bf16: " << unit_kernels << " of " << kernels.size()
-                       << " kernels compute their products by "
-                       << (o.target.bf16 == ir::Bf16Unit::Amx ? "AMX tiles" : "vdpbf16ps") << ", "
-                       << widened_kernels << " by loops widening bfloat16, " << float_kernels
+                       << " kernels compute their products by " << unit << ", " << widened_kernels
+                       << " by loops widening bfloat16, " << float_kernels
                        << " in float32 alone (--dump precision lists them, with the reasons)\n";
   std::vector<codegen::CompiledSubgraph> subgraphs;
   for (const Occurrence& c : plan.occurrences)

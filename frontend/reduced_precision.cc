@@ -69,6 +69,7 @@ ir::Graph demote_products_to_bf16(const ir::Graph& g, const PrecisionOptions& op
       continue;
     }
     ir::Node product = n;
+    product.attrs["float32_output"] = ir::Attr{int64_t{1}, n.loc};
     for (size_t i = 0; i < 2; ++i) {
       const int t = n.inputs[i];
       auto known = rounded.find(t);

@@ -87,11 +87,22 @@ void require_same_dtypes(const Graph& g, const Node& n, size_t first) {
   }
 }
 
-void require_product_operands(const Graph& g, const Node& n) {
+DType product_output_dtype(const Graph& g, const Node& n) {
+  const int64_t float32_output = n.attr_int("float32_output");
+  if (float32_output != 0 && float32_output != 1)
+    fail_node(n, "has float32_output " + std::to_string(float32_output) + " (expected 0 or 1)");
   const DType t = input_type(g, n, 0).dtype;
-  if (!dtype_is_half(t) || input_type(g, n, 1).dtype != t) return require_float32_inputs(g, n);
+  if (!dtype_is_half(t) || input_type(g, n, 1).dtype != t) {
+    require_float32_inputs(g, n);
+    return DType::Float32;
+  }
+  if (float32_output == 0) {
+    require_same_dtypes(g, n);
+    return t;
+  }
   for (size_t i = 2; i < n.inputs.size(); ++i)
     if (has_input(n, i)) require_float32_input(g, n, i);
+  return DType::Float32;
 }
 
 void require_float32_inputs(const Graph& g, const Node& n) {

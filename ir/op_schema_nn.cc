@@ -13,7 +13,7 @@ std::string dims_str(int64_t a, int64_t b) {
 }
 
 std::vector<TensorType> infer_matmul(const Graph& g, const Node& n) {
-  require_product_operands(g, n);
+  const DType dtype = product_output_dtype(g, n);
   const Shape& a = input_type(g, n, 0).shape;
   const Shape& b = input_type(g, n, 1).shape;
   const std::string operands = shape_str(a) + " by " + shape_str(b);
@@ -34,11 +34,11 @@ std::vector<TensorType> infer_matmul(const Graph& g, const Node& n) {
   Shape out = *batch;
   if (a.size() > 1) out.push_back(ma[ma.size() - 2]);
   if (b.size() > 1) out.push_back(mb[mb.size() - 1]);
-  return {{DType::Float32, out}};
+  return {{dtype, out}};
 }
 
 std::vector<TensorType> infer_gemm(const Graph& g, const Node& n) {
-  require_product_operands(g, n);
+  const DType dtype = product_output_dtype(g, n);
   const Shape& a = input_type(g, n, 0).shape;
   const Shape& b = input_type(g, n, 1).shape;
   if (a.size() != 2) fail_node(n, "input A must be 2-D, got " + shape_str(a));
@@ -54,7 +54,7 @@ std::vector<TensorType> infer_gemm(const Graph& g, const Node& n) {
   if (has_input(n, 2) && !broadcasts_to(input_type(g, n, 2).shape, out))
     fail_node(n, "input C of shape " + shape_str(input_type(g, n, 2).shape) +
                      " does not broadcast to the output shape " + shape_str(out));
-  return {{DType::Float32, out}};
+  return {{dtype, out}};
 }
 
 void check_group(const Node& n, int64_t group) {
@@ -103,7 +103,7 @@ void check_whole_blocks(const Node& n, int64_t channels, const char* what) {
 }
 
 std::vector<TensorType> infer_conv(const Graph& g, const Node& n) {
-  require_product_operands(g, n);
+  const DType dtype = product_output_dtype(g, n);
   const Shape& x = input_type(g, n, 0).shape;
   const Shape& w = input_type(g, n, 1).shape;
   check_channel_layout(g, n);
@@ -121,7 +121,7 @@ std::vector<TensorType> infer_conv(const Graph& g, const Node& n) {
                      " output channels, not a multiple of group " + std::to_string(group));
   check_bias(g, n, w[0]);
   check_whole_blocks(n, w[0], "output channels");
-  return {{DType::Float32, windowed_output(n, x[0], w[0], geo)}};
+  return {{dtype, windowed_output(n, x[0], w[0], geo)}};
 }
 
 std::vector<TensorType> infer_conv_transpose(const Graph& g, const Node& n) {
@@ -221,6 +221,12 @@ std::vector<TensorType> infer_softmax(const Graph& g, const Node& n) {
   return {x};
 }
 
+// tlmc's own attribute of its products, beside ONNX's (see product_output_dtype).
+std::vector<AttrSpec> with_float32_output(std::vector<AttrSpec> attrs) {
+  attrs.push_back(int_attr("float32_output", 0));
+  return attrs;
+}
+
 std::vector<AttrSpec> conv_attrs() {
   return {string_attr("auto_pad", "NOTSET"), ints_attr("dilations"), int_attr("group", 1),
           ints_attr("kernel_shape"),         ints_attr("pads"),      ints_attr("strides")};
@@ -240,13 +246,14 @@ std::vector<OpSchema> nn_op_schemas() {
   conv_transpose_attrs.push_back(ints_attr("output_padding"));
   conv_transpose_attrs.push_back(ints_attr("output_shape"));
   return {
-      make_schema("MatMul", {2, 2}, {1, 1}, OpClass::Anchor, 1, {}, infer_matmul),
+      make_schema("MatMul", {2, 2}, {1, 1}, OpClass::Anchor, 1, with_float32_output({}),
+                  infer_matmul),
       make_schema("Gemm", {2, 3}, {1, 1}, OpClass::Anchor, 13,
-                  {float_attr("alpha", 1.0), float_attr("beta", 1.0), int_attr("transA", 0),
-                   int_attr("transB", 0)},
+                  with_float32_output({float_attr("alpha", 1.0), float_attr("beta", 1.0),
+                                       int_attr("transA", 0), int_attr("transB", 0)}),
                   infer_gemm),
-      make_schema("Conv", {2, 3}, {1, 1}, OpClass::Anchor, 11, with_channel_layout(conv_attrs()),
-                  infer_conv),
+      make_schema("Conv", {2, 3}, {1, 1}, OpClass::Anchor, 11,
+                  with_float32_output(with_channel_layout(conv_attrs())), infer_conv),
       make_schema("ConvTranspose", {2, 3}, {1, 1}, OpClass::Anchor, 11, conv_transpose_attrs,
                   infer_conv_transpose),
       make_schema("MaxPool", {1, 1}, {1, 2}, OpClass::Anchor, 12,

@@ -70,10 +70,13 @@ void require_float32_input(const Graph& g, const Node& n, size_t i);
 // Every present input is float32, else "... does not support input dtype X (supported:
 // float32)".
 void require_float32_inputs(const Graph& g, const Node& n);
-// A matrix product's or convolution's operands: inputs 0 and 1 both float32, or both of one
-// 16-bit float type (read as float32: the product accumulates and outputs float32, which
-// tlmc's reduced precision writes; docs/driver.md); any further input (bias) float32.
-void require_product_operands(const Graph& g, const Node& n);
+// A matrix product's or convolution's operands, and the type of its output: inputs 0 and 1
+// both float32, or both of one 16-bit float type. With tlmc's attribute float32_output = 1
+// (which tlmc's reduced precision writes, and the readers where a model's own product
+// multiplies bfloat16: docs/driver.md), 16-bit operands are read as float32, the product
+// accumulates and outputs float32, and any further input (bias) is float32. Without it, as
+// ONNX has it, every input and the output are of the operands' type.
+DType product_output_dtype(const Graph& g, const Node& n);
 // Input i has one of the `allowed` dtypes, else "... does not support input dtype X
 // (supported: float32, int64)".
 void require_input_dtype(const Graph& g, const Node& n, size_t i,

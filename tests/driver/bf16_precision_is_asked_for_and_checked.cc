@@ -94,5 +94,49 @@ outputs: [y]
   EXPECT_NE(r.out.find("check passed"), std::string::npos) << r.out;
 }
 
+// Models stored in bfloat16 or float16: their own products accumulate in float32 and round
+// to their type, as the reference computes them; a bfloat16 model's by the unit where the
+// host has one (widened where it has not), a float16 model's in float32, or in bfloat16
+// with --precision bf16. Products of two layers in series, with biases in the models' types
+// (element-wise operators do not take 16-bit tensors yet).
+TEST(Bf16Precision, ModelsStoredIn16BitFloatsAreCheckedAgainstTheReference) {
+  const ir::Target host = ir::host_target();
+  TempDir dir;
+  for (const std::string type : {"bfloat16", "float16"}) {
+    SCOPED_TRACE(type);
+    write_file(dir.file(type + ".yaml"), R"(tlmc: 1
+name: own
+inputs:
+  x: {shape: [1, 32, 6, 7], dtype: )" + type +
+                                             R"(}
+weights:
+  w: {shape: [48, 32, 3, 3], dtype: )" + type +
+                                             R"(, init: {uniform: [-0.2, 0.2]}, seed: 1}
+  b: {shape: [48], dtype: )" + type + R"(, init: {uniform: [-1, 1]}, seed: 2}
+  v: {shape: [48, 20], dtype: )" + type + R"(, init: {uniform: [-1, 1]}, seed: 3}
+nodes:
+  - {op: Conv, inputs: [x, w, b], outputs: [c], attrs: {pads: [1, 1, 1, 1]}}
+  - {op: Transpose, inputs: [c], outputs: [t], attrs: {perm: [0, 2, 3, 1]}}
+  - {op: MatMul, inputs: [t, v], outputs: [y]}
+outputs: [y]
+)");
+    CommandResult r = run_command(
+        tlmc("-O0 " + dir.file(type + ".yaml") + " --check --dump precision -o " + dir.file(type)));
+    EXPECT_EQ(r.exit_code, 0) << r.out;
+    EXPECT_NE(r.out.find("check passed"), std::string::npos) << r.out;
+    if (type == "bfloat16" && host.bf16 != ir::Bf16Unit::None) {
+      EXPECT_NE(r.out.find("tlmc: bf16: 2 of "), std::string::npos) << r.out;
+    }
+    if (type == "float16") {
+      EXPECT_EQ(r.out.find("tlmc: bf16:"), std::string::npos) << r.out;
+      if (host.bf16 == ir::Bf16Unit::None) continue;
+      r = run_command(tlmc("-O0 " + dir.file(type + ".yaml") + " --precision bf16 --check -o " +
+                           dir.file("demoted")));
+      EXPECT_EQ(r.exit_code, 0) << r.out;
+      EXPECT_NE(r.out.find("tlmc: bf16: 2 of "), std::string::npos) << r.out;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace tlmc::test

@@ -126,31 +126,38 @@ TEST(ReducedPrecision, ProductsCanBeKeptInFloat32) {
   }
 }
 
-// A model's own products of 16-bit tensors output their operands' type in ONNX, tlmc's
-// output float32: they are refused until tlmc reads such models.
-TEST(ReducedPrecision, AModelsOwnBf16ProductsAreRefused) {
-  try {
-    read_yaml_text(R"(
+// A model's own products of 16-bit operands (ONNX's: their output of the operands' type)
+// become tlmc's, accumulating in float32, and a Cast back: bfloat16 operands read as they
+// are (float32_output, as --precision bf16 writes), float16 ones widened by Casts.
+TEST(ReducedPrecision, AModelsOwnHalfProductsAccumulateInFloat32) {
+  const ir::Graph b = read_yaml_text(R"(
 tlmc: 1
 name: own
 inputs:
   x: {shape: [2, 4], dtype: bfloat16}
 weights:
   w: {shape: [4, 3], dtype: bfloat16, init: {uniform: [-1, 1]}, seed: 1}
+  c: {shape: [3], dtype: bfloat16, init: {uniform: [-1, 1]}, seed: 2}
 nodes:
-  - {op: MatMul, inputs: [x, w], outputs: [y], name: mm}
-outputs: [y]
+  - {op: Gemm, inputs: [x, w, c], outputs: [y], name: mm}
+  - {op: Transpose, inputs: [y], outputs: [r]}
+outputs: [r]
 )",
-                   "own.yaml");
-    FAIL() << "a bfloat16 product must be refused";
-  } catch (const Diagnostic& d) {
-    EXPECT_NE(d.format().find("MatMul 'mm' multiplies bfloat16 tensors: products of float16 or "
-                              "bfloat16 models are not supported yet"),
-              std::string::npos)
-        << d.format();
-  }
-  try {
-    read_yaml_text(R"(
+                                     "own.yaml");
+  std::vector<std::string> ops;
+  for (const ir::Node& n : b.nodes) ops.push_back(n.op);
+  EXPECT_EQ(ops, (std::vector<std::string>{"Cast", "Gemm", "Cast", "Transpose"}));
+  const ir::Node& gemm = b.nodes[1];
+  EXPECT_EQ(gemm.attr_int("float32_output"), 1);
+  EXPECT_EQ(b.type(gemm.inputs[0]).dtype, ir::DType::BFloat16);
+  EXPECT_EQ(b.type(gemm.inputs[1]).dtype, ir::DType::BFloat16);
+  EXPECT_EQ(b.tensor(gemm.inputs[2]).name, "c.f32");  // the bias widened
+  EXPECT_EQ(b.type(gemm.outputs[0]).dtype, ir::DType::Float32);
+  EXPECT_EQ(b.tensor(b.nodes[2].outputs[0]).name, "y");
+  EXPECT_EQ(b.type(b.nodes[2].outputs[0]).dtype, ir::DType::BFloat16);
+  EXPECT_EQ(b.type(b.outputs[0]).dtype, ir::DType::BFloat16);
+
+  const ir::Graph h = read_yaml_text(R"(
 tlmc: 1
 name: own
 inputs:
@@ -161,12 +168,53 @@ nodes:
   - {op: Conv, inputs: [x, w], outputs: [y], name: pw}
 outputs: [y]
 )",
-                   "own.yaml");
-    FAIL() << "a float16 convolution must be refused";
-  } catch (const Diagnostic& d) {
-    EXPECT_NE(d.format().find("Conv 'pw' multiplies float16 tensors"), std::string::npos)
-        << d.format();
-  }
+                                     "own.yaml");
+  ops.clear();
+  for (const ir::Node& n : h.nodes) ops.push_back(n.op);
+  EXPECT_EQ(ops, (std::vector<std::string>{"Cast", "Cast", "Conv", "Cast"}));
+  const ir::Node& conv = h.nodes[2];
+  EXPECT_EQ(conv.attr_int("float32_output"), 0);
+  EXPECT_EQ(h.type(conv.inputs[0]).dtype, ir::DType::Float32);
+  EXPECT_EQ(h.type(conv.outputs[0]).dtype, ir::DType::Float32);
+  EXPECT_EQ(h.type(h.outputs[0]).dtype, ir::DType::Float16);
+
+  // ONNX's types: a bias of another type than the operands' is an error, as is a
+  // float32_output other than 0 or 1.
+  const auto error_of = [](const std::string& yaml) {
+    try {
+      read_yaml_text(yaml, "own.yaml");
+    } catch (const Diagnostic& d) {
+      return d.format();
+    }
+    return std::string();
+  };
+  EXPECT_NE(error_of(R"(
+tlmc: 1
+name: own
+inputs:
+  x: {shape: [2, 4], dtype: bfloat16}
+weights:
+  w: {shape: [4, 3], dtype: bfloat16, init: {uniform: [-1, 1]}, seed: 1}
+  c: {shape: [3], init: {uniform: [-1, 1]}, seed: 2}
+nodes:
+  - {op: Gemm, inputs: [x, w, c], outputs: [y], name: mm}
+outputs: [y]
+)")
+                .find("Gemm 'mm' input 2 has dtype float32 but input 0 has dtype bfloat16"),
+            std::string::npos);
+  EXPECT_NE(error_of(R"(
+tlmc: 1
+name: own
+inputs:
+  x: {shape: [2, 4]}
+weights:
+  w: {shape: [4, 3], init: {uniform: [-1, 1]}, seed: 1}
+nodes:
+  - {op: MatMul, inputs: [x, w], outputs: [y], name: mm, attrs: {float32_output: 2}}
+outputs: [y]
+)")
+                .find("MatMul 'mm' has float32_output 2 (expected 0 or 1)"),
+            std::string::npos);
 }
 
 }  // namespace

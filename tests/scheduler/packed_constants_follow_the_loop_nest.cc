@@ -147,19 +147,20 @@ TEST(PackedConstants, BytesFollowThePacking) {
     std::memcpy(out.data(), b.data(), b.size());
     return out;
   };
-  EXPECT_EQ(floats(ir::pack_bytes(ir::Packing{{3, 2}, {1, 3}, 0, {}}, bytes, 4)),
+  EXPECT_EQ(floats(ir::pack_bytes(ir::Packing{{3, 2}, {1, 3}, 0, {}, {}, 0}, bytes, 4)),
             (std::vector<float>{1, 4, 2, 5, 3, 6}));
-  EXPECT_EQ(floats(ir::pack_bytes(ir::Packing{{3, 2}, {1, 3}, 1, {}}, bytes, 4)),
+  EXPECT_EQ(floats(ir::pack_bytes(ir::Packing{{3, 2}, {1, 3}, 1, {}, {}, 0}, bytes, 4)),
             (std::vector<float>{2, 5, 3, 6, 4, 0}));
   // Columns in tiles of 2, the second tile shifted back to start at column 1.
   EXPECT_EQ(
       floats(ir::pack_bytes(
-          ir::Packing{{2, 2, 2}, {2, 3, 1}, 0, {1, ir::Packing::kNoLimit, ir::Packing::kNoLimit}},
+          ir::Packing{
+              {2, 2, 2}, {2, 3, 1}, 0, {1, ir::Packing::kNoLimit, ir::Packing::kNoLimit}, {}, 0},
           bytes, 4)),
       (std::vector<float>{1, 2, 4, 5, 2, 3, 5, 6}));
   // The rows (length 3) in pairs of elements, two pairs per row, zero past each row's end:
   // what follows a row in the source is the next row, not padding.
-  ir::Packing pairs{{2, 2, 2}, {3, 2, 1}, 0, {}};
+  ir::Packing pairs{{2, 2, 2}, {3, 2, 1}, 0, {}, {}, 0};
   pairs.zero_weights = {0, 2, 1};
   pairs.zero_from = 3;
   EXPECT_EQ(floats(ir::pack_bytes(pairs, bytes, 4)), (std::vector<float>{1, 2, 3, 0, 4, 5, 6, 0}));
