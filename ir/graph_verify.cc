@@ -294,6 +294,96 @@ std::vector<Node> topological_order(const Graph& g, const std::vector<int>& prod
   return sorted;
 }
 
+// ONNX's Cast `to` of a float type.
+int64_t onnx_float_type(DType t) {
+  return t == DType::BFloat16 ? 16 : t == DType::Float16 ? 10 : 1;
+}
+
+// A tensor named after `base` that the graph does not have yet.
+std::string unused_name(const Graph& g, const std::string& base) {
+  std::string name = base;
+  for (int i = 2; g.find_tensor(name) >= 0; ++i) name = base + "." + std::to_string(i);
+  return name;
+}
+
+Node cast_node(const std::string& name, int from, int to, DType type, const SourceLoc& loc) {
+  Node c;
+  c.name = name;
+  c.op = "Cast";
+  c.inputs = {from};
+  c.outputs = {to};
+  c.attrs["to"] = Attr{onnx_float_type(type), loc};
+  c.loc = loc;
+  return c;
+}
+
+// Node k of `g`, whose inference refused its inputs, as ONNX's float operators compute on
+// float16 and bfloat16 tensors: its 16-bit inputs widened to float32 by Casts (one per
+// tensor, shared through `widened`), its float32 results rounded back to the first such
+// input's type by Casts to its own output tensors. The nodes replace node k, unverified (the
+// caller infers them in turn); false, and `g` unchanged, where node k has no 16-bit input,
+// mixes float types, or refuses the widened inputs too.
+bool widen_half_inputs(Graph& g, size_t k, std::map<int, int>& widened, int opset) {
+  Node n = g.nodes[k];
+  DType half = DType::Float32;
+  for (int t : n.inputs)
+    if (t >= 0 && dtype_is_half(g.type(t).dtype) && half == DType::Float32) half = g.type(t).dtype;
+  // Not where float inputs mix types (ONNX's operators take one): that stays an error.
+  for (int t : n.inputs)
+    if (t >= 0 && dtype_is_float(g.type(t).dtype) && g.type(t).dtype != half) return false;
+  if (half == DType::Float32) return false;
+  Graph trial = g;
+  std::vector<Node> before, after;
+  std::map<int, int> added;  // 16-bit tensor -> its float32 copy, new here
+  for (int& t : n.inputs) {
+    if (t < 0 || !dtype_is_half(trial.type(t).dtype)) continue;
+    int id = -1;
+    if (const auto w = widened.find(t); w != widened.end()) {
+      id = w->second;
+    } else if (const auto a = added.find(t); a != added.end()) {
+      id = a->second;
+    } else {
+      Tensor copy;
+      copy.name = unused_name(trial, trial.tensor(t).name + ".f32");
+      copy.type = {DType::Float32, trial.type(t).shape};
+      copy.loc = trial.tensor(t).loc;
+      copy.kind = TensorKind::Intermediate;
+      trial.tensors.push_back(copy);
+      id = static_cast<int>(trial.tensors.size()) - 1;
+      before.push_back(cast_node(copy.name, t, id, DType::Float32, n.loc));
+      added.emplace(t, id);
+    }
+    t = id;
+  }
+  std::vector<TensorType> types;
+  try {
+    types = find_op(n.op)->infer(trial, n);
+  } catch (const Diagnostic&) {
+    return false;
+  }
+  for (size_t i = 0; i < n.outputs.size(); ++i) {
+    if (n.outputs[i] < 0 || types[i].dtype != DType::Float32) continue;
+    const int result = n.outputs[i];
+    Tensor wide;
+    wide.name = unused_name(trial, trial.tensor(result).name + ".f32");
+    wide.type = types[i];
+    wide.loc = trial.tensor(result).loc;
+    wide.kind = TensorKind::Intermediate;
+    trial.tensors.push_back(wide);
+    n.outputs[i] = static_cast<int>(trial.tensors.size()) - 1;
+    after.push_back(cast_node(wide.name + ".round", n.outputs[i], result, half, n.loc));
+  }
+  std::vector<Node> nodes = before;
+  nodes.push_back(n);
+  nodes.insert(nodes.end(), after.begin(), after.end());
+  for (Node& c : nodes) check_node_against_schema(c, opset);
+  trial.nodes.erase(trial.nodes.begin() + static_cast<long>(k));
+  trial.nodes.insert(trial.nodes.begin() + static_cast<long>(k), nodes.begin(), nodes.end());
+  g = std::move(trial);
+  widened.insert(added.begin(), added.end());
+  return true;
+}
+
 }  // namespace
 
 Graph verify_graph(Graph g, const NodeEvaluator& evaluate) {
@@ -309,12 +399,24 @@ Graph verify_graph(Graph g, const NodeEvaluator& evaluate) {
 
   // After sorting, because each node's inference reads its inputs' inferred types (and
   // the values of those computed at compile time).
+  // An operator that refuses 16-bit float inputs computes on them widened to float32
+  // (widen_half_inputs), as ONNX Runtime's CPU kernels do.
   std::vector<bool> computed(g.nodes.size(), false);
+  std::map<int, int> widened;
   for (size_t k = 0; k < g.nodes.size(); ++k) {
+    const OpSchema* schema = find_op(g.nodes[k].op);
+    TLMC_ASSERT(schema->infer, g.nodes[k].op << " has no shape inference");
+    std::vector<TensorType> types;
+    try {
+      types = schema->infer(g, g.nodes[k]);
+    } catch (const Diagnostic&) {
+      const size_t count = g.nodes.size();
+      if (!widen_half_inputs(g, k, widened, g.opset)) throw;
+      computed.insert(computed.begin() + static_cast<long>(k), g.nodes.size() - count, false);
+      --k;  // the inserted nodes, from the first
+      continue;
+    }
     const Node& n = g.nodes[k];
-    const OpSchema* schema = find_op(n.op);
-    TLMC_ASSERT(schema->infer, n.op << " has no shape inference");
-    const std::vector<TensorType> types = schema->infer(g, n);
     TLMC_ASSERT(types.size() >= n.outputs.size(), n.describe() << " inferred " << types.size()
                                                                << " output types for "
                                                                << n.outputs.size() << " outputs");

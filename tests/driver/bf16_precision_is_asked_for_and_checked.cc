@@ -97,8 +97,8 @@ outputs: [y]
 // Models stored in bfloat16 or float16: their own products accumulate in float32 and round
 // to their type, as the reference computes them; a bfloat16 model's by the unit where the
 // host has one (widened where it has not), a float16 model's in float32, or in bfloat16
-// with --precision bf16. Products of two layers in series, with biases in the models' types
-// (element-wise operators do not take 16-bit tensors yet).
+// with --precision bf16; the other operators (Relu, Softmax) on 16-bit tensors widened to
+// float32 and rounded back. Products of two layers in series, with a bias in the models' type.
 TEST(Bf16Precision, ModelsStoredIn16BitFloatsAreCheckedAgainstTheReference) {
   const ir::Target host = ir::host_target();
   TempDir dir;
@@ -116,8 +116,10 @@ weights:
   v: {shape: [48, 20], dtype: )" + type + R"(, init: {uniform: [-1, 1]}, seed: 3}
 nodes:
   - {op: Conv, inputs: [x, w, b], outputs: [c], attrs: {pads: [1, 1, 1, 1]}}
-  - {op: Transpose, inputs: [c], outputs: [t], attrs: {perm: [0, 2, 3, 1]}}
-  - {op: MatMul, inputs: [t, v], outputs: [y]}
+  - {op: Relu, inputs: [c], outputs: [r]}
+  - {op: Transpose, inputs: [r], outputs: [t], attrs: {perm: [0, 2, 3, 1]}}
+  - {op: MatMul, inputs: [t, v], outputs: [m]}
+  - {op: Softmax, inputs: [m], outputs: [y]}
 outputs: [y]
 )");
     CommandResult r = run_command(

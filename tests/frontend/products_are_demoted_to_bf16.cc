@@ -178,8 +178,30 @@ outputs: [y]
   EXPECT_EQ(h.type(conv.outputs[0]).dtype, ir::DType::Float32);
   EXPECT_EQ(h.type(h.outputs[0]).dtype, ir::DType::Float16);
 
-  // ONNX's types: a bias of another type than the operands' is an error, as is a
-  // float32_output other than 0 or 1.
+  // Operators that take no 16-bit tensors compute on them widened, rounding back: an Add of
+  // bfloat16 tensors reads them through Casts to float32, and a Cast gives its result.
+  const ir::Graph e = read_yaml_text(R"(
+tlmc: 1
+name: own
+inputs:
+  x: {shape: [2, 4], dtype: bfloat16}
+  y: {shape: [4], dtype: bfloat16}
+nodes:
+  - {op: Add, inputs: [x, y], outputs: [s]}
+  - {op: Relu, inputs: [s], outputs: [r]}
+outputs: [r]
+)",
+                                     "own.yaml");
+  ops.clear();
+  for (const ir::Node& n : e.nodes) ops.push_back(n.op);
+  EXPECT_EQ(ops, (std::vector<std::string>{"Cast", "Cast", "Add", "Cast", "Cast", "Relu", "Cast"}));
+  EXPECT_EQ(e.type(e.nodes[2].outputs[0]).dtype, ir::DType::Float32);
+  EXPECT_EQ(e.tensor(e.nodes[3].outputs[0]).name, "s");
+  EXPECT_EQ(e.type(e.nodes[3].outputs[0]).dtype, ir::DType::BFloat16);
+  EXPECT_EQ(e.type(e.outputs[0]).dtype, ir::DType::BFloat16);
+
+  // ONNX's types: a bias of another type than the operands' is an error (nothing is
+  // widened where float types mix), as is a float32_output other than 0 or 1.
   const auto error_of = [](const std::string& yaml) {
     try {
       read_yaml_text(yaml, "own.yaml");
