@@ -627,11 +627,6 @@ class KernelEmitter {
     return true;
   }
 
-  // Does `s` load a local buffer (a register tile) at an index that moves with `var`? A loop
-  // over the rows of an accumulator tile, in the epilogue after a product, is then written
-  // out copy by copy: with a long epilogue (an erf-form GELU) the C compiler would keep the
-  // loop, index the tile by a variable, and so keep the whole tile in memory during the
-  // product too (a fused GELU cost 8 times its own time as a kernel of its own).
   // Whether loop `s` is of a kind written out copy by copy, its variable a constant in each
   // (within kMaxWrittenOut).
   bool written_out(const ir::StmtNode& s) const {
@@ -662,6 +657,11 @@ class KernelEmitter {
     }
   }
 
+  // Does `s` load a local buffer (a register tile) at an index that moves with `var`? A loop
+  // over the rows of an accumulator tile, in the epilogue after a product, is then written
+  // out copy by copy: with a long epilogue (an erf-form GELU) the C compiler would keep the
+  // loop, index the tile by a variable, and so keep the whole tile in memory during the
+  // product too (a fused GELU cost 8 times its own time as a kernel of its own).
   bool reads_local_along(const Stmt& s, int var) const {
     bool found = false;
     auto look = [&](const Expr& e) {

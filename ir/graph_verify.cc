@@ -1,6 +1,7 @@
 #include "ir/graph_verify.h"
 
 #include <algorithm>
+#include <cstring>
 #include <functional>
 #include <limits>
 #include <map>
@@ -319,10 +320,10 @@ Node cast_node(const std::string& name, int from, int to, DType type, const Sour
 
 // Node k of `g`, whose inference refused its inputs, as ONNX's float operators compute on
 // float16 and bfloat16 tensors: its 16-bit inputs widened to float32 by Casts (one per
-// tensor, shared through `widened`), its float32 results rounded back to the first such
-// input's type by Casts to its own output tensors. The nodes replace node k, unverified (the
-// caller infers them in turn); false, and `g` unchanged, where node k has no 16-bit input,
-// mixes float types, or refuses the widened inputs too.
+// tensor, shared through `widened`; a weight's values widened at once), its float32 results rounded
+// back to the first such input's type by Casts to its own output tensors. The nodes replace node k,
+// unverified (the caller infers them in turn); false, and `g` unchanged, where node k has no 16-bit
+// input, mixes float types, or refuses the widened inputs too.
 bool widen_half_inputs(Graph& g, size_t k, std::map<int, int>& widened, int opset) {
   Node n = g.nodes[k];
   DType half = DType::Float32;
@@ -343,14 +344,28 @@ bool widen_half_inputs(Graph& g, size_t k, std::map<int, int>& widened, int opse
     } else if (const auto a = added.find(t); a != added.end()) {
       id = a->second;
     } else {
+      const Tensor& from = trial.tensor(t);
       Tensor copy;
-      copy.name = unused_name(trial, trial.tensor(t).name + ".f32");
-      copy.type = {DType::Float32, trial.type(t).shape};
-      copy.loc = trial.tensor(t).loc;
+      copy.name = unused_name(trial, from.name + ".f32");
+      copy.type = {DType::Float32, from.type.shape};
+      copy.loc = from.loc;
       copy.kind = TensorKind::Intermediate;
+      // A weight is widened now, so that an operator reading its values (Clip's bounds)
+      // still finds them.
+      const bool weight = from.kind == TensorKind::Weight && from.data;
+      if (weight) {
+        const std::vector<double> values = weight_values(from);
+        auto bytes = std::make_shared<std::vector<uint8_t>>(4 * values.size());
+        for (size_t e = 0; e < values.size(); ++e) {
+          const auto f = static_cast<float>(values[e]);
+          std::memcpy(bytes->data() + 4 * e, &f, 4);
+        }
+        copy.kind = TensorKind::Weight;
+        copy.data = bytes;
+      }
       trial.tensors.push_back(copy);
       id = static_cast<int>(trial.tensors.size()) - 1;
-      before.push_back(cast_node(copy.name, t, id, DType::Float32, n.loc));
+      if (!weight) before.push_back(cast_node(copy.name, t, id, DType::Float32, n.loc));
       added.emplace(t, id);
     }
     t = id;

@@ -326,7 +326,8 @@ class TileWithProducersRule : public SketchRule {
     // W1 and a 128 x 768 x 3072 product ran 10-25% faster in them than in 32 x 128 or
     // 64 x 128 blocks, with the reduction in parts of 256; 4 x 64 four times slower).
     std::vector<int64_t> default_tile = register_tile(st, root, reductions, b.target);
-    bool unit_block = false;  // the default is a block of the bf16 unit's tiles
+    bool unit_block = false;   // the default is a block of the bf16 unit's tiles
+    bool window_rows = false;  // whose rows lie within one row of positions
     const auto unit = std::find_if(reductions.begin(), reductions.end(),
                                    [&](int p) { return tile_product_possible(st, p); });
     if (b.target.bf16 != ir::Bf16Unit::None && rank >= 2 && unit != reductions.end()) {
@@ -338,7 +339,8 @@ class TileWithProducersRule : public SketchRule {
       // of 56 (7 tiles), 4 of 28. Elsewhere (a window, a stride) one row, in tiles of fewer
       // rows (56: 4 of 14).
       const int64_t row = ts.axes[rank - 2].extent;
-      if (rank >= 3 && row > 16 && row % 16 != 0 && row < 128 && tile_product_folds(st, *unit))
+      window_rows = !tile_product_folds(st, *unit);
+      if (rank >= 3 && row > 16 && row % 16 != 0 && row < 128 && !window_rows)
         for (int64_t d = 1; d * row <= 128; ++d)
           if (ts.axes[rank - 3].extent % d == 0 && d * row % 16 == 0) default_tile[rank - 3] = d;
     }
@@ -367,9 +369,11 @@ class TileWithProducersRule : public SketchRule {
             return vectorised ? whole_vectors(sizes, extent, lanes) : sizes;
           },
           [](SketchRun&, int64_t) {},
-          // Columns in whole tiles of 16 (a last block shifted back to end at the width).
-          unit_block && a + 1 == rank ? at_most_in_tiles(default_tile[a], 16)
-                                      : at_most(default_tile[a]));
+          // Columns in whole tiles of 16 (a last block shifted back to end at the width);
+          // rows in tiles the unit takes (17 positions: 16, 17 being prime).
+          unit_block && a + 1 == rank                  ? at_most_in_tiles(default_tile[a], 16)
+          : unit_block && window_rows && a + 2 == rank ? at_most_in_row_tiles(default_tile[a])
+                                                       : at_most(default_tile[a]));
     }
     for (size_t a = 0; a < rank; ++a) {
       if (use[a] != AxisUse::Split) continue;

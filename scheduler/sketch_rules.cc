@@ -4,6 +4,8 @@
 #include <map>
 #include <optional>
 
+#include "scheduler/tile_product.h"
+
 namespace tlmc::scheduler {
 
 Fallback at_most(int64_t want) {
@@ -20,6 +22,15 @@ Fallback at_most_in_tiles(int64_t want, int64_t tile) {
     int64_t best = 0;
     for (int64_t v : valid)
       if (v <= want && (v <= tile || v % tile == 0) && v > best) best = v;
+    return best > 0 ? best : at_most(want)(r, valid);
+  };
+}
+
+Fallback at_most_in_row_tiles(int64_t want) {
+  return [want](const SketchRun& r, const std::vector<int64_t>& valid) {
+    int64_t best = 0;
+    for (int64_t v : valid)
+      if (v <= want && tile_rows_fit(v) && v > best) best = v;
     return best > 0 ? best : at_most(want)(r, valid);
   };
 }

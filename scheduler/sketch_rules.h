@@ -19,6 +19,9 @@ Fallback at_most(int64_t want);
 // The largest valid value at most `want` that is at most `tile` or a multiple of it (whole
 // tiles of a bf16 unit's block); at_most(want) where none is.
 Fallback at_most_in_tiles(int64_t want, int64_t tile);
+// The largest valid value at most `want` that makes whole tiles of rows of a bf16 unit's
+// block (scheduler/tile_product.h, tile_rows_fit); at_most(want) where none does.
+Fallback at_most_in_row_tiles(int64_t want);
 Fallback largest();
 Fallback smallest();
 

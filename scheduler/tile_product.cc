@@ -27,13 +27,6 @@ std::vector<int64_t> strides_of(const ir::Shape& shape) {
   return out;
 }
 
-// The largest divisor of m at most 16: the rows of the unit's tiles for a block of m rows.
-int64_t tile_rows(int64_t m) {
-  for (int64_t r = std::min<int64_t>(16, m); r > 1; --r)
-    if (m % r == 0) return r;
-  return 1;
-}
-
 // tile_operands, with `block` false: the operands alone, whatever the block.
 TileOperands match(const ScheduleState& st, int stage, std::string* why, bool block) {
   const ir::Stage& ts = st.te.stages[static_cast<size_t>(stage)];
@@ -166,7 +159,7 @@ TileOperands match(const ScheduleState& st, int stage, std::string* why, bool bl
   out.n = extent[rank - 1];
   out.rows = tile_rows(out.m);
   out.columns = std::min<int64_t>(16, out.n);
-  if (out.m > 16 && out.rows < 4)
+  if (!tile_rows_fit(out.m))
     return refuse(why,
                   "the block's " + std::to_string(out.m) + " rows make no tiles of 4 to 16 rows");
   if (out.n % out.columns != 0)
@@ -180,6 +173,14 @@ TileOperands match(const ScheduleState& st, int stage, std::string* why, bool bl
 }
 
 }  // namespace
+
+int64_t tile_rows(int64_t m) {
+  for (int64_t r = std::min<int64_t>(16, m); r > 1; --r)
+    if (m % r == 0) return r;
+  return 1;
+}
+
+bool tile_rows_fit(int64_t m) { return m <= 16 || tile_rows(m) >= 4; }
 
 TileOperands tile_operands(const ScheduleState& st, int stage, std::string* why) {
   return match(st, stage, why, true);

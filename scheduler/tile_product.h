@@ -50,6 +50,11 @@ struct TileOperands {
   int64_t b_k_stride = 0, b_j_stride = 0;  // elements between B's rows, and its columns
 };
 
+// The rows of the unit's tiles for a block of m rows: the largest divisor of m at most 16.
+// A block of more than 16 rows takes tiles of 4 rows or more (tile_rows_fit).
+int64_t tile_rows(int64_t m);
+bool tile_rows_fit(int64_t m);
+
 // The operands of `stage` as a tile product in `st` as it stands (its loops aside), or why
 // it is not one (`why` set, the result's tensors -1).
 TileOperands tile_operands(const ScheduleState& st, int stage, std::string* why);

@@ -209,9 +209,11 @@ TEST_F(BadInput, UnknownAttribute) {
                            "  - {name: r, op: Relu, inputs: [x], outputs: [y],\n"
                            "     attrs: {foo: 1}}\n")),
             at(6, 14) + "Relu 'r' has no attribute 'foo' (it takes none)");
-  EXPECT_EQ(error_of(model("weights:\n  w: {shape: [3, 3], init: ones}\n",
-                           "  - {op: Gemm, inputs: [x, w], outputs: [y], attrs: {transC: 1}}\n")),
-            at(7, 54) + "Gemm has no attribute 'transC' (it has: alpha, beta, transA, transB, float32_output)");
+  EXPECT_EQ(
+      error_of(model("weights:\n  w: {shape: [3, 3], init: ones}\n",
+                     "  - {op: Gemm, inputs: [x, w], outputs: [y], attrs: {transC: 1}}\n")),
+      at(7, 54) +
+          "Gemm has no attribute 'transC' (it has: alpha, beta, transA, transB, float32_output)");
 }
 
 // tlmc's own attribute of Conv and the pools: 0 (ONNX's [N, C, spatial...]) or 1.

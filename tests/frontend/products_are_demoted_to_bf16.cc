@@ -200,6 +200,26 @@ outputs: [r]
   EXPECT_EQ(e.type(e.nodes[3].outputs[0]).dtype, ir::DType::BFloat16);
   EXPECT_EQ(e.type(e.outputs[0]).dtype, ir::DType::BFloat16);
 
+  // A weight is widened at once: Clip reads its bounds' values.
+  const ir::Graph clip = read_yaml_text(R"(
+tlmc: 1
+name: own
+inputs:
+  x: {shape: [4], dtype: float16}
+weights:
+  lo: {shape: [], dtype: float16, init: zeros}
+  hi: {shape: [], dtype: float16, init: {uniform: [6, 6]}, seed: 1}
+nodes:
+  - {op: Clip, inputs: [x, lo, hi], outputs: [y]}
+outputs: [y]
+)",
+                                        "own.yaml");
+  ops.clear();
+  for (const ir::Node& n : clip.nodes) ops.push_back(n.op);
+  EXPECT_EQ(ops, (std::vector<std::string>{"Cast", "Clip", "Cast"}));
+  EXPECT_EQ(clip.tensor(clip.nodes[1].inputs[2]).kind, ir::TensorKind::Weight);
+  EXPECT_EQ(ir::weight_values(clip.tensor(clip.nodes[1].inputs[2])), std::vector<double>{6});
+
   // ONNX's types: a bias of another type than the operands' is an error (nothing is
   // widened where float types mix), as is a float32_output other than 0 or 1.
   const auto error_of = [](const std::string& yaml) {
