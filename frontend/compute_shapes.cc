@@ -37,11 +37,6 @@ bool is_half_product(const ir::Graph& g, const ir::Node& n) {
          n.attr_int("float32_output") == 0;
 }
 
-// ONNX's Cast `to` of a float type.
-int64_t onnx_type(ir::DType t) {
-  return t == ir::DType::BFloat16 ? 16 : t == ir::DType::Float16 ? 10 : 1;
-}
-
 // The model's own products of 16-bit operands as tlmc computes them, accumulating in
 // float32, then rounded to their type as ONNX has them: one of bfloat16 operands reads them
 // as they are (float32_output, as --precision bf16 writes, so that the bf16 unit computes
@@ -53,25 +48,12 @@ ir::Graph with_float32_products(ir::Graph g) {
   std::map<int, int> widened;  // 16-bit tensor -> its float32 copy
   const auto add_tensor = [&](const ir::Tensor& like, const std::string& suffix) {
     ir::Tensor t;
-    t.name = like.name + suffix;
-    for (int i = 2; g.find_tensor(t.name) >= 0; ++i)
-      t.name = like.name + suffix + "." + std::to_string(i);
+    t.name = ir::unused_tensor_name(g, like.name + suffix);
     t.type = {ir::DType::Float32, like.type.shape};
     t.loc = like.loc;
     t.kind = ir::TensorKind::Intermediate;
     g.tensors.push_back(t);
     return static_cast<int>(g.tensors.size()) - 1;
-  };
-  const auto cast = [](const std::string& name, int from, int to, ir::DType type,
-                       const SourceLoc& loc) {
-    ir::Node c;
-    c.name = name;
-    c.op = "Cast";
-    c.inputs = {from};
-    c.outputs = {to};
-    c.attrs["to"] = ir::Attr{onnx_type(type), loc};
-    c.loc = loc;
-    return c;
   };
   for (ir::Node n : g.nodes) {
     if (!is_half_product(g, n)) {
@@ -85,7 +67,8 @@ ir::Graph with_float32_products(ir::Graph g) {
       auto known = widened.find(t);
       if (known == widened.end()) {
         const int copy = add_tensor(g.tensor(t), ".f32");
-        nodes.push_back(cast(g.tensor(copy).name, t, copy, ir::DType::Float32, n.loc));
+        nodes.push_back(
+            ir::float_cast_node(g.tensor(copy).name, t, copy, ir::DType::Float32, n.loc));
         known = widened.emplace(t, copy).first;
       }
       n.inputs[i] = known->second;
@@ -97,7 +80,7 @@ ir::Graph with_float32_products(ir::Graph g) {
     const std::string name = n.name.empty() ? g.tensor(result).name : n.name;
     const SourceLoc loc = n.loc;
     nodes.push_back(std::move(n));
-    nodes.push_back(cast(name + ".round", accumulated, result, half, loc));
+    nodes.push_back(ir::float_cast_node(name + ".round", accumulated, result, half, loc));
   }
   g.nodes = std::move(nodes);
   return g;

@@ -300,24 +300,6 @@ int64_t onnx_float_type(DType t) {
   return t == DType::BFloat16 ? 16 : t == DType::Float16 ? 10 : 1;
 }
 
-// A tensor named after `base` that the graph does not have yet.
-std::string unused_name(const Graph& g, const std::string& base) {
-  std::string name = base;
-  for (int i = 2; g.find_tensor(name) >= 0; ++i) name = base + "." + std::to_string(i);
-  return name;
-}
-
-Node cast_node(const std::string& name, int from, int to, DType type, const SourceLoc& loc) {
-  Node c;
-  c.name = name;
-  c.op = "Cast";
-  c.inputs = {from};
-  c.outputs = {to};
-  c.attrs["to"] = Attr{onnx_float_type(type), loc};
-  c.loc = loc;
-  return c;
-}
-
 // Node k of `g`, whose inference refused its inputs, as ONNX's float operators compute on
 // float16 and bfloat16 tensors: its 16-bit inputs widened to float32 by Casts (one per
 // tensor, shared through `widened`; a weight's values widened at once), its float32 results rounded
@@ -346,7 +328,7 @@ bool widen_half_inputs(Graph& g, size_t k, std::map<int, int>& widened, int opse
     } else {
       const Tensor& from = trial.tensor(t);
       Tensor copy;
-      copy.name = unused_name(trial, from.name + ".f32");
+      copy.name = unused_tensor_name(trial, from.name + ".f32");
       copy.type = {DType::Float32, from.type.shape};
       copy.loc = from.loc;
       copy.kind = TensorKind::Intermediate;
@@ -365,7 +347,7 @@ bool widen_half_inputs(Graph& g, size_t k, std::map<int, int>& widened, int opse
       }
       trial.tensors.push_back(copy);
       id = static_cast<int>(trial.tensors.size()) - 1;
-      if (!weight) before.push_back(cast_node(copy.name, t, id, DType::Float32, n.loc));
+      if (!weight) before.push_back(float_cast_node(copy.name, t, id, DType::Float32, n.loc));
       added.emplace(t, id);
     }
     t = id;
@@ -380,13 +362,13 @@ bool widen_half_inputs(Graph& g, size_t k, std::map<int, int>& widened, int opse
     if (n.outputs[i] < 0 || types[i].dtype != DType::Float32) continue;
     const int result = n.outputs[i];
     Tensor wide;
-    wide.name = unused_name(trial, trial.tensor(result).name + ".f32");
+    wide.name = unused_tensor_name(trial, trial.tensor(result).name + ".f32");
     wide.type = types[i];
     wide.loc = trial.tensor(result).loc;
     wide.kind = TensorKind::Intermediate;
     trial.tensors.push_back(wide);
     n.outputs[i] = static_cast<int>(trial.tensors.size()) - 1;
-    after.push_back(cast_node(wide.name + ".round", n.outputs[i], result, half, n.loc));
+    after.push_back(float_cast_node(wide.name + ".round", n.outputs[i], result, half, n.loc));
   }
   std::vector<Node> nodes = before;
   nodes.push_back(n);
@@ -400,6 +382,23 @@ bool widen_half_inputs(Graph& g, size_t k, std::map<int, int>& widened, int opse
 }
 
 }  // namespace
+
+std::string unused_tensor_name(const Graph& g, const std::string& base) {
+  std::string name = base;
+  for (int i = 2; g.find_tensor(name) >= 0; ++i) name = base + "." + std::to_string(i);
+  return name;
+}
+
+Node float_cast_node(const std::string& name, int from, int to, DType type, const SourceLoc& loc) {
+  Node c;
+  c.name = name;
+  c.op = "Cast";
+  c.inputs = {from};
+  c.outputs = {to};
+  c.attrs["to"] = Attr{onnx_float_type(type), loc};
+  c.loc = loc;
+  return c;
+}
 
 Graph verify_graph(Graph g, const NodeEvaluator& evaluate) {
   if (!is_c_identifier(g.name))

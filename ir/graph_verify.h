@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "ir/graph.h"
@@ -22,5 +23,10 @@ using NodeEvaluator =
 // leaves the graph and its outputs become weights, so that the shape inference of the nodes
 // after it can read their values (a Reshape's shape computed by Shape -> Gather -> Concat).
 Graph verify_graph(Graph g, const NodeEvaluator& evaluate = nullptr);
+
+// A tensor name after `base` that `g` does not have yet: base, else base.2, base.3, ...
+std::string unused_tensor_name(const Graph& g, const std::string& base);
+// A Cast node `name` of tensor `from` into tensor `to`, of float type `type`.
+Node float_cast_node(const std::string& name, int from, int to, DType type, const SourceLoc& loc);
 
 }  // namespace tlmc::ir
