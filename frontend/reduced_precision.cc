@@ -30,8 +30,17 @@ bool is_unit_conv(const ir::Graph& g, const ir::Node& n) {
 }
 
 // The products whose first two inputs are the operands rounded to bfloat16: matrix products,
-// and the convolutions the unit computes (is_unit_conv).
+// and the convolutions the unit computes (is_unit_conv), where the second operand (B, read
+// along the columns of the output and the reduction) is a weight. The unit reads B packed in
+// rows of bfloat16 pairs, which a weight is once at compile time; an activation as B (the
+// products of attention: scores, and their product with the values) would have to be
+// packed as the kernel runs, which tlmc does not do, and computed by loops widening bfloat16
+// such products ran at 0.54-0.69x their float32 speed (bench_kernels_bf16's W5, U7 and U9 on
+// a 2-core Intel Xeon with AMX): they stay float32.
 bool is_demotable(const ir::Graph& g, const ir::Node& n, PrecisionOptions::Ops ops) {
+  if (n.inputs.size() < 2 || n.inputs[1] < 0 ||
+      g.tensor(n.inputs[1]).kind != ir::TensorKind::Weight)
+    return false;
   if (n.op == "MatMul" || n.op == "Gemm") return ops != PrecisionOptions::Ops::Conv;
   return is_unit_conv(g, n) && ops != PrecisionOptions::Ops::MatMul;
 }

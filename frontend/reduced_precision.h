@@ -1,5 +1,6 @@
-// Reduced precision (--precision bf16): the operands of matrix products are rounded to
-// bfloat16, which the products read and accumulate in float32; everything else (epilogues,
+// Reduced precision (--precision bf16): the operands of matrix products and dense
+// convolutions whose second operand is a weight are rounded to bfloat16, which the products
+// read and accumulate in float32; everything else (products of two activations, epilogues,
 // Softmax, normalisations, reductions, the graph's inputs and outputs) stays float32.
 // Needs a verified graph; returns one, in which a weight operand is converted now and an
 // activation operand gets a Cast node (computed by its producer's kernel where it can be).

@@ -104,6 +104,37 @@ outputs: [y]
     EXPECT_EQ(g.type(node_named(g, kept).inputs[0]).dtype, ir::DType::Float32) << kept;
 }
 
+// The unit reads a product's second operand packed at compile time: a product whose second
+// operand is an activation (attention's two products, or a weight times an activation)
+// stays float32, and so does the activation it reads.
+TEST(ReducedPrecision, ProductsWithoutAWeightAsSecondOperandStayFloat32) {
+  const ir::Graph g = demote_products_to_bf16(read_yaml_text(R"(tlmc: 1
+name: attention
+inputs:
+  q: {shape: [2, 8, 4]}
+  k: {shape: [2, 4, 8]}
+weights:
+  w: {shape: [6, 8], init: {uniform: [-1, 1]}, seed: 1}
+  v: {shape: [8, 3], init: {uniform: [-1, 1]}, seed: 2}
+nodes:
+  - {op: MatMul, inputs: [q, k], outputs: [s], name: scores}
+  - {op: MatMul, inputs: [w, s], outputs: [t], name: weight_first}
+  - {op: MatMul, inputs: [t, v], outputs: [y], name: projection}
+outputs: [y]
+)",
+                                                             "attention.yaml"),
+                                              {});
+  for (const char* kept : {"scores", "weight_first"}) {
+    const ir::Node& n = node_named(g, kept);
+    EXPECT_EQ(g.type(n.inputs[0]).dtype, ir::DType::Float32) << kept;
+    EXPECT_EQ(g.type(n.inputs[1]).dtype, ir::DType::Float32) << kept;
+    EXPECT_EQ(n.attr_int("float32_output"), 0) << kept;
+  }
+  EXPECT_EQ(g.type(node_named(g, "projection").inputs[0]).dtype, ir::DType::BFloat16);
+  EXPECT_EQ(g.type(node_named(g, "projection").inputs[1]).dtype, ir::DType::BFloat16);
+  EXPECT_EQ(bf16_products_in_series(g), (std::vector<int>{1}));
+}
+
 TEST(ReducedPrecision, ProductsCanBeKeptInFloat32) {
   PrecisionOptions keep;
   keep.keep_fp32 = {"second"};
