@@ -370,10 +370,11 @@ class TileWithProducersRule : public SketchRule {
           },
           [](SketchRun&, int64_t) {},
           // Columns in whole tiles of 16 (a last block shifted back to end at the width);
-          // rows in tiles the unit takes (17 positions: 16, 17 being prime).
-          unit_block && a + 1 == rank                  ? at_most_in_tiles(default_tile[a], 16)
-          : unit_block && window_rows && a + 2 == rank ? at_most_in_row_tiles(default_tile[a])
-                                                       : at_most(default_tile[a]));
+          // rows in tiles the unit takes (17 positions: 16, 17 being prime); either with
+          // little computed twice (97 rows: blocks of 16, not 96).
+          unit_block && a + 1 == rank   ? at_most_in_tiles(default_tile[a], 16, extent)
+          : unit_block && a + 2 == rank ? at_most_in_row_tiles(default_tile[a], extent)
+                                        : at_most(default_tile[a]));
     }
     for (size_t a = 0; a < rank; ++a) {
       if (use[a] != AxisUse::Split) continue;

@@ -1,6 +1,7 @@
 #include "scheduler/sketch_rules.h"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <optional>
 
@@ -17,20 +18,40 @@ Fallback at_most(int64_t want) {
   };
 }
 
-Fallback at_most_in_tiles(int64_t want, int64_t tile) {
-  return [want, tile](const SketchRun& r, const std::vector<int64_t>& valid) {
-    int64_t best = 0;
-    for (int64_t v : valid)
-      if (v <= want && (v <= tile || v % tile == 0) && v > best) best = v;
+namespace {
+
+// Of the valid values at most `want` that `fits`, the largest whose blocks cover `extent`
+// computing at most an eighth of it twice (the last block shifted back to end at the
+// extent), else the one computing the fewest elements (the larger of equals); 0 where
+// none fits. 97 rows in blocks of up to 128: 16 (7 blocks, 112 rows computed), not 96
+// (2 blocks, 192 rows).
+int64_t least_waste(const std::vector<int64_t>& valid, int64_t want, int64_t extent,
+                    const std::function<bool(int64_t)>& fits) {
+  const auto computed = [extent](int64_t v) { return (extent + v - 1) / v * v; };
+  int64_t best = 0, fewest = 0;
+  for (int64_t v : valid) {
+    if (v > want || !fits(v)) continue;
+    if (8 * (computed(v) - extent) <= extent) best = std::max(best, v);
+    if (fewest == 0 || computed(v) < computed(fewest) ||
+        (computed(v) == computed(fewest) && v > fewest))
+      fewest = v;
+  }
+  return best > 0 ? best : fewest;
+}
+
+}  // namespace
+
+Fallback at_most_in_tiles(int64_t want, int64_t tile, int64_t extent) {
+  return [want, tile, extent](const SketchRun& r, const std::vector<int64_t>& valid) {
+    const int64_t best =
+        least_waste(valid, want, extent, [tile](int64_t v) { return v <= tile || v % tile == 0; });
     return best > 0 ? best : at_most(want)(r, valid);
   };
 }
 
-Fallback at_most_in_row_tiles(int64_t want) {
-  return [want](const SketchRun& r, const std::vector<int64_t>& valid) {
-    int64_t best = 0;
-    for (int64_t v : valid)
-      if (v <= want && tile_rows_fit(v) && v > best) best = v;
+Fallback at_most_in_row_tiles(int64_t want, int64_t extent) {
+  return [want, extent](const SketchRun& r, const std::vector<int64_t>& valid) {
+    const int64_t best = least_waste(valid, want, extent, tile_rows_fit);
     return best > 0 ? best : at_most(want)(r, valid);
   };
 }

@@ -16,12 +16,14 @@ namespace tlmc::scheduler {
 using Fallback = std::function<int64_t(const SketchRun&, const std::vector<int64_t>& valid)>;
 // Default policies: the largest valid value at most `want` (else the smallest valid one).
 Fallback at_most(int64_t want);
-// The largest valid value at most `want` that is at most `tile` or a multiple of it (whole
-// tiles of a bf16 unit's block); at_most(want) where none is.
-Fallback at_most_in_tiles(int64_t want, int64_t tile);
-// The largest valid value at most `want` that makes whole tiles of rows of a bf16 unit's
-// block (scheduler/tile_product.h, tile_rows_fit); at_most(want) where none does.
-Fallback at_most_in_row_tiles(int64_t want);
+// Blocks of a bf16 unit along an axis of `extent`: of the valid values at most `want` that
+// are at most `tile` or a multiple of it (whole tiles), the largest whose blocks compute at
+// most an eighth of the extent twice (the last block shifted back), else the one computing
+// the fewest elements; at_most(want) where none is.
+Fallback at_most_in_tiles(int64_t want, int64_t tile, int64_t extent);
+// The same for rows: values that make whole tiles of rows of the unit's block
+// (scheduler/tile_product.h, tile_rows_fit).
+Fallback at_most_in_row_tiles(int64_t want, int64_t extent);
 Fallback largest();
 Fallback smallest();
 
