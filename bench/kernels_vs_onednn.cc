@@ -1,11 +1,14 @@
 // bench_kernels: GFLOP/s of tlmc's generated kernels on the workloads W1-W6 of
-// bench/README.md and on U1-U9 (shapes outside that list, taken from ResNet-50, MobileNetV2
-// and BERT-base: bench/README.md), beside oneDNN's primitives for the same computation,
-// measured in the same run on the same inputs. A benchmark, not a test: it prints a table (see
-// bench/README.md) and exits non-zero only when the two disagree or something fails to run.
+// bench/README.md, on U1-U9 (shapes outside that list, taken from ResNet-50, MobileNetV2
+// and BERT-base) and O1-O2 (products with odd extents), beside oneDNN's primitives for the
+// same computation, measured in the same run on the same inputs. A benchmark, not a test: it
+// prints a table (see bench/README.md) and exits non-zero only when the two disagree or
+// something fails to run. Built with TLMC_BENCH_BF16 (bench_kernels_bf16), it times tlmc's
+// --precision bf16 libraries beside oneDNN in bf16 and tlmc's float32 libraries instead.
 //
 // The tlmc side is the libraries bench/CMakeLists.txt generates from bench/workloads/*.yaml
-// (libw1.a ... libw6.a, libu1.a ... libu8.a, C prefixes w1 ... u8). Their weights are `init:
+// (libw1.a ... libo2.a, C prefixes w1 ... o2; libw1_bf16.a ..., prefixes w1_bf16 ... in
+// bf16). Their weights are `init:
 // {uniform: ...}` random weights; make_uniform() below reproduces tlmc's generator
 // (docs/graph-format.md, "Random initialisation is the same everywhere") so that oneDNN gets the
 // same bytes. The seeds and ranges here must match the YAML files; a mismatch shows as a failed
@@ -41,6 +44,8 @@
 #endif
 
 #include "fma_peak.h"
+#include "o1.h"
+#include "o2.h"
 #include "tlmc_bench_target.h"  // TLMC_BENCH_TARGET: the target tlmc compiled the libraries for
 #include "u1.h"
 #include "u2.h"
@@ -57,6 +62,25 @@
 #include "w4.h"
 #include "w5.h"
 #include "w6.h"
+#ifdef TLMC_BENCH_BF16
+#include "o1_bf16.h"
+#include "o2_bf16.h"
+#include "u1_bf16.h"
+#include "u2_bf16.h"
+#include "u3_bf16.h"
+#include "u4_bf16.h"
+#include "u5_bf16.h"
+#include "u6_bf16.h"
+#include "u7_bf16.h"
+#include "u8_bf16.h"
+#include "u9_bf16.h"
+#include "w1_bf16.h"
+#include "w2_bf16.h"
+#include "w3_bf16.h"
+#include "w4_bf16.h"
+#include "w5_bf16.h"
+#include "w6_bf16.h"
+#endif
 
 namespace {
 
@@ -135,11 +159,28 @@ struct TlmcModel {
 };
 #define TLMC_MODEL(n) \
   TlmcModel { #n, n##_workspace_size, n##_run, n##_set_num_threads }
+// A workload's float32 library and, in bench_kernels_bf16, its --precision bf16 one.
+struct TlmcModels {
+  TlmcModel fp32, bf16;
+};
+#ifdef TLMC_BENCH_BF16
+#define TLMC_MODELS(n) \
+  TlmcModels { TLMC_MODEL(n), TLMC_MODEL(n##_bf16) }
+#else
+#define TLMC_MODELS(n)          \
+  TlmcModels {                  \
+    TLMC_MODEL(n), TlmcModel {} \
+  }
+#endif
 
 // ---------------------------------------------------------------------------------------
 // oneDNN
 
 struct OnednnCase {
+  // A primitive run before `prim`, in the timed region: the conversion of a float32 input
+  // to bf16 when the activations are in the model's layout and the compute type is bf16.
+  std::optional<dnnl::primitive> before;
+  std::unordered_map<int, memory> before_args;
   dnnl::primitive prim;
   std::unordered_map<int, memory> args;  // in oneDNN's chosen layouts
   // A primitive run after `prim` on its destination, in place (U9's Softmax), when set.
@@ -180,7 +221,17 @@ struct Onednn {
       stream.wait();
     }
   }
+  // The model's float32 `user` input as the primitive's source `want` (bf16 in the model's
+  // layout): converted by c.before in the timed region, as a float32 model converts it.
+  memory converted_source(OnednnCase& c, const memory::desc& want, memory user) {
+    if (want == user.get_desc()) return user;
+    memory m(want, eng);
+    c.before = dnnl::reorder(user, m);
+    c.before_args = {{DNNL_ARG_FROM, user}, {DNNL_ARG_TO, m}};
+    return m;
+  }
   void run(OnednnCase& c) {
+    if (c.before) c.before->execute(stream, c.before_args);
     c.prim.execute(stream, c.args);
     if (c.then) c.then->execute(stream, c.then_args);
     stream.wait();
@@ -199,11 +250,12 @@ enum class Layouts { Model, Own };
 struct Workload {
   std::string id, shape;
   double macs = 0;
-  TlmcModel tlmc{};
+  TlmcModels tlmc{};
   std::vector<std::shared_ptr<Buffer>> tlmc_inputs;  // the model's inputs, in its order
   size_t out_elems = 0;
-  // Builds the oneDNN primitive for the same computation on the same data.
-  std::function<OnednnCase(Onednn&, Layouts)> onednn;
+  // Builds the oneDNN primitive for the same computation on the same data, reading its
+  // input and weights in the given type (f32 or bf16).
+  std::function<OnednnCase(Onednn&, Layouts, memory::data_type)> onednn;
   // The matrix products only: OpenBLAS's sgemm into `out` (empty for the convolutions).
   std::function<void(float* out)> openblas;
 };
@@ -241,30 +293,33 @@ dnnl::primitive_attr post_ops(Activation a) {
   return attr;
 }
 
-// Y[b] = X[b] (M x K) * W[b] (K x N) (+ bias[N]), then the activation.
-OnednnCase onednn_matmul(Onednn& d, Layouts layouts, const Dims& src_dims, const Dims& wei_dims,
-                         const Dims& dst_dims, const Buffer& x, const Buffer& w, const Buffer* bias,
-                         Activation activation) {
+// Y[b] = X[b] (M x K) * W[b] (K x N) (+ bias[N]), then the activation. X and W are read in
+// `type` (f32 or bf16), Y and the bias are float32.
+OnednnCase onednn_matmul(Onednn& d, Layouts layouts, memory::data_type type, const Dims& src_dims,
+                         const Dims& wei_dims, const Dims& dst_dims, const Buffer& x,
+                         const Buffer& w, const Buffer* bias, Activation activation) {
   const Tag tag = src_dims.size() == 3 ? Tag::abc : Tag::ab;
-  const auto any = [](const Dims& dims) {
-    return memory::desc(dims, memory::data_type::f32, Tag::any);
-  };
+  const Tag layout = layouts == Layouts::Own ? Tag::any : tag;
+  const auto any = [type](const Dims& dims) { return memory::desc(dims, type, Tag::any); };
+  const auto src = memory::desc(src_dims, type, layout);
   const auto act = [&](const Dims& dims) {
-    return memory::desc(dims, memory::data_type::f32, layouts == Layouts::Own ? Tag::any : tag);
+    return memory::desc(dims, memory::data_type::f32, layout);
   };
   const dnnl::primitive_attr attr = post_ops(activation);
   std::unique_ptr<dnnl::matmul::desc> desc;
   memory::desc bias_md;
   if (bias) {
     bias_md = memory::desc({1, dst_dims.back()}, memory::data_type::f32, Tag::ab);
-    desc.reset(new dnnl::matmul::desc(act(src_dims), any(wei_dims), bias_md, act(dst_dims)));
+    desc.reset(new dnnl::matmul::desc(src, any(wei_dims), bias_md, act(dst_dims)));
   } else {
-    desc.reset(new dnnl::matmul::desc(act(src_dims), any(wei_dims), act(dst_dims)));
+    desc.reset(new dnnl::matmul::desc(src, any(wei_dims), act(dst_dims)));
   }
   dnnl::matmul::primitive_desc pd(*desc, attr, d.eng);
   OnednnCase c;
   c.prim = dnnl::matmul(pd);
-  c.args[DNNL_ARG_SRC] = d.to(pd.src_desc(), d.plain(src_dims, tag, x));
+  const memory user_src = d.plain(src_dims, tag, x);
+  c.args[DNNL_ARG_SRC] = layouts == Layouts::Own ? d.to(pd.src_desc(), user_src)
+                                                 : d.converted_source(c, pd.src_desc(), user_src);
   c.args[DNNL_ARG_WEIGHTS] = d.to(pd.weights_desc(), d.plain(wei_dims, tag, w));
   if (bias) c.args[DNNL_ARG_BIAS] = d.plain({1, dst_dims.back()}, Tag::ab, *bias);
   c.dst = memory(pd.dst_desc(), d.eng);
@@ -289,10 +344,11 @@ struct ConvShape {
   int64_t kernel = 1, stride = 1, pad = 0, groups = 1;
 };
 
-// NCHW convolution, OIHW weights (GOIHW when grouped), then the activation.
-OnednnCase onednn_conv(Onednn& d, Layouts layouts, int64_t c_in, int64_t k_out, int64_t h,
-                       int64_t w_, ConvShape shape, const Buffer& x, const Buffer& w,
-                       const Buffer* bias, Activation activation) {
+// NCHW convolution, OIHW weights (GOIHW when grouped), then the activation. The input and
+// the weights are read in `type` (f32 or bf16), the output and the bias are float32.
+OnednnCase onednn_conv(Onednn& d, Layouts layouts, memory::data_type type, int64_t c_in,
+                       int64_t k_out, int64_t h, int64_t w_, ConvShape shape, const Buffer& x,
+                       const Buffer& w, const Buffer* bias, Activation activation) {
   const auto [kernel, stride, pad, groups] = shape;
   const Dims src_dims{1, c_in, h, w_};
   const int64_t oh = (h + 2 * pad - kernel) / stride + 1, ow = (w_ + 2 * pad - kernel) / stride + 1;
@@ -300,30 +356,31 @@ OnednnCase onednn_conv(Onednn& d, Layouts layouts, int64_t c_in, int64_t k_out, 
   const Dims wei_dims = groups == 1 ? Dims{k_out, c_in, kernel, kernel}
                                     : Dims{groups, k_out / groups, c_in / groups, kernel, kernel};
   const Tag wei_tag = groups == 1 ? Tag::oihw : Tag::goihw;
-  const auto any = [](const Dims& dims) {
-    return memory::desc(dims, memory::data_type::f32, Tag::any);
-  };
+  const Tag layout = layouts == Layouts::Own ? Tag::any : Tag::nchw;
+  const auto any = [type](const Dims& dims) { return memory::desc(dims, type, Tag::any); };
+  const auto src = memory::desc(src_dims, type, layout);
   const auto act = [&](const Dims& dims) {
-    return memory::desc(dims, memory::data_type::f32,
-                        layouts == Layouts::Own ? Tag::any : Tag::nchw);
+    return memory::desc(dims, memory::data_type::f32, layout);
   };
   const dnnl::primitive_attr attr = post_ops(activation);
   const Dims strides{stride, stride}, pads{pad, pad};
   std::unique_ptr<dnnl::convolution_forward::desc> desc;
   if (bias) {
     desc.reset(new dnnl::convolution_forward::desc(
-        dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, act(src_dims),
-        any(wei_dims), memory::desc({k_out}, memory::data_type::f32, Tag::any), act(dst_dims),
-        strides, pads, pads));
+        dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src, any(wei_dims),
+        memory::desc({k_out}, memory::data_type::f32, Tag::any), act(dst_dims), strides, pads,
+        pads));
   } else {
     desc.reset(new dnnl::convolution_forward::desc(
-        dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, act(src_dims),
-        any(wei_dims), act(dst_dims), strides, pads, pads));
+        dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src, any(wei_dims),
+        act(dst_dims), strides, pads, pads));
   }
   dnnl::convolution_forward::primitive_desc pd(*desc, attr, d.eng);
   OnednnCase c;
   c.prim = dnnl::convolution_forward(pd);
-  c.args[DNNL_ARG_SRC] = d.to(pd.src_desc(), d.plain(src_dims, Tag::nchw, x));
+  const memory user_src = d.plain(src_dims, Tag::nchw, x);
+  c.args[DNNL_ARG_SRC] = layouts == Layouts::Own ? d.to(pd.src_desc(), user_src)
+                                                 : d.converted_source(c, pd.src_desc(), user_src);
   c.args[DNNL_ARG_WEIGHTS] = d.to(pd.weights_desc(), d.plain(wei_dims, wei_tag, w));
   if (bias) c.args[DNNL_ARG_BIAS] = d.to(pd.bias_desc(), d.plain({k_out}, Tag::a, *bias));
   c.dst = memory(pd.dst_desc(), d.eng);
@@ -343,7 +400,7 @@ struct Seeds {
 };
 
 // y[b] = x[b] (m x k) * w[b] (k x n) (+ bias[n]), b < batch, then the activation.
-Workload matmul_workload(const char* id, const char* shape, TlmcModel model, int64_t batch,
+Workload matmul_workload(const char* id, const char* shape, TlmcModels model, int64_t batch,
                          int64_t m, int64_t k, int64_t n, Seeds seeds, Activation activation) {
   Workload w{id, shape, static_cast<double>(batch * m * k * n), model, {}, 0, {}, {}};
   auto x = make_uniform(static_cast<size_t>(batch * m * k), seeds.x, -1, 1);
@@ -356,8 +413,9 @@ Workload matmul_workload(const char* id, const char* shape, TlmcModel model, int
   const auto dims = [batch](int64_t rows, int64_t cols) {
     return batch == 1 ? Dims{rows, cols} : Dims{batch, rows, cols};
   };
-  w.onednn = [=](Onednn& d, Layouts l) {
-    return onednn_matmul(d, l, dims(m, k), dims(k, n), dims(m, n), *x, *wt, bias.get(), activation);
+  w.onednn = [=](Onednn& d, Layouts l, memory::data_type type) {
+    return onednn_matmul(d, l, type, dims(m, k), dims(k, n), dims(m, n), *x, *wt, bias.get(),
+                         activation);
   };
   w.openblas = openblas_matmul(x, wt, static_cast<int>(batch), static_cast<int>(m),
                                static_cast<int>(k), static_cast<int>(n));
@@ -365,7 +423,7 @@ Workload matmul_workload(const char* id, const char* shape, TlmcModel model, int
 }
 
 // A square NCHW convolution of batch 1 (+ bias[k_out]), then the activation.
-Workload conv_workload(const char* id, const char* shape, TlmcModel model, int64_t c_in,
+Workload conv_workload(const char* id, const char* shape, TlmcModels model, int64_t c_in,
                        int64_t k_out, int64_t hw, ConvShape geo, Seeds seeds,
                        Activation activation) {
   const int64_t out_hw = (hw + 2 * geo.pad - geo.kernel) / geo.stride + 1;
@@ -377,8 +435,8 @@ Workload conv_workload(const char* id, const char* shape, TlmcModel model, int64
   if (seeds.bias) bias = make_uniform(static_cast<size_t>(k_out), seeds.bias, -1, 1);
   w.tlmc_inputs = {x};
   w.out_elems = static_cast<size_t>(k_out * out_hw * out_hw);
-  w.onednn = [=](Onednn& d, Layouts l) {
-    return onednn_conv(d, l, c_in, k_out, hw, hw, geo, *x, *wt, bias.get(), activation);
+  w.onednn = [=](Onednn& d, Layouts l, memory::data_type type) {
+    return onednn_conv(d, l, type, c_in, k_out, hw, hw, geo, *x, *wt, bias.get(), activation);
   };
   return w;
 }
@@ -388,41 +446,47 @@ Workload conv_workload(const char* id, const char* shape, TlmcModel model, int64
 std::vector<Workload> make_workloads() {
   using A = Activation;
   std::vector<Workload> ws;
-  ws.push_back(matmul_workload("W1", "MatMul [1024,1024] x [1024,1024]", TLMC_MODEL(w1), 1, 1024,
+  ws.push_back(matmul_workload("W1", "MatMul [1024,1024] x [1024,1024]", TLMC_MODELS(w1), 1, 1024,
                                1024, 1024, {1001, 101, 0}, A::None));
-  ws.push_back(matmul_workload("W2", "Gemm+bias+Relu [128,768] x [768,3072]", TLMC_MODEL(w2), 1,
+  ws.push_back(matmul_workload("W2", "Gemm+bias+Relu [128,768] x [768,3072]", TLMC_MODELS(w2), 1,
                                128, 768, 3072, {1002, 201, 202}, A::Relu));
-  ws.push_back(conv_workload("W3", "Conv3x3+bias+Relu 1x64x56x56 -> 64, s1 p1", TLMC_MODEL(w3), 64,
+  ws.push_back(conv_workload("W3", "Conv3x3+bias+Relu 1x64x56x56 -> 64, s1 p1", TLMC_MODELS(w3), 64,
                              64, 56, {3, 1, 1, 1}, {1003, 301, 302}, A::Relu));
-  ws.push_back(conv_workload("W4", "Conv1x1 1x256x56x56 -> 64", TLMC_MODEL(w4), 256, 64, 56,
+  ws.push_back(conv_workload("W4", "Conv1x1 1x256x56x56 -> 64", TLMC_MODELS(w4), 256, 64, 56,
                              {1, 1, 0, 1}, {1004, 401, 0}, A::None));
-  ws.push_back(matmul_workload("W5", "batched MatMul [12,128,64] x [12,64,128]", TLMC_MODEL(w5), 12,
-                               128, 64, 128, {1005, 1006, 0, true}, A::None));
-  ws.push_back(conv_workload("W6", "depthwise Conv3x3 1x144x56x56, g144 p1", TLMC_MODEL(w6), 144,
+  ws.push_back(matmul_workload("W5", "batched MatMul [12,128,64] x [12,64,128]", TLMC_MODELS(w5),
+                               12, 128, 64, 128, {1005, 1006, 0, true}, A::None));
+  ws.push_back(conv_workload("W6", "depthwise Conv3x3 1x144x56x56, g144 p1", TLMC_MODELS(w6), 144,
                              144, 56, {3, 1, 1, 144}, {1007, 601, 0}, A::None));
   // Shapes outside W1-W6, from ResNet-50, MobileNetV2 and BERT-base (bench/workloads/U*.yaml).
-  ws.push_back(conv_workload("U1", "Conv3x3+bias+Relu 1x256x14x14 -> 256, s1 p1", TLMC_MODEL(u1),
+  ws.push_back(conv_workload("U1", "Conv3x3+bias+Relu 1x256x14x14 -> 256, s1 p1", TLMC_MODELS(u1),
                              256, 256, 14, {3, 1, 1, 1}, {2000, 1101, 1102}, A::Relu));
-  ws.push_back(conv_workload("U2", "Conv3x3+bias+Relu 1x128x56x56 -> 128, s2 p1", TLMC_MODEL(u2),
+  ws.push_back(conv_workload("U2", "Conv3x3+bias+Relu 1x128x56x56 -> 128, s2 p1", TLMC_MODELS(u2),
                              128, 128, 56, {3, 2, 1, 1}, {2100, 1201, 1202}, A::Relu));
-  ws.push_back(conv_workload("U3", "Conv1x1+bias+Relu 1x512x7x7 -> 2048", TLMC_MODEL(u3), 512, 2048,
-                             7, {1, 1, 0, 1}, {2200, 1301, 1302}, A::Relu));
-  ws.push_back(conv_workload("U4", "dw Conv3x3+bias+Relu6 1x96x112x112, s2 p1", TLMC_MODEL(u4), 96,
+  ws.push_back(conv_workload("U3", "Conv1x1+bias+Relu 1x512x7x7 -> 2048", TLMC_MODELS(u3), 512,
+                             2048, 7, {1, 1, 0, 1}, {2200, 1301, 1302}, A::Relu));
+  ws.push_back(conv_workload("U4", "dw Conv3x3+bias+Relu6 1x96x112x112, s2 p1", TLMC_MODELS(u4), 96,
                              96, 112, {3, 2, 1, 96}, {2300, 1401, 1402}, A::Relu6));
-  ws.push_back(conv_workload("U5", "Conv1x1+bias 1x144x56x56 -> 24", TLMC_MODEL(u5), 144, 24, 56,
+  ws.push_back(conv_workload("U5", "Conv1x1+bias 1x144x56x56 -> 24", TLMC_MODELS(u5), 144, 24, 56,
                              {1, 1, 0, 1}, {2400, 1501, 1502}, A::None));
-  ws.push_back(matmul_workload("U6", "MatMul+bias [128,768] x [768,768]", TLMC_MODEL(u6), 1, 128,
+  ws.push_back(matmul_workload("U6", "MatMul+bias [128,768] x [768,768]", TLMC_MODELS(u6), 1, 128,
                                768, 768, {2600, 1601, 1602}, A::None));
-  ws.push_back(matmul_workload("U7", "batched MatMul [12,128,128] x [12,128,64]", TLMC_MODEL(u7),
+  ws.push_back(matmul_workload("U7", "batched MatMul [12,128,128] x [12,128,64]", TLMC_MODELS(u7),
                                12, 128, 128, 64, {2700, 2701, 0, true}, A::None));
   // An epilogue that is a graph: GELU's erf form reads the biased value twice.
-  ws.push_back(matmul_workload("U8", "Gemm+bias+GELU(erf) [128,768] x [768,3072]", TLMC_MODEL(u8),
+  ws.push_back(matmul_workload("U8", "Gemm+bias+GELU(erf) [128,768] x [768,3072]", TLMC_MODELS(u8),
                                1, 128, 768, 3072, {2800, 1801, 1802}, A::GeluErf));
   // A row reduction after a product: attention's scores and their Softmax (GFLOP/s count
   // the product's operations only).
   ws.push_back(matmul_workload("U9", "batched MatMul+Softmax [12,128,64] x [12,64,128]",
-                               TLMC_MODEL(u9), 12, 128, 64, 128, {2900, 2901, 0, true},
+                               TLMC_MODELS(u9), 12, 128, 64, 128, {2900, 2901, 0, true},
                                A::Softmax));
+  // Products with odd extents (bench/workloads/O*.yaml): a prime row count and a column count
+  // that is no multiple of 16; an odd reduction and odd columns. No tile divides them.
+  ws.push_back(matmul_workload("O1", "MatMul [97,1000] x [1000,333]", TLMC_MODELS(o1), 1, 97, 1000,
+                               333, {3100, 3101, 0}, A::None));
+  ws.push_back(matmul_workload("O2", "Gemm+bias+Relu [384,771] x [771,1029]", TLMC_MODELS(o2), 1,
+                               384, 771, 1029, {3200, 3201, 3202}, A::Relu));
   return ws;
 }
 
@@ -598,11 +662,11 @@ void usage(FILE* f) {
       f,
       "usage: bench_kernels [--threads N] [--only W1,W3,...] [--min-runs N] [--min-time S]\n"
       "                     [--max-time S] [--warmup S] [--rounds N] [--results FILE]\n"
-      "Times tlmc's kernels and oneDNN's primitives on the workloads W1-W6 listed in "
-      "bench/README.md\n"
-      "and U1-U9 (shapes outside that list: bench/README.md).\n"
+      "Times tlmc's kernels and oneDNN's primitives (bench_kernels_bf16: in bf16) on the\n"
+      "workloads W1-W6 listed in bench/README.md,\n"
+      "U1-U9 (shapes outside that list) and O1-O2 (odd extents: bench/README.md).\n"
       "  --threads N    threads for both (default: all online cores)\n"
-      "  --only LIST    the workloads to run, W1,...,U9 (default: all)\n"
+      "  --only LIST    the workloads to run, W1,...,U9,O1,O2 (default: all)\n"
       "  --min-runs N   timed runs per measurement, at least (default 50)\n"
       "  --min-time S   seconds of timed runs per measurement, at least (default 1)\n"
       "  --max-time S   ...but at most S seconds once 2 runs per round are done (default 10)\n"
@@ -610,7 +674,8 @@ void usage(FILE* f) {
       "  --rounds N     tlmc and oneDNN alternate N times, each round 1/N of the runs (default "
       "3)\n"
       "  --results FILE also write the FMA peak and each workload's GFLOP/s (tlmc, oneDNN,\n"
-      "                 OpenBLAS), tab-separated\n");
+      "                 OpenBLAS, oneDNN own layouts; bf16: the bf16 peak, tlmc bf16, tlmc\n"
+      "                 fp32, oneDNN, oneDNN own layouts), tab-separated\n");
 }
 
 Options parse(int argc, char** argv) {
@@ -666,90 +731,98 @@ Options parse(int argc, char** argv) {
   return o;
 }
 
-}  // namespace
+// One tlmc library ready to run on a workload's inputs: its thread count, workspace and
+// output buffer.
+class TlmcRunner {
+ public:
+  TlmcRunner(const TlmcModel& model, const Workload& w, int threads)
+      : model_(model),
+        id_(w.id),
+        workspace_((model.workspace_size() + 3) / 4 + 16),
+        out_(w.out_elems) {
+    model_.set_num_threads(threads);
+    for (const auto& b : w.tlmc_inputs) in_.push_back(b->data());
+  }
+  void operator()() {
+    void* outs[1] = {out_.data()};
+    if (model_.run(in_.data(), outs, workspace_.data()) != 0)
+      throw std::runtime_error(id_ + ": tlmc run failed (" + model_.name + ")");
+  }
+  const float* out() const { return out_.data(); }
 
-int main(int argc, char** argv) {
-  const Options o = parse(argc, argv);
+ private:
+  TlmcModel model_;
+  std::string id_;
+  Buffer workspace_, out_;
+  std::vector<const void*> in_;
+};
 
-  // The same thread count for both sides.
-  std::string onednn_threads;
-#if DNNL_CPU_RUNTIME == DNNL_RUNTIME_OMP && defined(TLMC_BENCH_HAVE_OPENMP)
-  omp_set_num_threads(o.threads);
-  onednn_threads = "omp_set_num_threads(" + std::to_string(o.threads) + "), OpenMP reports " +
-                   std::to_string(omp_get_max_threads());
-#elif DNNL_CPU_RUNTIME == DNNL_RUNTIME_SEQ
-  onednn_threads = "sequential build: 1 thread";
-#else
-  onednn_threads = "NOT SET (its runtime's default; this build cannot set it)";
-#endif
+// max |a - ref| / max |ref| over n elements: INFINITY where a holds a NaN, or where ref is
+// all zeros (vacuous on random data).
+double relative_error(const float* a, const float* ref, size_t n) {
+  double max_diff = 0, max_ref = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const double d = std::fabs(static_cast<double>(a[i]) - ref[i]);
+    max_diff = std::isnan(d) ? INFINITY : std::max(max_diff, d);
+    max_ref = std::max(max_ref, std::fabs(static_cast<double>(ref[i])));
+  }
+  return max_ref > 0 ? max_diff / max_ref : INFINITY;
+}
 
-#ifdef TLMC_BENCH_HAVE_OPENBLAS
-  openblas_set_num_threads(o.threads);
-  const std::string openblas = std::string(openblas_get_config()) + ", " +
-                               std::to_string(openblas_get_num_threads()) + " threads";
-#else
-  const std::string openblas = "not built in (install libopenblas-dev)";
-#endif
-  const FmaPeak peak = measure_fma_peak(o.threads);
+const float* data_of(const OnednnCase& c) {
+  return static_cast<const float*>(c.dst_plain.get_data_handle());
+}
 
-  const dnnl::version_t* v = dnnl::version();
-  std::printf(
-      "tlmc kernels vs oneDNN, float32, workloads W1-W6 (bench/README.md) and U1-U9 outside it\n");
-  std::printf("machine: %s, %ld cores online, load average %s at the start\n", cpu_model().c_str(),
-              sysconf(_SC_NPROCESSORS_ONLN), load_average().c_str());
-  std::printf("peak:    %.1f GFLOP/s float32 FMA on %d threads (%s), measured now\n", peak.gflops,
-              o.threads, peak.isa.c_str());
-  std::printf("tlmc:    target %s, %s\n", TLMC_BENCH_TARGET, TLMC_BENCH_OPT);
-  std::printf(
-      "OpenBLAS: %s (matrix products only; W2's, U6's and U8's epilogues and U9's Softmax not "
-      "run)\n",
-      openblas.c_str());
-  std::printf("oneDNN:  %d.%d.%d, CPU runtime %s, ISA %s\n", v->major, v->minor, v->patch,
-              onednn_runtime(), isa_name(dnnl::get_effective_cpu_isa()));
-  std::printf("threads: %d (tlmc: wN_set_num_threads(%d); oneDNN: %s)\n", o.threads, o.threads,
-              onednn_threads.c_str());
-  std::printf(
-      "timing:  median of >= %d runs and >= %.2g s per kernel (at most %.2g s), in %d rounds "
-      "alternating tlmc "
-      "and oneDNN, after >= %.2g s of warm-up\n\n",
-      o.min_runs, o.min_time, o.max_time, o.rounds, o.warmup);
-  std::fflush(stdout);
+double geomean(const std::vector<double>& r) {
+  double log_sum = 0;
+  for (double x : r) log_sum += std::log(x);
+  return std::exp(log_sum / static_cast<double>(r.size()));
+}
 
+const char* group_name(char group) {
+  switch (group) {
+    case 'W':
+      return "listed workloads";
+    case 'U':
+      return "shapes outside that list";
+    default:
+      return "products with odd extents";
+  }
+}
+
+std::vector<Workload> selected_workloads(const Options& o) {
+  std::vector<Workload> ws;
+  for (Workload& w : make_workloads())
+    if (o.only.empty() || o.only.count(w.id)) ws.push_back(std::move(w));
+  return ws;
+}
+
+// The float32 table: tlmc's float32 libraries beside oneDNN (model's and own layouts) and
+// OpenBLAS. Returns the exit status.
+int fp32_table(const Options& o, const FmaPeak& peak) {
   Onednn dnn;
   std::vector<std::vector<std::string>> rows = {
       {"workload", "shape", "tlmc ms", "tlmc GFLOP/s", "% peak", "oneDNN GFLOP/s", "tlmc/oneDNN",
        "oneDNN own layouts", "tlmc/own", "OpenBLAS GFLOP/s", "tlmc/OpenBLAS", "max rel err", "runs",
        "round spread"}};
-  // tlmc/oneDNN per group of workloads: "W" (bench/README.md) and "U" (outside that list).
+  // tlmc/oneDNN per group of workloads: "W" (bench/README.md), "U" (outside that list), "O".
   std::map<char, std::vector<double>> ratios, own_ratios;
   // --results: workload, then GFLOP/s of tlmc, oneDNN (model layout), OpenBLAS, oneDNN (own
   // layouts)
   std::string results;
   std::vector<std::string> notes;
   bool ok = true;
-  for (Workload& w : make_workloads()) {
-    if (!o.only.empty() && !o.only.count(w.id)) continue;
+  for (Workload& w : selected_workloads(o)) {
     std::fprintf(stderr, "%s ...\n", w.id.c_str());
-
-    // tlmc
-    w.tlmc.set_num_threads(o.threads);
-    const size_t ws_bytes = w.tlmc.workspace_size();
-    Buffer workspace((ws_bytes + 3) / 4 + 16);
-    Buffer out(w.out_elems);
-    std::vector<const void*> in;
-    for (const auto& b : w.tlmc_inputs) in.push_back(b->data());
-    void* outs[1] = {out.data()};
-    const auto run_tlmc = [&] {
-      if (w.tlmc.run(in.data(), outs, workspace.data()) != 0)
-        throw std::runtime_error(w.id + ": tlmc run failed");
-    };
-    OnednnCase model = w.onednn(dnn, Layouts::Model), own = w.onednn(dnn, Layouts::Own);
+    TlmcRunner tlmc(w.tlmc.fp32, w, o.threads);
+    OnednnCase model = w.onednn(dnn, Layouts::Model, memory::data_type::f32),
+               own = w.onednn(dnn, Layouts::Own, memory::data_type::f32);
     Buffer blas_out(w.out_elems);
     // Alternate them, so that a spell of load from elsewhere on the machine falls on all.
     Samples tt, dt, ot, bt;
     for (int r = 0; r < o.rounds; ++r) {
       settle();
-      tt.round(run_tlmc, o);
+      tt.round([&] { tlmc(); }, o);
       settle();
       dt.round([&] { dnn.run(model); }, o);
       settle();
@@ -762,21 +835,9 @@ int main(int argc, char** argv) {
     dnn.read_back(own);
 
     // Agreement: max |tlmc - oneDNN| over max |oneDNN|, against both of oneDNN's results.
-    double err = 0;
-    bool agree = true;
-    for (const OnednnCase* c : {&model, &own}) {
-      const float* a = out.data();
-      const float* b = static_cast<const float*>(c->dst_plain.get_data_handle());
-      double max_diff = 0, max_ref = 0;
-      for (size_t i = 0; i < w.out_elems; ++i) {
-        const double d = std::fabs(static_cast<double>(a[i]) - b[i]);
-        max_diff = std::isnan(d) ? INFINITY : std::max(max_diff, d);
-        max_ref = std::max(max_ref, std::fabs(static_cast<double>(b[i])));
-      }
-      const double e = max_ref > 0 ? max_diff / max_ref : max_diff;
-      err = std::max(err, e);
-      agree = agree && e <= 1e-3 && max_ref > 0;  // all zeros on random data: vacuous
-    }
+    const double err = std::max(relative_error(tlmc.out(), data_of(model), w.out_elems),
+                                relative_error(tlmc.out(), data_of(own), w.out_elems));
+    const bool agree = err <= 1e-3;
     ok = ok && agree;
 
     const double flop = 2 * w.macs;
@@ -802,17 +863,11 @@ int main(int argc, char** argv) {
   }
 
   print_table(rows);
-  const auto geomean = [](const std::vector<double>& r) {
-    double log_sum = 0;
-    for (double x : r) log_sum += std::log(x);
-    return std::exp(log_sum / static_cast<double>(r.size()));
-  };
   for (const auto& [group, r] : ratios)
     std::printf(
         "\ngeometric mean over these %zu %s: tlmc/oneDNN %.2f (model layout), %.2f (own "
         "layouts)",
-        r.size(), group == 'W' ? "listed workloads" : "shapes outside that list", geomean(r),
-        geomean(own_ratios[group]));
+        r.size(), group_name(group), geomean(r), geomean(own_ratios[group]));
   std::printf("\n");
   if (!o.results.empty()) {
     std::ofstream f(o.results);
@@ -842,4 +897,179 @@ int main(int argc, char** argv) {
   for (const auto& n : notes) std::printf("%s\n", n.c_str());
   if (!ok) std::fprintf(stderr, "bench_kernels: tlmc and oneDNN disagree (max rel err > 1e-3)\n");
   return ok ? 0 : 1;
+}
+
+// The bf16 table: tlmc's --precision bf16 libraries beside its float32 ones and beside oneDNN
+// reading its input and weights in bf16 (model's and own layouts); each side's error against
+// oneDNN's float32 result on the same data. Returns the exit status.
+int bf16_table(const Options& o, double bf16_peak) {
+  Onednn dnn;
+  std::vector<std::vector<std::string>> rows = {
+      {"workload", "shape", "tlmc bf16 ms", "tlmc bf16 GFLOP/s", "% bf16 peak", "tlmc fp32 GFLOP/s",
+       "bf16/fp32", "oneDNN bf16 GFLOP/s", "tlmc/oneDNN", "oneDNN bf16 own layouts", "tlmc/own",
+       "tlmc error", "oneDNN error", "runs", "round spread"}};
+  std::map<char, std::vector<double>> ratios, own_ratios, speedups;
+  std::string results;  // --results: workload, GFLOP/s of tlmc bf16, tlmc fp32, oneDNN, own
+  std::vector<std::string> notes;
+  bool ok = true;
+  const auto f32 = memory::data_type::f32, bf16 = memory::data_type::bf16;
+  for (Workload& w : selected_workloads(o)) {
+    std::fprintf(stderr, "%s ...\n", w.id.c_str());
+    TlmcRunner tlmc(w.tlmc.bf16, w, o.threads), tlmc_fp32(w.tlmc.fp32, w, o.threads);
+    OnednnCase model = w.onednn(dnn, Layouts::Model, bf16), own = w.onednn(dnn, Layouts::Own, bf16),
+               reference = w.onednn(dnn, Layouts::Model, f32);
+    dnn.run(reference);
+    dnn.read_back(reference);
+    Samples tb, tf, dt, ot;
+    for (int r = 0; r < o.rounds; ++r) {
+      settle();
+      tb.round([&] { tlmc(); }, o);
+      settle();
+      tf.round([&] { tlmc_fp32(); }, o);
+      settle();
+      dt.round([&] { dnn.run(model); }, o);
+      settle();
+      ot.round([&] { dnn.run(own); }, o);
+    }
+    dnn.read_back(model);
+    dnn.read_back(own);
+
+    // Both sides round the same inputs to bf16 and accumulate in float32, so their errors
+    // against the float32 result should be alike: tlmc's may not exceed 1.5 times oneDNN's
+    // (the worse of its two layouts), and its float32 library must agree as in the float32
+    // table.
+    const size_t n = w.out_elems;
+    const double ref_err = relative_error(data_of(reference), data_of(reference), n);
+    const double err = relative_error(tlmc.out(), data_of(reference), n);
+    const double dnn_err = std::max(relative_error(data_of(model), data_of(reference), n),
+                                    relative_error(data_of(own), data_of(reference), n));
+    const double fp32_err = relative_error(tlmc_fp32.out(), data_of(reference), n);
+    const bool agree = ref_err == 0 && err <= 1.5 * dnn_err + 1e-6 && fp32_err <= 1e-3;
+    ok = ok && agree;
+
+    const double flop = 2 * w.macs;
+    ratios[w.id[0]].push_back(dt.median() / tb.median());
+    own_ratios[w.id[0]].push_back(ot.median() / tb.median());
+    speedups[w.id[0]].push_back(tf.median() / tb.median());
+    results += w.id + "\t" + fixed(flop / tb.median() * 1e-9, 2) + "\t" +
+               fixed(flop / tf.median() * 1e-9, 2) + "\t" + fixed(flop / dt.median() * 1e-9, 2) +
+               "\t" + fixed(flop / ot.median() * 1e-9, 2) + "\n";
+    rows.push_back({w.id, w.shape, fixed(tb.median() * 1e3, 3), fixed(flop / tb.median() * 1e-9, 1),
+                    fixed(100 * flop / tb.median() * 1e-9 / bf16_peak, 0),
+                    fixed(flop / tf.median() * 1e-9, 1), fixed(tf.median() / tb.median(), 2),
+                    fixed(flop / dt.median() * 1e-9, 1), fixed(dt.median() / tb.median(), 2),
+                    fixed(flop / ot.median() * 1e-9, 1), fixed(ot.median() / tb.median(), 2),
+                    sci(err) + (agree ? "" : " FAIL"), sci(dnn_err),
+                    std::to_string(tb.runs()) + "/" + std::to_string(tf.runs()) + "/" +
+                        std::to_string(dt.runs()) + "/" + std::to_string(ot.runs()),
+                    fixed(tb.spread(), 2) + "/" + fixed(tf.spread(), 2) + "/" +
+                        fixed(dt.spread(), 2) + "/" + fixed(ot.spread(), 2)});
+    notes.push_back(w.id + ": oneDNN bf16 (model layout) " + model.impl);
+    notes.push_back(w.id + ": oneDNN bf16 (own layouts)  " + own.impl);
+  }
+
+  print_table(rows);
+  for (const auto& [group, r] : ratios)
+    std::printf(
+        "\ngeometric mean over these %zu %s: tlmc/oneDNN %.2f (model layout), %.2f (own "
+        "layouts); tlmc bf16/fp32 %.2f",
+        r.size(), group_name(group), geomean(r), geomean(own_ratios[group]),
+        geomean(speedups[group]));
+  std::printf("\n");
+  if (!o.results.empty()) {
+    std::ofstream f(o.results);
+    f << "bf16 peak\t" << fixed(bf16_peak, 2) << "\n" << results;
+  }
+  std::printf(
+      "\nGFLOP/s = 2*MACs / median time (bias and Relu not counted). tlmc/oneDNN = oneDNN time / "
+      "tlmc bf16 time,\n"
+      "bf16/fp32 = tlmc fp32 time / tlmc bf16 time: above 1, tlmc bf16 is faster. Both read a "
+      "float32 input and\n"
+      "write a float32 output: tlmc converts its input in its timed call, and so does oneDNN in "
+      "the model's layout\n"
+      "(a reorder to bf16 before the primitive); in its own layouts the input is converted and "
+      "reordered outside\n"
+      "the timed region. Weights are converted once, outside. A depthwise convolution stays "
+      "float32 in tlmc\n"
+      "(--precision bf16 demotes products and dense convolutions only). error = max|x - ref| / "
+      "max|ref| against\n"
+      "oneDNN's float32 result on the same data; tlmc's must be <= 1.5 x oneDNN's (the worse of "
+      "its two layouts).\n"
+      "runs and round spread: tlmc bf16/tlmc fp32/oneDNN/own. Load average at the end: %s.\n",
+      load_average().c_str());
+  for (const auto& n : notes) std::printf("%s\n", n.c_str());
+  if (!ok) std::fprintf(stderr, "bench_kernels: a bf16 result is off (see FAIL)\n");
+  return ok ? 0 : 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const Options o = parse(argc, argv);
+
+  // The same thread count for both sides.
+  std::string onednn_threads;
+#if DNNL_CPU_RUNTIME == DNNL_RUNTIME_OMP && defined(TLMC_BENCH_HAVE_OPENMP)
+  omp_set_num_threads(o.threads);
+  onednn_threads = "omp_set_num_threads(" + std::to_string(o.threads) + "), OpenMP reports " +
+                   std::to_string(omp_get_max_threads());
+#elif DNNL_CPU_RUNTIME == DNNL_RUNTIME_SEQ
+  onednn_threads = "sequential build: 1 thread";
+#else
+  onednn_threads = "NOT SET (its runtime's default; this build cannot set it)";
+#endif
+
+#ifdef TLMC_BENCH_HAVE_OPENBLAS
+  openblas_set_num_threads(o.threads);
+  const std::string openblas = std::string(openblas_get_config()) + ", " +
+                               std::to_string(openblas_get_num_threads()) + " threads";
+#else
+  const std::string openblas = "not built in (install libopenblas-dev)";
+#endif
+  const FmaPeak peak = measure_fma_peak(o.threads);
+#ifdef TLMC_BENCH_BF16
+  const bool bf16 = true;
+  const Bf16Peaks bf16_peaks = measure_bf16_peaks(o.threads);
+#else
+  const bool bf16 = false;
+  const Bf16Peaks bf16_peaks;
+#endif
+
+  const dnnl::version_t* v = dnnl::version();
+  std::printf(
+      "tlmc kernels vs oneDNN, %s, workloads W1-W6 (bench/README.md), U1-U9 outside it, O1-O2 "
+      "with odd extents\n",
+      bf16 ? "bf16 (tlmc --precision bf16, oneDNN's bf16 input and weights)" : "float32");
+  std::printf("machine: %s, %ld cores online, load average %s at the start\n", cpu_model().c_str(),
+              sysconf(_SC_NPROCESSORS_ONLN), load_average().c_str());
+  std::printf("peak:    %.1f GFLOP/s float32 FMA on %d threads (%s), measured now\n", peak.gflops,
+              o.threads, peak.isa.c_str());
+  if (bf16)
+    std::printf(
+        "         bf16: %.1f GFLOP/s by vdpbf16ps, %.1f by AMX tdpbf16ps (0: not on this CPU)\n",
+        bf16_peaks.avx512_bf16, bf16_peaks.amx_bf16);
+  std::printf("tlmc:    target %s, %s%s\n", TLMC_BENCH_TARGET, TLMC_BENCH_OPT,
+              bf16 ? " (and --precision bf16)" : "");
+  if (!bf16)
+    std::printf(
+        "OpenBLAS: %s (matrix products only; W2's, U6's, U8's and O2's epilogues and U9's Softmax "
+        "not run)\n",
+        openblas.c_str());
+  std::printf("oneDNN:  %d.%d.%d, CPU runtime %s, ISA %s\n", v->major, v->minor, v->patch,
+              onednn_runtime(), isa_name(dnnl::get_effective_cpu_isa()));
+  std::printf("threads: %d (tlmc: wN_set_num_threads(%d); oneDNN: %s)\n", o.threads, o.threads,
+              onednn_threads.c_str());
+  std::printf(
+      "timing:  median of >= %d runs and >= %.2g s per kernel (at most %.2g s), in %d rounds "
+      "alternating tlmc "
+      "and oneDNN, after >= %.2g s of warm-up\n\n",
+      o.min_runs, o.min_time, o.max_time, o.rounds, o.warmup);
+  std::fflush(stdout);
+  if (!bf16) return fp32_table(o, peak);
+  const double bf16_peak = std::max(bf16_peaks.amx_bf16, bf16_peaks.avx512_bf16);
+  if (bf16_peak == 0) {
+    std::fprintf(stderr, "bench_kernels: this CPU has neither AVX512_BF16 nor AMX\n");
+    return 1;
+  }
+  return bf16_table(o, bf16_peak);
 }
