@@ -109,7 +109,9 @@ std::string scalar_c(const Expr& e) {
     }
     case ExprKind::Binary: {
       const std::string a = scalar_c(e->args[0]), b = scalar_c(e->args[1]);
-      const bool is_float = e->args[0]->dtype == ir::DType::Float32;
+      // float32 or float64 (the 16-bit floats compute widened to float32)
+      const bool is_float = ir::dtype_is_float(e->args[0]->dtype);
+      const bool is_double = e->args[0]->dtype == ir::DType::Float64;
       switch (e->binary_op) {
         case BinaryOp::Add:
           return "(" + a + " + " + b + ")";
@@ -128,9 +130,15 @@ std::string scalar_c(const Expr& e) {
             return "(" + a + " % " + b + ")";
           return "tlmc_floormod(" + a + ", " + b + ")";
         case BinaryOp::Min:
-          return is_float ? "tlmc_fminf(" + a + ", " + b + ")" : "tlmc_mini(" + a + ", " + b + ")";
+          return (is_double  ? "tlmc_fmin("
+                  : is_float ? "tlmc_fminf("
+                             : "tlmc_mini(") +
+                 a + ", " + b + ")";
         case BinaryOp::Max:
-          return is_float ? "tlmc_fmaxf(" + a + ", " + b + ")" : "tlmc_maxi(" + a + ", " + b + ")";
+          return (is_double  ? "tlmc_fmax("
+                  : is_float ? "tlmc_fmaxf("
+                             : "tlmc_maxi(") +
+                 a + ", " + b + ")";
         case BinaryOp::Pow:
           return "powf(" + a + ", " + b + ")";
         case BinaryOp::LT:
@@ -258,6 +266,8 @@ TLMC_HELPER int64_t tlmc_mini(int64_t a, int64_t b) {
 /* NaN-propagating, as ONNX's Max/Relu: a NaN in `a` stays. */
 TLMC_HELPER float tlmc_fminf(float a, float b) { return b < a ? b : a; }
 TLMC_HELPER float tlmc_fmaxf(float a, float b) { return b > a ? b : a; }
+TLMC_HELPER double tlmc_fmin(double a, double b) { return b < a ? b : a; }
+TLMC_HELPER double tlmc_fmax(double a, double b) { return b > a ? b : a; }
 )";
 }
 

@@ -25,6 +25,8 @@ double element(ir::DType t, const uint8_t* data, int64_t i) {
   switch (t) {
     case ir::DType::Float32:
       return read(float{});
+    case ir::DType::Float64:
+      return read(double{});
     case ir::DType::Int32:
       return read(int32_t{});
     case ir::DType::Int64:

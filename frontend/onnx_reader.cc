@@ -33,6 +33,8 @@ std::optional<DType> dtype_of(int onnx_type) {
   switch (onnx_type) {
     case onnx::TensorProto::FLOAT:
       return DType::Float32;
+    case onnx::TensorProto::DOUBLE:
+      return DType::Float64;
     case onnx::TensorProto::FLOAT16:
       return DType::Float16;
     case onnx::TensorProto::BFLOAT16:
@@ -111,11 +113,34 @@ class OnnxReader {
     if (!unsupported_.empty())
       fail("the model (opset " + std::to_string(opset_) + ") uses what tlmc does not support:" +
            unsupported_.text() + "\nsupported operators: " + ir::supported_op_list());
+    narrow_float64_constants();
     ir::Graph g = verify_computing_shapes(std::move(g_));
     return old_softmax_.empty() ? g : rewrite_old_softmax(std::move(g));
   }
 
  private:
+  // Exporters write scalars of float operators as DOUBLE constants (Pow's exponent, whose
+  // type ONNX lets differ from the base's; an Add's operand in models ONNX's checker would
+  // refuse), and tlmc computes nothing in float64 but Cast, Max, Min and Where. A float64
+  // weight is kept as such where one of those reads it or it is an output of the graph;
+  // read by other operators alone, it becomes float32 (rounded to nearest), as they compute.
+  void narrow_float64_constants() {
+    std::vector<bool> keep(g_.tensors.size(), false);
+    for (int t : g_.outputs) keep[static_cast<size_t>(t)] = true;
+    for (const ir::Node& n : g_.nodes)
+      if (n.op == "Cast" || n.op == "Max" || n.op == "Min" || n.op == "Where")
+        for (int t : n.inputs)
+          if (t >= 0) keep[static_cast<size_t>(t)] = true;
+    for (size_t t = 0; t < g_.tensors.size(); ++t) {
+      ir::Tensor& w = g_.tensors[t];
+      if (w.kind != ir::TensorKind::Weight || w.type.dtype != DType::Float64 || keep[t] || !w.data)
+        continue;
+      const std::vector<double> values = ir::weight_values(w);
+      w.type.dtype = DType::Float32;
+      w.data = ir::float_bytes(std::vector<float>(values.begin(), values.end()));
+    }
+  }
+
   // Before opset 13, Softmax and LogSoftmax work on the input flattened to 2-D at `axis`:
   // unless that axis is the last one, Flatten, Softmax over the last axis, Reshape back.
   ir::Graph rewrite_old_softmax(ir::Graph g) {
@@ -399,6 +424,11 @@ class OnnxReader {
         out.resize(bytes);
         std::memcpy(out.data(), t.float_data().data(), bytes);
         break;
+      case DType::Float64:
+        expect(t.double_data_size());
+        out.resize(bytes);
+        std::memcpy(out.data(), t.double_data().data(), bytes);
+        break;
       case DType::Int64:
         expect(t.int64_data_size());
         out.resize(bytes);
@@ -430,8 +460,7 @@ class OnnxReader {
     return out;
   }
 
-  // A weight from a TensorProto (an initializer, or a Constant node's value). DOUBLE data
-  // becomes float32: no tlmc operator computes in double.
+  // A weight from a TensorProto (an initializer, or a Constant node's value).
   int add_weight(const std::string& name, const onnx::TensorProto& t, const std::string& where) {
     ir::Tensor w;
     w.name = name;
@@ -443,23 +472,6 @@ class OnnxReader {
       fail(where + " of shape " + ir::shape_str(w.type.shape) +
            " is beyond tlmc's limits: " + beyond);
     const int64_t count = w.type.numel();
-    if (t.data_type() == onnx::TensorProto::DOUBLE) {
-      std::vector<double> d(t.double_data().begin(), t.double_data().end());
-      if (t.data_location() == onnx::TensorProto::EXTERNAL || t.has_raw_data()) {
-        const std::vector<uint8_t> bytes =
-            t.data_location() == onnx::TensorProto::EXTERNAL
-                ? external_bytes(t, static_cast<size_t>(count) * 8, where)
-                : raw_bytes(t, static_cast<size_t>(count) * 8, where);
-        d.resize(static_cast<size_t>(count));
-        std::memcpy(d.data(), bytes.data(), bytes.size());
-      } else if (t.double_data_size() != count) {
-        fail(where + " has " + std::to_string(t.double_data_size()) + " values, its shape needs " +
-             std::to_string(count));
-      }
-      w.type.dtype = DType::Float32;
-      w.data = ir::float_bytes(std::vector<float>(d.begin(), d.end()));
-      return define(std::move(w));
-    }
     const std::optional<DType> dt = dtype_of(t.data_type());
     if (!dt) {
       unsupported_.add("element type " + onnx_type_name(t.data_type()), where);

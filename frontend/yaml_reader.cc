@@ -230,6 +230,12 @@ void put_float(uint8_t* p, DType t, double v) {
     case DType::BFloat16:
       put_le(p, ir::float_to_bfloat16(f), 2);
       return;
+    case DType::Float64: {  // the double itself, never rounded through float
+      uint64_t wide;
+      std::memcpy(&wide, &v, 8);
+      put_le(p, wide, 8);
+      return;
+    }
     case DType::Int32:
     case DType::Int64:
     case DType::Int8:
@@ -261,6 +267,7 @@ std::pair<int64_t, int64_t> int_range(DType t) {
     case DType::Float32:
     case DType::Float16:
     case DType::BFloat16:
+    case DType::Float64:
       break;
   }
   TLMC_ASSERT(false, "int_range on " << ir::dtype_name(t));
@@ -409,7 +416,7 @@ DType ModelReader::read_dtype(const YAML::Node& map) const {
   const auto t = ir::parse_dtype(name);
   if (!t)
     fail(d, "unknown dtype " + in_quotes(name) +
-                " (allowed: float32, float16, bfloat16, int32, int64, int8, uint8, bool)");
+                " (allowed: float32, float16, bfloat16, int32, int64, int8, uint8, bool, float64)");
   return *t;
 }
 

@@ -13,7 +13,7 @@ struct DTypeInfo {
   size_t size;
 };
 
-constexpr std::array<DTypeInfo, 8> kInfo = {{
+constexpr std::array<DTypeInfo, 9> kInfo = {{
     {DType::Float32, "float32", "float", 4},
     {DType::Float16, "float16", "uint16_t", 2},
     {DType::BFloat16, "bfloat16", "uint16_t", 2},
@@ -22,6 +22,7 @@ constexpr std::array<DTypeInfo, 8> kInfo = {{
     {DType::Int8, "int8", "int8_t", 1},
     {DType::UInt8, "uint8", "uint8_t", 1},
     {DType::Bool, "bool", "uint8_t", 1},
+    {DType::Float64, "float64", "double", 8},
 }};
 
 const DTypeInfo& info(DType t) { return kInfo[static_cast<size_t>(t)]; }
@@ -32,7 +33,7 @@ size_t dtype_size(DType t) { return info(t).size; }
 std::string_view dtype_name(DType t) { return info(t).name; }
 std::string_view dtype_c_type(DType t) { return info(t).c_type; }
 bool dtype_is_float(DType t) {
-  return t == DType::Float32 || t == DType::Float16 || t == DType::BFloat16;
+  return t == DType::Float32 || t == DType::Float16 || t == DType::BFloat16 || t == DType::Float64;
 }
 
 bool dtype_is_half(DType t) { return t == DType::Float16 || t == DType::BFloat16; }

@@ -9,7 +9,8 @@
 
 namespace tlmc::ir {
 
-enum class DType { Float32, Float16, BFloat16, Int32, Int64, Int8, UInt8, Bool };
+// Float64 is last: the language model's vocabulary numbers the types in this order.
+enum class DType { Float32, Float16, BFloat16, Int32, Int64, Int8, UInt8, Bool, Float64 };
 
 size_t dtype_size(DType t);
 // The spelling used by spec/graph-yaml.md ("float32", "int64", ...).

@@ -116,6 +116,9 @@ std::vector<double> weight_values(const Tensor& t) {
         v = f;
         break;
       }
+      case DType::Float64:
+        std::memcpy(&v, p + 8 * i, 8);
+        break;
       case DType::Int32: {
         int32_t x;
         std::memcpy(&x, p + 4 * i, 4);

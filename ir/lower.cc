@@ -62,7 +62,7 @@ int TeBuilder::stage(const std::string& name, DType t, const std::vector<Axis>& 
 }
 
 Expr typed_constant(double v, DType t) {
-  if (t == DType::Float32) return make_float(v);
+  if (t == DType::Float32 || t == DType::Float64) return make_float(v, t);
   if (t == DType::Bool) return make_cast(DType::Bool, make_int(v != 0 ? 1 : 0));
   return make_cast(t, make_int(static_cast<int64_t>(v)));
 }

@@ -38,9 +38,12 @@ std::vector<TensorType> infer_binary(const Graph& g, const Node& n) {
   return {{DType::Float32, broadcast_inputs(g, n)}};
 }
 
-// Add, Sub, Mul, Div, Max, Min: float32 or integers (shape arithmetic), one dtype for all.
+// Add, Sub, Mul, Div, Max, Min: float32 or integers (shape arithmetic), one dtype for all;
+// Max and Min also float64, which they select without rounding.
 std::vector<TensorType> infer_arithmetic(const Graph& g, const Node& n) {
-  require_input_dtype(g, n, 0, kNumericDTypes);
+  std::vector<DType> allowed = kNumericDTypes;
+  if (n.op == "Max" || n.op == "Min") allowed.push_back(DType::Float64);
+  require_input_dtype(g, n, 0, allowed);
   require_same_dtypes(g, n);
   return {{input_type(g, n, 0).dtype, broadcast_inputs(g, n)}};
 }
@@ -60,9 +63,11 @@ std::vector<TensorType> infer_logical(const Graph& g, const Node& n) {
   return {{DType::Bool, broadcast_inputs(g, n)}};
 }
 
-// The dtypes tlmc computes on (float16 and bfloat16 are storage only).
-const std::vector<DType> kComputedDTypes = {DType::Float32, DType::Int32, DType::Int64,
-                                            DType::Int8,    DType::UInt8, DType::Bool};
+// The dtypes Where selects among and Cast converts from (float16 and bfloat16 are storage
+// only; float64 is converted and selected, never computed on but by Max and Min).
+const std::vector<DType> kComputedDTypes = {DType::Float32, DType::Float64, DType::Int32,
+                                            DType::Int64,   DType::Int8,    DType::UInt8,
+                                            DType::Bool};
 
 // Where(condition, X, Y): X where the condition holds, else Y; all three broadcast.
 std::vector<TensorType> infer_where(const Graph& g, const Node& n) {
@@ -80,9 +85,10 @@ struct CastTarget {
   int64_t onnx_type;
   DType dtype;
 };
-const CastTarget kCastTargets[] = {{1, DType::Float32},  {2, DType::UInt8},    {3, DType::Int8},
-                                   {6, DType::Int32},    {7, DType::Int64},    {9, DType::Bool},
-                                   {10, DType::Float16}, {16, DType::BFloat16}};
+const CastTarget kCastTargets[] = {
+    {1, DType::Float32},  {2, DType::UInt8},    {3, DType::Int8},
+    {6, DType::Int32},    {7, DType::Int64},    {9, DType::Bool},
+    {10, DType::Float16}, {11, DType::Float64}, {16, DType::BFloat16}};
 
 // Cast converts among every type tlmc stores: the 16-bit floats through float32.
 std::vector<TensorType> infer_cast(const Graph& g, const Node& n) {

@@ -236,7 +236,7 @@ std::vector<TensorType> infer_constant_of_shape(const Graph& g, const Node& n) {
   require_dimensions(n, dims);
   const std::string& name = n.attr_string("dtype");
   const std::optional<DType> t = parse_dtype(name);
-  if (!t || *t == DType::Float16 || *t == DType::BFloat16)
+  if (!t || *t == DType::Float16 || *t == DType::BFloat16 || *t == DType::Float64)
     fail_node(n, "has dtype '" + name + "' (supported: float32, int32, int64, int8, uint8, bool)");
   return {{*t, dims}};
 }

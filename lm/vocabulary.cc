@@ -37,10 +37,10 @@ const char* const kGpuWords[] = {"gpu",  "sm", "sms",  "warp", "threads", "block
 // CUDA axis words of spaces added after the bundled CUDA model was trained ("j.vthreads").
 const char* const kLaterGpuWords[] = {"vthreads"};
 
-// Words of CPU spaces added after the bundled CPU model was trained: a CPU model knows them
-// once it is trained on a vocabulary that has them (names_space: until then, not its to
-// decide).
-const char* const kLaterCpuWords[] = {"tensorize"};
+// Words of CPU spaces (and the element type float64) added after the bundled CPU model was
+// trained: a CPU model knows them once it is trained on a vocabulary that has them
+// (names_space: until then, not its to decide).
+const char* const kLaterCpuWords[] = {"tensorize", "float64"};
 
 // The sketch names of a list of rules: the applied ones in their declared order, any subset.
 std::vector<std::string> sketch_names(

@@ -42,13 +42,16 @@ void add_elementwise_kernels(KernelTable& table);  // reference/ops_elementwise.
 void add_tensor_kernels(KernelTable& table);       // reference/ops_tensor.cc
 void add_shape_kernels(KernelTable& table);        // reference/ops_shape.cc
 
-// Calls f(T{}) with T the C++ type of an element of dtype t: float, int32_t, int64_t, int8_t,
-// or uint8_t (uint8 and bool). Shape inference keeps float16 and bfloat16 from kernels.
+// Calls f(T{}) with T the C++ type of an element of dtype t: float, double, int32_t, int64_t,
+// int8_t, or uint8_t (uint8 and bool). Shape inference keeps float16 and bfloat16 from kernels.
 template <typename F>
 void with_element_type(ir::DType t, F&& f) {
   switch (t) {
     case ir::DType::Float32:
       f(float{});
+      return;
+    case ir::DType::Float64:
+      f(double{});
       return;
     case ir::DType::Int32:
       f(int32_t{});

@@ -31,6 +31,11 @@ HostTensor random_tensor(const ir::TensorType& type, int64_t int_bound, std::mt1
       for (int64_t i = 0; i < n; ++i) h.f32()[i] = u(rng);
       return h;
     }
+    case ir::DType::Float64: {
+      std::uniform_real_distribution<double> u(-1.0, 1.0);
+      for (int64_t i = 0; i < n; ++i) store_element(type.dtype, u(rng), h.bytes.data() + 8 * i);
+      return h;
+    }
     case ir::DType::Float16:
     case ir::DType::BFloat16: {  // the same draws, rounded to the 16-bit type
       std::uniform_real_distribution<float> u(-1.0F, 1.0F);

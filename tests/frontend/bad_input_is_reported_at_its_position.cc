@@ -144,11 +144,11 @@ TEST_F(BadInput, NegativeDimensionIsReportedAtTheDimension) {
 }
 
 TEST_F(BadInput, UnknownDtype) {
-  EXPECT_EQ(error_of("tlmc: 1\ninputs:\n  x: {shape: [2], dtype: float64}\nnodes: []\n"
+  EXPECT_EQ(error_of("tlmc: 1\ninputs:\n  x: {shape: [2], dtype: uint16}\nnodes: []\n"
                      "outputs: [x]\n"),
             at(3, 26) +
-                "unknown dtype 'float64' (allowed: float32, float16, bfloat16, int32, "
-                "int64, int8, uint8, bool)");
+                "unknown dtype 'uint16' (allowed: float32, float16, bfloat16, int32, "
+                "int64, int8, uint8, bool, float64)");
 }
 
 // --- Nodes and operators ------------------------------------------------------------------

@@ -135,6 +135,18 @@ def oversized(out, kind):
         f.write(model.SerializeToString())
 
 
+def double_initializer(out):
+    """A DOUBLE initializer Max reads: kept in float64, its values not float32's."""
+    d = np.array([-10.0, 5.0, -10.0], dtype=np.float64)
+    e = np.array([0.1, 1.0 + 2.0**-40, -3.3], dtype=np.float64)
+    nodes = [helper.make_node("Max", ["d", "e"], ["y"])]
+    save(opset_model(nodes, [value("d", [3], TensorProto.DOUBLE)],
+                     [value("y", [3], TensorProto.DOUBLE)], 13,
+                     [numpy_helper.from_array(e, "e")]), out)
+    raw(out, "in0.bin", d)
+    raw(out, "want0.bin", np.maximum(d, e))
+
+
 def constants(out):
     """Constant nodes of every kind of value, and a DOUBLE initializer."""
     rng = np.random.default_rng(5)
@@ -204,6 +216,7 @@ MODELS = {
     "oversized_int64": lambda out: oversized(out, "int64"),
     "oversized_external": lambda out: oversized(out, "external"),
     "constants": constants,
+    "double_initializer": double_initializer,
     "opset_too_new": opset_too_new,
     "torch_cnn_op13": lambda out: torch_cnn(out, 13),
     "torch_cnn_op17": lambda out: torch_cnn(out, 17),

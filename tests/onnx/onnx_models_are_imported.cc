@@ -95,6 +95,24 @@ TEST(OnnxImport, ConstantNodesAndDoubleInitializersBecomeWeights) {
   EXPECT_LT(error_against_expected(m, ir::host_target()), 1e-6);
 }
 
+// A DOUBLE initializer that Max reads stays float64: the output is the model's doubles to
+// the bit (0.1 and 1 + 2^-40 are not float32 values).
+TEST(OnnxImport, DoubleInitializersReadInFloat64StayFloat64) {
+  OnnxModel m("double_initializer");
+  driver::CompileOptions o;
+  o.model_path = m.path();
+  o.target = ir::host_target();
+  const driver::CompiledModel compiled = driver::compile_model(o);
+  TempDir build;
+  const std::string so = driver::build_shared_library(compiled, build.path(), o.target);
+  const std::vector<uint8_t> want = bytes_of(m.file("want0.bin"));
+  ASSERT_EQ(want.size(), 24u);
+  const toolchain::IsolatedRun run = toolchain::run_isolated(
+      so, compiled.plan.name, {bytes_of(m.file("in0.bin"))}, {want.size()}, 60);
+  ASSERT_EQ(run.status, toolchain::IsolatedRun::Ok) << run.message;
+  EXPECT_EQ(run.outputs[0], want);
+}
+
 TEST(OnnxImport, ExternalDataIsReadAndMissingDataIsAnError) {
   OnnxModel m("external_data");
   EXPECT_LT(error_against_expected(m, ir::host_target()), 1e-6);

@@ -105,13 +105,6 @@ const std::vector<KnownFailures>& known_failures() {
         "test_or_bcast4v2d",
         "test_or_bcast4v3d",
         "test_or_bcast4v4d"}},
-      {Outcome::CompileError,
-       "float64",
-       "float64: tlmc has no double type",
-       {"test_cast_DOUBLE_to_FLOAT", "test_cast_DOUBLE_to_FLOAT16", "test_cast_FLOAT16_to_DOUBLE",
-        "test_cast_FLOAT_to_DOUBLE", "test_castlike_DOUBLE_to_FLOAT16_expanded",
-        "test_castlike_DOUBLE_to_FLOAT_expanded", "test_castlike_FLOAT16_to_DOUBLE_expanded",
-        "test_castlike_FLOAT_to_DOUBLE_expanded", "test_max_float64", "test_min_float64"}},
       {Outcome::Mismatch,
        "bfloat16 rounding",
        "ONNX's expected bfloat16 values truncate float32 (its generator keeps the high 16 "
@@ -329,6 +322,8 @@ int onnx_type_of(ir::DType d) {
   switch (d) {
     case ir::DType::Float32:
       return onnx::TensorProto::FLOAT;
+    case ir::DType::Float64:
+      return onnx::TensorProto::DOUBLE;
     case ir::DType::Float16:
       return onnx::TensorProto::FLOAT16;
     case ir::DType::BFloat16:

@@ -165,6 +165,44 @@ outputs: [x_bf16, x_f16, big_f16, small_f16, small_back, bf16_back, bf16_to_f16,
 )");
 }
 
+// float64: converted to and from the other types, selected by Max, Min and Where. Never
+// rounded through float32 on the way: 2^24 + 1 and 2^24 + 3, which float32 rounds to even
+// neighbours, wrap to the int8s 1 and 3 (0 and 4 through float32), a difference --check's
+// tolerance sees.
+TEST(CastOp, ConvertsToAndFromFloat64) {
+  expect_matches_reference(R"(
+tlmc: 1
+name: double_casts
+inputs:
+  x: {shape: [4, 19]}
+  d: {shape: [4, 19], dtype: float64}
+  i: {shape: [4, 19], dtype: int64}
+  c: {shape: [4, 19], dtype: bool}
+  e: {shape: [3], dtype: float64}
+weights:
+  floor: {shape: [19], dtype: float64, init: {uniform: [-0.5, 0.5]}, seed: 3}
+  odd: {shape: [3], dtype: float64, data: [16777217.0, 16777219.0, 33554435.0]}
+nodes:
+  - {op: Cast, inputs: [x], outputs: [x_f64], attrs: {to: 11}}
+  - {op: Cast, inputs: [d], outputs: [d_f32], attrs: {to: 1}}
+  - {op: Cast, inputs: [d], outputs: [d_bf16], attrs: {to: 16}}
+  - {op: Cast, inputs: [d], outputs: [d_f16], attrs: {to: 10}}
+  - {op: Cast, inputs: [d_f16], outputs: [f16_f64], attrs: {to: 11}}
+  - {op: Cast, inputs: [i], outputs: [i_f64], attrs: {to: 11}}
+  - {op: Cast, inputs: [d], outputs: [d_i64], attrs: {to: 7}}
+  - {op: Cast, inputs: [d], outputs: [d_bool], attrs: {to: 9}}
+  - {op: Cast, inputs: [c], outputs: [c_f64], attrs: {to: 11}}
+  - {op: Max, inputs: [d, floor, x_f64], outputs: [hi]}
+  - {op: Min, inputs: [d, floor], outputs: [lo]}
+  - {op: Where, inputs: [c, d, x_f64], outputs: [pick]}
+  - {op: Max, inputs: [e, odd], outputs: [big]}
+  - {op: Cast, inputs: [big], outputs: [wrapped], attrs: {to: 3}}
+  - {op: Transpose, inputs: [hi], outputs: [moved], attrs: {perm: [1, 0]}}
+outputs: [x_f64, d_f32, d_bf16, d_f16, f16_f64, i_f64, d_i64, d_bool, c_f64, hi, lo, pick,
+          wrapped, moved]
+)");
+}
+
 // The rounding cases, computed in the kernel (x * 0 + w, so that nothing is folded): ties
 // to even either way, NaN, infinities, float32's largest and smallest, float16's largest
 // and its overflow, subnormals, signed zeros (false as bools); vector and scalar stores.

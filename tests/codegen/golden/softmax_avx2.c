@@ -31,6 +31,8 @@ TLMC_HELPER int64_t tlmc_maxi(int64_t a, int64_t b) { return a > b ? a : b; }
 /* NaN-propagating, as ONNX's Max/Relu: a NaN in `a` stays. */
 TLMC_HELPER float tlmc_fminf(float a, float b) { return b < a ? b : a; }
 TLMC_HELPER float tlmc_fmaxf(float a, float b) { return b > a ? b : a; }
+TLMC_HELPER double tlmc_fmin(double a, double b) { return b < a ? b : a; }
+TLMC_HELPER double tlmc_fmax(double a, double b) { return b > a ? b : a; }
 TLMC_HELPER int32_t tlmc_mbitsf(float x) { int32_t i; memcpy(&i, &x, 4); return i; }
 TLMC_HELPER float tlmc_mfloatf(int32_t i) { float x; memcpy(&x, &i, 4); return x; }
 TLMC_HELPER float tlmc_mtofloatf(int32_t i) { return (float)i; }
