@@ -5,7 +5,13 @@
 #include <fstream>
 #include <iterator>
 
+#include "codegen/emit_c.h"
+#include "codegen/emit_cuda.h"
+#include "driver/compile.h"
 #include "ir/diagnostic.h"
+#include "toolchain/assemble_in_process.h"
+#include "toolchain/cc.h"
+#include "toolchain/cuda_toolkit.h"
 
 namespace tlmc::driver {
 
@@ -72,6 +78,123 @@ void commit(const std::vector<std::pair<fs::path, fs::path>>& moves) {
       if (ec) throw Diagnostic({to.string()}, "cannot write the output: " + ec.message());
     }
   }
+}
+
+namespace {
+
+std::vector<std::string> build_objects(const CompiledModel& m, const fs::path& dir,
+                                       const ir::Target& target, bool pic, CCompiler cc) {
+  const std::string& n = m.plan.name;
+  if (target.is_cuda()) {
+    // The device code by nvcc; the weights' assembler file by the host's C compiler.
+    std::vector<std::string> objects = {
+        toolchain::compile_cuda_object(dir.string(), n + ".cu", target, pic)};
+    for (const std::string& o :
+         toolchain::compile_objects(dir.string(), {n + "_weights.S"}, target, pic))
+      objects.push_back(o);
+    return objects;
+  }
+  const std::vector<std::string> sources = {n + ".c", n + "_runtime.c", n + "_weights.S"};
+  if (cc == CCompiler::System)
+    return toolchain::compile_objects(dir.string(), sources, target, pic);
+  return toolchain::compile_objects_in_process(dir.string(), sources, target, pic);
+}
+
+}  // namespace
+
+std::vector<std::string> write_output(const CompiledModel& m, EmitKind kind,
+                                      const std::string& out_path, const ir::Target& target,
+                                      CCompiler cc) {
+  const std::string& n = m.plan.name;
+  const fs::path out(out_path);
+  std::vector<std::pair<fs::path, fs::path>> moves;
+  switch (kind) {
+    case EmitKind::Source: {
+      std::error_code ec;
+      fs::create_directories(out, ec);
+      if (!fs::is_directory(out)) throw Diagnostic({out_path}, "cannot create the output folder");
+      StagingDir stage(out);
+      write_files(m.files, stage.path());
+      for (const codegen::GeneratedFile& f : m.files)
+        moves.emplace_back(stage.path() / f.name, out / f.name);
+      commit(moves);
+      break;
+    }
+    case EmitKind::Header: {
+      const fs::path target_file = out.extension() == ".h" ? out : out / (n + ".h");
+      StagingDir stage(target_file.parent_path());
+      write_files({codegen::emit_header(m.plan, target)}, stage.path());
+      moves.emplace_back(stage.path() / (n + ".h"), target_file);
+      commit(moves);
+      break;
+    }
+    case EmitKind::Lib:
+    case EmitKind::Obj: {
+      const fs::path dir = out.parent_path();
+      StagingDir stage(dir);
+      write_files(m.files, stage.path());
+      const std::vector<std::string> objects = build_objects(m, stage.path(), target, false, cc);
+      const std::string product = kind == EmitKind::Lib ? "lib" + n + ".a" : n + ".o.tmp";
+      if (kind == EmitKind::Lib)
+        toolchain::make_archive(stage.path().string(), objects, product);
+      else
+        toolchain::link_relocatable(stage.path().string(), objects, product);
+      moves.emplace_back(stage.path() / product, out);
+      moves.emplace_back(stage.path() / (n + ".h"),
+                         (dir.empty() ? fs::path(".") : dir) / (n + ".h"));
+      commit(moves);
+      break;
+    }
+  }
+  std::vector<std::string> written;
+  for (const auto& mv : moves) written.push_back(mv.second.string());
+  return written;
+}
+
+std::string build_shared_library(const CompiledModel& m, const std::string& dir,
+                                 const ir::Target& target, CCompiler cc) {
+  write_files(m.files, dir);
+  if (target.is_cuda()) {
+    const std::string& n = m.plan.name;
+    const codegen::GeneratedFile harness = codegen::hosted_harness(m.plan, m.profiled);
+    std::ofstream(fs::path(dir) / harness.name) << harness.contents;
+    const std::string so = "lib" + n + ".so";
+    if (target.runs_here) {
+      std::vector<std::string> objects = {
+          toolchain::compile_cuda_object(dir, n + ".cu", target, true),
+          toolchain::compile_cuda_object(dir, harness.name, target, true)};
+      for (const std::string& o : toolchain::compile_objects(dir, {n + "_weights.S"}, target, true))
+        objects.push_back(o);
+      toolchain::link_cuda_shared_library(dir, objects, so);
+    } else {
+      toolchain::build_emulated_library(dir, {n + ".cu", harness.name, n + "_weights.S"}, so,
+                                        codegen::runtime_file("cuda_runtime.h"));
+    }
+    return (fs::path(dir) / so).string();
+  }
+  const std::vector<std::string> objects = build_objects(m, dir, target, true, cc);
+  const std::string so = "lib" + m.plan.name + ".so";
+  toolchain::link_shared(dir, objects, so);
+  return (fs::path(dir) / so).string();
+}
+
+std::string hosted_entry(const CompiledModel& m, const ir::Target& target) {
+  return m.plan.name + (target.is_cuda() ? "_hosted" : "");
+}
+
+std::string depfile_text(const std::string& output, const std::vector<std::string>& inputs) {
+  auto escape = [](const std::string& s) {
+    std::string out;
+    for (char c : s) {
+      if (c == ' ' || c == '#' || c == ':') out += '\\';
+      if (c == '$') out += '$';
+      out += c;
+    }
+    return out;
+  };
+  std::string text = escape(output) + ":";
+  for (const std::string& i : inputs) text += " " + escape(i);
+  return text + "\n";
 }
 
 }  // namespace tlmc::driver
