@@ -15,12 +15,14 @@
 #include <sstream>
 #include <stdexcept>
 #include <thread>
+#include <tuple>
 
 #include "driver/compile.h"
 #include "driver/layout_plans.h"
 #include "driver/output_files.h"
 #include "driver/subcommand_words.h"
 #include "frontend/fold_constants.h"
+#include "frontend/reduced_precision.h"
 #include "ir/diagnostic.h"
 #include "ir/te_text.h"
 #include "lm/checkpoint.h"
@@ -42,10 +44,11 @@ namespace fs = std::filesystem;
 namespace po = boost::program_options;
 
 constexpr const char* kUsage =
-    "Usage: tlmc lm keys MODEL... [--target T]\n"
+    "Usage: tlmc lm keys MODEL... [--target T] [--precision fp32|bf16]\n"
     "       tlmc lm sample CORPUS MODEL... [--per-subgraph N]\n"
     "                                     [--decisions uniform|rule|estimate]\n"
     "                                     [--seed S] [--target T] [--hold-out FILE]\n"
+    "                                     [--precision fp32|bf16]\n"
     "       tlmc lm pretrain CORPUS -o MODEL.tlm [--steps N] [--batch B] [--learning-rate R]\n"
     "                                     [--channels C] [--layers L] [--heads H] [--context T]\n"
     "                                     [--seed S]\n"
@@ -65,6 +68,8 @@ constexpr const char* kUsage =
     "            point the -O0 rule chooses (--decisions rule) or, for a CUDA target, the\n"
     "            analytic model's best of the 32 points -O2 ranks (--decisions estimate),\n"
     "            and the subgraph itself (CORPUS/programs/)\n"
+    "            keys and sample take the subgraphs --precision bf16 compiles with it (the\n"
+    "            products' operands in bfloat16; a target with AVX512_BF16 or AMX)\n"
     "  pretrain  trains a model on CORPUS's sentences (checkpoints in CORPUS/pretrain.ckpt)\n"
     "            and writes it to MODEL.tlm (default: 128 channels, 4 layers, 4 heads, a\n"
     "            context of 768 tokens, 2000 steps of 16 sentences at a rate of 1e-3)\n"
@@ -73,7 +78,8 @@ constexpr const char* kUsage =
     "            this machine, until each has R x T measurements (default T 32, R 1) in the\n"
     "            tuning database; --search evolutionary runs -O3's search seeded by the model\n"
     "            instead\n"
-    "  finetune  trains the model (default: the bundled one) for E epochs (default 8) on the\n"
+    "  finetune  trains the model (default: the bundled one), grown to every word of the\n"
+    "            language (those it lacked start as <unk>), for E epochs (default 8) on the\n"
     "            fastest K records (default 1) of each workload in the tuning database, as\n"
     "            sentences (demonstrations), at a rate of 3e-4 unless told; checkpoints in\n"
     "            MODEL.tlm.ckpt. --min-gain G takes only records G times faster than the\n"
@@ -81,11 +87,17 @@ constexpr const char* kUsage =
     "            adds as many sentences of CORPUS's other subgraphs, so that the model keeps\n"
     "            what it knew of them\n";
 
-// The file a model's sentences go to: its name and the target, made safe.
-std::string sentence_stem(const std::string& model, const ir::Target& target) {
+// The marker of a sentence file's stem whose model's products are in bfloat16 (no model's
+// name has a '+' once made safe).
+constexpr std::string_view kBf16Marker = "+bf16";
+
+// The file a model's sentences go to: its name and the target's, made safe, with kBf16Marker
+// between them when its products are in bfloat16.
+std::string sentence_stem(const std::string& model, const ir::Target& target, bool bf16) {
   std::string stem = fs::path(model).stem().string() + "." + target.name;
   for (char& c : stem)
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '-' && c != '_') c = '_';
+  if (bf16) stem.insert(stem.size() - target.name.size() - 1, kBf16Marker);
   return stem;
 }
 
@@ -124,18 +136,20 @@ std::string program_path(const fs::path& corpus, const std::string& key) {
   return (corpus / "programs" / (key + ".te")).string();
 }
 
-// A model's distinct subgraphs on `target`, in all its layout plans.
-SplitModel split_model_file(const std::string& model, const ir::Target& target) {
+// A model's distinct subgraphs on `target`, in all its layout plans; with `bf16`, those of
+// `--precision bf16` (its products' operands in bfloat16, as the compile pipeline demotes them).
+SplitModel split_model_file(const std::string& model, const ir::Target& target, bool bf16) {
   CompileOptions o;
   o.model_path = model;
   o.target = target;
-  return split_model(frontend::fold_constants(read_model(o)), target, ActivationLayout::Auto,
-                     nullptr);
+  ir::Graph graph = frontend::fold_constants(read_model(o));
+  if (bf16) graph = frontend::demote_products_to_bf16(graph, frontend::PrecisionOptions{});
+  return split_model(graph, target, ActivationLayout::Auto, nullptr);
 }
 
-int keys(const std::vector<std::string>& models, const ir::Target& target) {
+int keys(const std::vector<std::string>& models, const ir::Target& target, bool bf16) {
   for (const std::string& model : models) {
-    const SplitModel split = split_model_file(model, target);
+    const SplitModel split = split_model_file(model, target, bf16);
     for (const Distinct& d : split.distinct)
       std::cout << d.key << "\t" << model << "\t" << split.plans[static_cast<size_t>(d.plan)].name
                 << "\n";
@@ -168,14 +182,14 @@ scheduler::SpacePoint chosen_point(SampledDecisions decisions, const ir::TeProgr
 // exists; its keys file, written first, lists the subgraphs it sampled (the corpus listing
 // the held-out check reads), each with its model's absolute path (demonstrate reads it).
 int sample(const fs::path& corpus, const std::vector<std::string>& models, int per_subgraph,
-           SampledDecisions decisions, uint64_t seed, const ir::Target& target,
+           SampledDecisions decisions, uint64_t seed, const ir::Target& target, bool bf16,
            const std::set<std::string>& held_out) {
   fs::create_directories(corpus / "sentences");
   fs::create_directories(corpus / "programs");
   std::set<std::string> sampled;
   // A model's files: its sentences (".bin"), subgraph keys (".keys") or reason (".skipped").
   auto file = [&](const std::string& model, const char* extension) {
-    return (corpus / "sentences" / (sentence_stem(model, target) + extension)).string();
+    return (corpus / "sentences" / (sentence_stem(model, target, bf16) + extension)).string();
   };
   for (const std::string& model : models)
     if (fs::exists(file(model, ".bin"))) {
@@ -189,7 +203,7 @@ int sample(const fs::path& corpus, const std::vector<std::string>& models, int p
     const auto t0 = std::chrono::steady_clock::now();
     SplitModel split;
     try {
-      split = split_model_file(model, target);
+      split = split_model_file(model, target, bf16);
     } catch (const Diagnostic& d) {
       // A model tlmc cannot read (an operator it lacks, say) is listed with the reason, and
       // the corpus goes on without it; remove the .skipped file to try it again.
@@ -253,7 +267,7 @@ void train(lm::Gpt& model, const std::vector<lm::Sentence>& sentences, const Tra
   for (const lm::Sentence& x : sentences)
     for (const std::vector<lm::Token>& choice : x.choices)
       for (lm::Token t : choice)
-        if (t >= model.config().vocab)
+        if (!model.known_words().has(t))
           throw Diagnostic({}, std::string("tlmc lm ") + run.verb +
                                    ": the sentences choose among words the model does not "
                                    "know (CUDA schedules, a model of CPU ones): start from a "
@@ -342,7 +356,14 @@ int pretrain(const fs::path& corpus, const std::string& output, const lm::GptCon
     throw Diagnostic({corpus.string()}, "a sentence of " + std::to_string(longest) +
                                             " tokens exceeds the context of " +
                                             std::to_string(config.context) + " (raise --context)");
-  lm::Gpt model(config, run.seed);
+  // A corpus with CUDA targets' sentences makes a model of CUDA targets, which knows their
+  // words; else one of CPU targets (lm/vocabulary.h, KnownWords).
+  lm::GptConfig c = config;
+  c.cuda = std::any_of(sentences.begin(), sentences.end(), [](const lm::Sentence& x) {
+    return std::any_of(x.tokens.begin(), x.tokens.end(),
+                       [](lm::Token t) { return lm::Vocabulary::get().cuda_only(t); });
+  });
+  lm::Gpt model(c, run.seed);
   run.checkpoint = (corpus / "pretrain.ckpt").string();
   std::fprintf(stderr,
                "tlmc lm pretrain: %zu sentences, %zu parameters (%d channels, %d layers, %d "
@@ -379,6 +400,33 @@ lm::Gpt starting_model(const po::variables_map& vm, const std::string& from_db =
   }
   const ir::Target cpu_target;
   return lm::default_model(cpu_target);
+}
+
+// The spaces a workload's records were points of. A descriptor does not name the CPU's bf16
+// unit (ir/target.h: float32 kernels do not depend on it), and a program with bfloat16
+// products has other spaces on a CPU with AMX (the tile unit's) than on one with AVX512_BF16
+// alone: the unit taken is the one under which most of the records are points of the spaces.
+scheduler::Sketches recorded_sketches(const ir::TeProgram& program, ir::Target target,
+                                      const std::vector<scheduler::TuningRecord>& records) {
+  const bool bf16 =
+      std::any_of(program.tensors.begin(), program.tensors.end(),
+                  [](const ir::TeTensor& t) { return t.dtype == ir::DType::BFloat16; });
+  if (!bf16 || target.is_cuda()) return scheduler::generate_sketches(program, target);
+  scheduler::Sketches best;
+  size_t best_points = 0;
+  for (ir::Bf16Unit unit : {ir::Bf16Unit::Amx, ir::Bf16Unit::Avx512Bf16, ir::Bf16Unit::None}) {
+    target.bf16 = unit;
+    scheduler::Sketches sketches = scheduler::generate_sketches(program, target);
+    const size_t points = static_cast<size_t>(
+        std::count_if(records.begin(), records.end(), [&](const scheduler::TuningRecord& r) {
+          return scheduler::listed_space_point(sketches, r.schedule).has_value();
+        }));
+    if (best.empty() || points > best_points) {
+      best = std::move(sketches);
+      best_points = points;
+    }
+  }
+  return best;
 }
 
 // Demonstrations: the fastest successful record of each workload and target (`top` of
@@ -418,7 +466,7 @@ std::vector<lm::Sentence> demonstrations(const std::string& db_path, int top, do
       ++no_program;  // recorded by an older tlmc, without its program
       continue;
     }
-    const scheduler::Sketches sketches = scheduler::generate_sketches(program, *target);
+    const scheduler::Sketches sketches = recorded_sketches(program, *target, records);
     const std::string rule = scheduler::space_schedule_text(
         sketches, scheduler::SpacePoint{0, scheduler::default_values(sketches[0])});
     // The records that are points of the spaces, fastest first. A decision list
@@ -449,7 +497,8 @@ std::vector<lm::Sentence> demonstrations(const std::string& db_path, int top, do
     for (const scheduler::SpacePoint* point : chosen) {
       lm::Sentence s;
       try {
-        s = lm::tensor_sentence(prompt, sketches, *point, model.vocab);
+        s = lm::tensor_sentence(prompt, sketches, *point,
+                                lm::KnownWords{static_cast<size_t>(model.vocab), model.cuda});
       } catch (const scheduler::InvalidDecision&) {
         ++other_form;  // a sketch the model cannot name
         continue;
@@ -514,8 +563,16 @@ std::vector<lm::Sentence> rehearsal(const fs::path& corpus,
   return pool;
 }
 
-int finetune(const std::string& db_path, const std::string& output, lm::Gpt model, int top,
+int finetune(const std::string& db_path, const std::string& output, const lm::Gpt& start, int top,
              double min_gain, int epochs, const std::optional<fs::path>& rehearse, TrainRun run) {
+  // The model learns the words the language gained since it was trained (the spaces they
+  // name become its to decide): their rows start as <unk>'s, as it read them until now.
+  lm::Gpt model = lm::with_whole_vocabulary(start);
+  if (model.config().vocab != start.config().vocab)
+    std::fprintf(stderr,
+                 "tlmc lm finetune: the model knew %d of the language's %d tokens; the others "
+                 "start as it read them, as <unk>\n",
+                 start.config().vocab, model.config().vocab);
   std::set<std::string> demonstrated;
   std::vector<lm::Sentence> sentences =
       demonstrations(db_path, top, min_gain, model.config(), demonstrated);
@@ -595,10 +652,19 @@ std::vector<std::string> interleave_kinds(const fs::path& corpus,
   return out;
 }
 
+// A model a subgraph was sampled from, and whether with its products in bfloat16.
+struct SampledModel {
+  std::string path;
+  bool bf16 = false;
+  bool operator<(const SampledModel& o) const {
+    return std::tie(path, bf16) < std::tie(o.path, o.bf16);
+  }
+};
+
 // The corpus's subgraphs in a seeded order, `count` of them: a round's demonstration set.
 std::vector<std::string> chosen_subgraphs(const fs::path& corpus, const ir::Target& target,
                                           size_t count, uint64_t seed, Draw draw,
-                                          std::map<std::string, std::string>& model_of) {
+                                          std::map<std::string, SampledModel>& model_of) {
   std::vector<std::string> keys;
   if (fs::is_directory(corpus / "sentences"))
     for (const auto& entry : fs::directory_iterator(corpus / "sentences")) {
@@ -607,8 +673,12 @@ std::vector<std::string> chosen_subgraphs(const fs::path& corpus, const ir::Targ
       if (name.size() < suffix.size() ||
           name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0)
         continue;
+      const std::string stem = name.substr(0, name.size() - suffix.size());
+      const bool bf16 =
+          stem.size() > kBf16Marker.size() &&
+          stem.compare(stem.size() - kBf16Marker.size(), kBf16Marker.size(), kBf16Marker) == 0;
       for (const SampledKey& k : read_sampled_keys(entry.path()))
-        if (model_of.emplace(k.key, k.model).second) keys.push_back(k.key);
+        if (model_of.emplace(k.key, SampledModel{k.model, bf16}).second) keys.push_back(k.key);
     }
   if (keys.empty())
     throw Diagnostic({corpus.string()}, "no subgraphs sampled for target " + target.name +
@@ -629,10 +699,10 @@ int demonstrate(const fs::path& corpus, const std::string& db_path, const lm::Gp
                 size_t subgraphs, Draw draw, int64_t trials, int round, tune::SearchKind search,
                 uint64_t seed) {
   const ir::Target target = ir::host_target();
-  std::map<std::string, std::string> model_of;
+  std::map<std::string, SampledModel> model_of;
   const std::vector<std::string> keys =
       chosen_subgraphs(corpus, target, subgraphs, seed, draw, model_of);
-  std::map<std::string, std::vector<std::string>> by_model;
+  std::map<SampledModel, std::vector<std::string>> by_model;
   for (const std::string& k : keys) by_model[model_of.at(k)].push_back(k);
   scheduler::TuningDb db = scheduler::TuningDb::open(db_path, scheduler::DbAccess::Write);
   tune::TuneOptions options;
@@ -642,10 +712,10 @@ int demonstrate(const fs::path& corpus, const std::string& db_path, const lm::Gp
   options.jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   options.seed = seed + static_cast<uint64_t>(round);
   size_t done = 0;
-  for (const auto& [path, model_keys] : by_model) {
+  for (const auto& [model_file, model_keys] : by_model) {
     SplitModel split;
     try {
-      split = split_model_file(path, target);
+      split = split_model_file(model_file.path, target, model_file.bf16);
     } catch (const Diagnostic& d) {
       // A model moved or removed since it was sampled: its subgraphs are left out.
       done += model_keys.size();
@@ -682,6 +752,19 @@ ir::Target parse_target_option(const po::variables_map& vm) {
   return *target;
 }
 
+// --precision of keys and sample: whether the models' products are demoted to bfloat16 first,
+// as `tlmc --precision bf16` compiles them (a CPU target with AVX512_BF16 or AMX).
+bool parse_precision_option(const po::variables_map& vm, const ir::Target& target) {
+  const std::string p = vm["precision"].as<std::string>();
+  if (p != "fp32" && p != "bf16")
+    throw std::invalid_argument("--precision takes fp32 or bf16, not '" + p + "'");
+  if (p == "bf16" && (target.is_cuda() || target.bf16 == ir::Bf16Unit::None))
+    throw std::invalid_argument("--precision bf16 needs a CPU target with AVX512_BF16 or AMX (" +
+                                target.name +
+                                " has neither): name one, such as --target x86-64-amx");
+  return p == "bf16";
+}
+
 }  // namespace
 
 static int run_lm_command_checked(const std::vector<std::string>& args) {
@@ -703,7 +786,8 @@ static int run_lm_command_checked(const std::vector<std::string>& args) {
                                                          po::value<int>()->default_value(1))(
       "search", po::value<std::string>()->default_value("model"))(
       "draw", po::value<std::string>()->default_value("uniform"))(
-      "min-gain", po::value<double>()->default_value(1.0));
+      "min-gain", po::value<double>()->default_value(1.0))(
+      "precision", po::value<std::string>()->default_value("fp32"));
   po::variables_map vm;
   const std::vector<std::string> words = parse_subcommand(args, opts, vm);
   if (std::optional<int> status = usage_asked(vm, words, kUsage)) return *status;
@@ -726,7 +810,9 @@ static int run_lm_command_checked(const std::vector<std::string>& args) {
   };
   if (verb == "keys") {
     if (words.size() < 2) throw std::invalid_argument("tlmc lm keys needs models");
-    return keys(std::vector<std::string>(words.begin() + 1, words.end()), parse_target_option(vm));
+    const ir::Target target = parse_target_option(vm);
+    return keys(std::vector<std::string>(words.begin() + 1, words.end()), target,
+                parse_precision_option(vm, target));
   }
   if (verb == "finetune") {
     if (words.size() > 1) throw std::invalid_argument("tlmc lm finetune takes no folder or model");
@@ -767,7 +853,7 @@ static int run_lm_command_checked(const std::vector<std::string>& args) {
     std::set<std::string> held_out;
     if (vm.count("hold-out")) held_out = read_keys(vm["hold-out"].as<std::string>());
     return sample(corpus, std::vector<std::string>(words.begin() + 2, words.end()), per, decisions,
-                  vm["seed"].as<uint64_t>(), target, held_out);
+                  vm["seed"].as<uint64_t>(), target, parse_precision_option(vm, target), held_out);
   }
   if (verb == "pretrain") {
     if (words.size() > 2) throw std::invalid_argument("tlmc lm pretrain takes one corpus folder");

@@ -15,6 +15,7 @@ void save_checkpoint(const std::string& path, const Gpt& model, const AdamWState
   const GptConfig& c = model.config();
   out.put(Vocabulary::get().fingerprint(static_cast<size_t>(c.vocab)));
   for (int32_t x : {c.vocab, c.context, c.channels, c.layers, c.heads}) out.put(x);
+  out.put(static_cast<uint8_t>(c.cuda ? 1 : 0));
   out.put_floats(model.parameters());
   out.put(static_cast<uint8_t>(optimiser ? 1 : 0));
   if (optimiser) {
@@ -29,13 +30,17 @@ namespace {
 
 Checkpoint read_checkpoint(BinaryReader& in, const std::string& path) {
   const auto version = in.get<uint32_t>();
-  if (version != kCheckpointVersion)
+  if (version < 1 || version > kCheckpointVersion)
     throw CheckpointError(path + ": model file format " + std::to_string(version) +
-                          ", this tlmc reads " + std::to_string(kCheckpointVersion));
+                          ", this tlmc reads 1 to " + std::to_string(kCheckpointVersion));
   const auto language = in.get<uint32_t>();
   const auto fingerprint = in.get<uint64_t>();
   GptConfig c;
   for (int* x : {&c.vocab, &c.context, &c.channels, &c.layers, &c.heads}) *x = in.get<int32_t>();
+  // Format 1 did not say which targets' sentences the model speaks: its vocabulary told, as
+  // only CUDA models were trained on the CUDA words then.
+  c.cuda = version >= 2 ? in.get<uint8_t>() != 0
+                        : static_cast<size_t>(c.vocab) > Vocabulary::get().cpu_size();
   if (language != kLanguageVersion)
     throw CheckpointError(path + ": a model of tensor language " + std::to_string(language) +
                           ", this tlmc speaks " + std::to_string(kLanguageVersion) +

@@ -1,6 +1,8 @@
 // Model files: the magic "TLMCGPT\n", the file format's version, the tensor language's version
-// and vocabulary fingerprint, the configuration, the parameters, and optionally the
-// optimiser's state (to resume training). Written whole or not at all.
+// and vocabulary fingerprint, the configuration (from format 2 with whether the model speaks
+// CUDA targets' sentences or CPU ones'; format 1 files, as the bundled models are, still
+// read), the parameters, and optionally the optimiser's state (to resume training). Written
+// whole or not at all.
 #pragma once
 
 #include <optional>
@@ -12,7 +14,7 @@
 
 namespace tlmc::lm {
 
-constexpr uint32_t kCheckpointVersion = 1;
+constexpr uint32_t kCheckpointVersion = 2;
 
 // A model file that cannot be used: missing, truncated, of another format, language or
 // vocabulary. The message names the file and what to do.

@@ -191,7 +191,7 @@ FittingSketches fitting_sketches(const Gpt& model, size_t prompt, const Sketches
     size_t length = prompt + 2;  // the sketch's name and <eos>
     for (const scheduler::Space& s : sketches[k].spaces()) length += space_tokens(s).size() + 1;
     const Token name = Vocabulary::get().at(sketches[k].name());
-    if (length > static_cast<size_t>(model.config().context) || name >= model.config().vocab)
+    if (length > static_cast<size_t>(model.config().context) || !model.known_words().has(name))
       continue;  // too long, or a sketch the model cannot name (speaks())
     out.index.push_back(k);
     out.names.push_back(name);
@@ -219,7 +219,7 @@ using Decide = std::function<std::vector<Stream>(std::vector<Stream>&, const std
 
 // Whether every word of the space's name is one the model knows.
 bool names_space(const Gpt& model, const scheduler::Space& space) {
-  return lm::names_space(space, model.config().vocab);
+  return lm::names_space(space, model.known_words());
 }
 
 using Unread = std::function<int64_t(const Stream&, size_t index)>;
@@ -257,7 +257,8 @@ std::vector<Stream> run_group(Decoder& decoder, std::vector<Stream> streams, Tok
 
 bool speaks(const Gpt& model, const Sketches& sketches) {
   const std::vector<Token> names = sketch_tokens(sketches);
-  return std::all_of(names.begin(), names.end(), [&](Token t) { return t < model.config().vocab; });
+  return std::all_of(names.begin(), names.end(),
+                     [&](Token t) { return model.known_words().has(t); });
 }
 
 std::vector<GeneratedPoint> sample_points(const Gpt& model, const std::vector<Token>& prompt,

@@ -45,6 +45,27 @@ GptLayout::GptLayout(const GptConfig& c) {
   total = block.total;
 }
 
+Gpt with_whole_vocabulary(const Gpt& model) {
+  GptConfig c = model.config();
+  const size_t old_vocab = static_cast<size_t>(c.vocab), C = static_cast<size_t>(c.channels);
+  c.vocab = static_cast<int>(Vocabulary::get().size());
+  const GptLayout from = model.layout(), to(c);
+  const std::vector<float>& p = model.parameters();
+  std::vector<float> out(to.total);
+  std::copy(p.begin() + static_cast<std::ptrdiff_t>(from.wte),
+            p.begin() + static_cast<std::ptrdiff_t>(from.wte + old_vocab * C),
+            out.begin() + static_cast<std::ptrdiff_t>(to.wte));
+  const size_t unk = from.wte + static_cast<size_t>(Vocabulary::kUnk) * C;
+  for (size_t t = old_vocab; t < static_cast<size_t>(c.vocab); ++t)
+    std::copy(p.begin() + static_cast<std::ptrdiff_t>(unk),
+              p.begin() + static_cast<std::ptrdiff_t>(unk + C),
+              out.begin() + static_cast<std::ptrdiff_t>(to.wte + t * C));
+  // Everything after the token embedding, in the same order.
+  std::copy(p.begin() + static_cast<std::ptrdiff_t>(from.wpe), p.end(),
+            out.begin() + static_cast<std::ptrdiff_t>(to.wpe));
+  return Gpt(c, std::move(out));
+}
+
 // The activations of one forward pass over [B, T], in one block.
 struct Gpt::Activations {
   Activations(const GptConfig& c, int B, int T) {

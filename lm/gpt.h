@@ -17,9 +17,12 @@ struct GptConfig {
   int channels = 0;  // width of the residual stream
   int layers = 0;    // blocks
   int heads = 0;     // attention heads per block; channels is a multiple of it
+  // The model's sentences are CUDA targets' (it knows the CUDA words among its first `vocab`
+  // tokens), else CPU targets' only (lm/vocabulary.h, KnownWords).
+  bool cuda = false;
   bool operator==(const GptConfig& o) const {
     return vocab == o.vocab && context == o.context && channels == o.channels &&
-           layers == o.layers && heads == o.heads;
+           layers == o.layers && heads == o.heads && cuda == o.cuda;
   }
 };
 
@@ -52,6 +55,12 @@ struct Batch {
   std::vector<Prediction> predictions;
 };
 
+class Gpt;
+// The same model knowing every token of this tlmc's language (of its kind, KnownWords): the
+// rows of the words it lacked start as copies of <unk>'s, as it has read them so far, so
+// that it computes what it computed before until it is trained on them.
+Gpt with_whole_vocabulary(const Gpt& model);
+
 class Gpt {
  public:
   // Random weights as GPT-2 initialises them (normal, 0.02; residual projections scaled
@@ -61,9 +70,11 @@ class Gpt {
   Gpt(const GptConfig& config, std::vector<float> parameters);
 
   const GptConfig& config() const { return config_; }
-  // The token as the model reads it: <unk> for one beyond its vocabulary (a word the
-  // language gained after the model was trained: lm/vocabulary.h).
-  Token known_token(Token t) const { return t >= 0 && t < config_.vocab ? t : Vocabulary::kUnk; }
+  // The tokens the model knows: its vocabulary's, less the CUDA words for a CPU model.
+  KnownWords known_words() const { return {static_cast<size_t>(config_.vocab), config_.cuda}; }
+  // The token as the model reads it: <unk> for one it does not know (a word the language
+  // gained after the model was trained: lm/vocabulary.h).
+  Token known_token(Token t) const { return known_words().has(t) ? t : Vocabulary::kUnk; }
   const GptLayout& layout() const { return layout_; }
   std::vector<float>& parameters() { return params_; }
   const std::vector<float>& parameters() const { return params_; }

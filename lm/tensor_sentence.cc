@@ -267,13 +267,13 @@ std::vector<Token> sketch_tokens(const scheduler::Sketches& sketches) {
   return out;
 }
 
-bool names_space(const scheduler::Space& space, int64_t words) {
+bool names_space(const scheduler::Space& space, const KnownWords& words) {
   const std::vector<Token> name = space_tokens(space);
-  return std::all_of(name.begin(), name.end(), [&](Token t) { return t < words; });
+  return std::all_of(name.begin(), name.end(), [&](Token t) { return words.has(t); });
 }
 
 Sentence tensor_sentence(const std::vector<Token>& prompt, const scheduler::Sketches& sketches,
-                         const scheduler::SpacePoint& point, int64_t words) {
+                         const scheduler::SpacePoint& point, const KnownWords& words) {
   if (point.sketch >= sketches.size())
     throw scheduler::InvalidDecision("sketch " + std::to_string(point.sketch) + " of " +
                                      std::to_string(sketches.size()));
@@ -282,12 +282,12 @@ Sentence tensor_sentence(const std::vector<Token>& prompt, const scheduler::Sket
   s.choices.resize(prompt.size());
   const scheduler::Sketch& sketch = sketches[point.sketch];
   const Token chosen = vocab().at(sketch.name());
-  if (chosen >= words)
+  if (!words.has(chosen))
     throw scheduler::InvalidDecision("the model does not know the sketch " + sketch.name());
   s.tokens.push_back(chosen);
   std::vector<Token> named;  // the sketches the model can choose among
   for (Token t : sketch_tokens(sketches))
-    if (t < words) named.push_back(t);
+    if (words.has(t)) named.push_back(t);
   s.choices.push_back(std::move(named));
   scheduler::SketchCursor cursor(sketch);
   for (int64_t value : point.values) {

@@ -33,19 +33,19 @@ std::vector<Token> space_tokens(const scheduler::Space& space);
 // The tokens of the sketches' names, in order: the choices of a sentence's first decision.
 std::vector<Token> sketch_tokens(const scheduler::Sketches& sketches);
 
-// Whether a model that knows the language's first `words` tokens can name the space: a
-// space added to a sketch after the model was trained uses words it does not know.
-bool names_space(const scheduler::Space& space, int64_t words);
+// Whether a model that knows `words` can name the space: a space added to a sketch after
+// the model was trained uses words it does not know.
+bool names_space(const scheduler::Space& space, const KnownWords& words);
 
 // The whole sentence of a point: the prompt, the sketch's name, each space's name and value,
 // <eos>. InvalidDecision when the point is not one of the sketches' spaces. For a model that
-// knows the first `words` tokens, the spaces it cannot name are left out (their values
+// knows `words` (all by default), the spaces it cannot name are left out (their values
 // taken without being written) and the sketches it cannot name are not among the first
 // decision's choices: it reads a sentence as it is asked to write one (lm/generate.cc
 // decides those spaces for it); InvalidDecision when it cannot name the point's sketch.
 Sentence tensor_sentence(const std::vector<Token>& prompt, const scheduler::Sketches& sketches,
                          const scheduler::SpacePoint& point,
-                         int64_t words = std::numeric_limits<int64_t>::max());
+                         const KnownWords& words = KnownWords{});
 
 // The point the tokens after the prompt write; nullopt when they are not a sentence of
 // these sketches (an unknown sketch, a space out of order, a value not valid, no <eos>).

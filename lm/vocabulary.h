@@ -10,6 +10,7 @@
 // existed, reads CPU sentences exactly as it did, and a model for CUDA targets knows them all.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -51,6 +52,11 @@ class Vocabulary {
   // The tokens of CPU targets' sentences: those before the CUDA words. A CPU prompt looks
   // its words up among these only, so that it reads as it did before the CUDA words existed.
   size_t cpu_size() const { return cpu_size_; }
+  // Whether only CUDA targets' sentences use the token (a word both kinds use is a CPU one).
+  bool cuda_only(Token t) const {
+    return t >= 0 && static_cast<size_t>(t) < cuda_only_.size() &&
+           cuda_only_[static_cast<size_t>(t)];
+  }
 
   static constexpr Token kPad = 0, kBos = 1, kEos = 2, kUnk = 3;
 
@@ -61,7 +67,19 @@ class Vocabulary {
   std::unordered_map<std::string, Token> ids_;
   Token first_number_ = 0;
   size_t cpu_size_ = 0;
+  std::vector<bool> cuda_only_;                // [token]
   std::vector<uint64_t> prefix_fingerprints_;  // [n]: of the first n tokens
+};
+
+// The tokens a model knows (lm/gpt.h, Gpt::known_words): the language's first `count`, less
+// the CUDA-only words for a model of CPU targets' sentences. A model of CPU targets grown to
+// the whole vocabulary (`tlmc lm finetune`) thus still cannot name a CUDA sketch.
+struct KnownWords {
+  size_t count = SIZE_MAX;
+  bool cuda = true;
+  bool has(Token t) const {
+    return t >= 0 && static_cast<size_t>(t) < count && (cuda || !Vocabulary::get().cuda_only(t));
+  }
 };
 
 }  // namespace tlmc::lm

@@ -43,6 +43,8 @@ outputs: [y]
 std::string tlmc(const std::string& args) { return std::string(TLMC_EXE) + " " + args + " 2>&1"; }
 
 TEST(CudaLanguageModel, TheBundledModelSpeaksCudaAndTheCpuModelDoesNot) {
+  EXPECT_TRUE(lm::default_model(*ir::parse_target("cuda-sm80")).config().cuda);
+  EXPECT_FALSE(lm::default_model(*ir::parse_target("x86-64")).config().cuda);
   const ir::Target cuda = *ir::parse_target("cuda-sm80");
   const ir::Target cpu = *ir::parse_target("x86-64-avx512");
   const ir::Graph g = frontend::read_yaml_text(kModel, "odd.yaml");
@@ -51,6 +53,8 @@ TEST(CudaLanguageModel, TheBundledModelSpeaksCudaAndTheCpuModelDoesNot) {
     const scheduler::Sketches sketches = scheduler::generate_sketches(program, cuda);
     EXPECT_TRUE(lm::speaks(lm::default_model(cuda), sketches));
     EXPECT_FALSE(lm::speaks(lm::default_model(cpu), sketches));
+    // Nor once grown to every word of the language, as `tlmc lm finetune` grows it.
+    EXPECT_FALSE(lm::speaks(lm::with_whole_vocabulary(lm::default_model(cpu)), sketches));
     // The CUDA model's beam writes valid points of every subgraph; -O1 takes the best of them
     // and the -O0 point by the analytic model.
     const std::vector<lm::GeneratedPoint> beam =

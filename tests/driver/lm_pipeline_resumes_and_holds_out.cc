@@ -275,6 +275,96 @@ TEST(LmPipeline, DemonstrationsAreMeasuredRecordedAndFineTunedOn) {
       << missing.out;
 }
 
+// --precision bf16: keys and sample take the subgraphs whose products read bfloat16 (a target
+// with AMX: the tile unit's spaces, tensorize among them), in files of their own; fine-tuning
+// on their records grows the bundled CPU model to the words it lacked (tensorize), and reads
+// each record as a point of the AMX spaces although the target's descriptor does not name
+// the unit.
+TEST(LmPipeline, ProductsInBfloat16AreSampledAndFineTunedOn) {
+  test::TempDir dir;
+  const std::string corpus = dir.file("corpus");
+  const std::string amx = " --target x86-64-amx --precision bf16";
+  test::CommandResult sampled = run_command(
+      tlmc_lm("sample " + corpus + " " + kExamples + "mlp.yaml --decisions rule" + amx));
+  ASSERT_EQ(sampled.exit_code, 0) << sampled.out;
+  const std::string stem = corpus + "/sentences/mlp+bf16.x86-64-amx";
+  std::vector<std::string> keys;
+  {
+    std::ifstream f(stem + ".keys");
+    for (std::string line; std::getline(f, line);) keys.push_back(line.substr(0, 16));
+  }
+  ASSERT_FALSE(keys.empty());
+  const std::vector<lm::Sentence> sentences = lm::read_sentences(stem + ".bin");
+  ASSERT_EQ(sentences.size(), keys.size());
+  const ir::Target target = *ir::parse_target("x86-64-amx");
+  size_t tiled = 0;
+  std::vector<scheduler::TuningRecord> records;
+  for (size_t i = 0; i < keys.size(); ++i) {
+    const std::string text = test::read_file(corpus + "/programs/" + keys[i] + ".te");
+    const ir::TeProgram program = ir::te_from_text(text);
+    if (lm::sentence_text(sentences[i].tokens).find("tensorize") != std::string::npos) {
+      ++tiled;
+      EXPECT_NE(text.find("bfloat16"), std::string::npos) << text;
+    }
+    const scheduler::Sketches sketches = scheduler::generate_sketches(program, target);
+    scheduler::TuningRecord r;
+    r.workload_key = keys[i];
+    r.target = target.descriptor();
+    r.schedule = scheduler::space_schedule_text(
+        sketches, scheduler::SpacePoint{0, scheduler::default_values(sketches[0])});
+    r.seconds = 1e-5;
+    r.measured_at = "2026-11-28T10:00:00Z";
+    r.workload = text;
+    // The descriptor read back names no bf16 unit: there the tile unit's points are none.
+    if (lm::sentence_text(sentences[i].tokens).find("tensorize") != std::string::npos)
+      EXPECT_FALSE(scheduler::listed_space_point(
+          scheduler::generate_sketches(program, *ir::parse_descriptor(r.target)), r.schedule));
+    records.push_back(r);
+  }
+  EXPECT_GT(tiled, 0u) << "the MLP's products take the tile unit";
+  // The float32 keys differ: the products' operands are other tensors.
+  test::CommandResult fp32 =
+      run_command(tlmc_lm("keys " + kExamples + "mlp.yaml --target x86-64-amx"));
+  test::CommandResult bf16 = run_command(tlmc_lm("keys " + kExamples + "mlp.yaml" + amx));
+  ASSERT_EQ(fp32.exit_code, 0) << fp32.out;
+  ASSERT_EQ(bf16.exit_code, 0) << bf16.out;
+  EXPECT_NE(bf16.out.find(keys[0]), std::string::npos) << bf16.out;
+  EXPECT_EQ(fp32.out.find(keys[0]), std::string::npos) << fp32.out;
+
+  {
+    scheduler::TuningDb db =
+        scheduler::TuningDb::open(dir.file("t.db"), scheduler::DbAccess::Write);
+    db.add(records);
+  }
+  test::CommandResult tuned = run_command(tlmc_lm("finetune --from-db " + dir.file("t.db") +
+                                                  " --epochs 1 --batch 4 -o " + dir.file("f.tlm")));
+  ASSERT_EQ(tuned.exit_code, 0) << tuned.out;
+  EXPECT_NE(tuned.out.find("the model knew " + std::to_string(lm::Vocabulary::get().cpu_size()) +
+                           " of the language's " + std::to_string(lm::Vocabulary::get().size()) +
+                           " tokens"),
+            std::string::npos)
+      << tuned.out;
+  EXPECT_NE(tuned.out.find(std::to_string(keys.size()) + " demonstrations from " +
+                           std::to_string(keys.size()) + " workload-target pairs"),
+            std::string::npos)
+      << tuned.out;
+  EXPECT_NE(tuned.out.find("0 not a point of the spaces"), std::string::npos) << tuned.out;
+  const lm::Gpt model = lm::load_checkpoint(dir.file("f.tlm")).model;
+  EXPECT_EQ(model.config().vocab, static_cast<int>(lm::Vocabulary::get().size()));
+  EXPECT_FALSE(model.config().cuda);
+  EXPECT_EQ(model.known_token(lm::Vocabulary::get().at("tensorize")),
+            lm::Vocabulary::get().at("tensorize"));
+
+  // A target without a bf16 unit is refused.
+  test::CommandResult avx2 = run_command(tlmc_lm("sample " + dir.file("c2") + " " + kExamples +
+                                                 "mlp.yaml --target x86-64-avx2 --precision bf16"));
+  EXPECT_EQ(avx2.exit_code, 2) << avx2.out;
+  EXPECT_NE(avx2.out.find("--precision bf16 needs a CPU target with AVX512_BF16 or AMX "
+                          "(x86-64-avx2 has neither)"),
+            std::string::npos)
+      << avx2.out;
+}
+
 // What --draw by-kind must give: the operator of the stage with the most iterations, and
 // how many of its reduction axes are longer than one.
 std::string kind_of(const ir::TeProgram& program) {

@@ -1,5 +1,7 @@
-// Model files: written and read back bit for bit (with or without the optimiser's state);
-// a file that is not a model of this tensor language is refused with its reason.
+// Model files: written and read back bit for bit (with or without the optimiser's state, of
+// CPU or CUDA targets), files of the first format (the bundled models') still read; a file
+// that is not a model of this tensor language is refused with its reason. A model grown to
+// the whole vocabulary computes what it computed before.
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -49,6 +51,62 @@ TEST(Checkpoint, ModelAndOptimiserStateRoundTrip) {
   EXPECT_EQ(cpu_model.known_token(Vocabulary::get().at("gpu")), Vocabulary::kUnk);
   EXPECT_EQ(cpu_model.known_token(Vocabulary::get().at("hw")), Vocabulary::get().at("hw"));
   EXPECT_EQ(test::count_entries(dir.path()), 1) << "no temporary file is left behind";
+}
+
+// The bytes of a model file of format 1: format 2's without the byte saying whether the model
+// speaks CUDA targets' sentences (after the configuration's five counts).
+std::string as_format_1(std::string v2) {
+  const uint32_t one = 1;
+  v2.replace(8, sizeof(one), reinterpret_cast<const char*>(&one), sizeof(one));
+  return v2.erase(44, 1);
+}
+
+TEST(Checkpoint, WhichTargetsTheModelSpeaksIsKeptAndFormat1IsRead) {
+  test::TempDir dir;
+  for (bool cuda : {false, true}) {
+    GptConfig c = tiny();
+    c.cuda = cuda;
+    save_checkpoint(dir.file("m.tlm"), Gpt(c, 5));
+    const Gpt back = load_checkpoint(dir.file("m.tlm")).model;
+    EXPECT_EQ(back.config(), c);
+    // A CPU model knows float64 (a later CPU word) but not gpu; a CUDA model knows both.
+    EXPECT_EQ(back.known_token(Vocabulary::get().at("gpu")),
+              cuda ? Vocabulary::get().at("gpu") : Vocabulary::kUnk);
+    EXPECT_EQ(back.known_token(Vocabulary::get().at("float64")), Vocabulary::get().at("float64"));
+  }
+  // Format 1 told by the vocabulary: only CUDA models knew more than the CPU words.
+  for (size_t vocab : {Vocabulary::get().cpu_size(), Vocabulary::get().cpu_size() + 20}) {
+    GptConfig c = tiny();
+    c.vocab = static_cast<int>(vocab);
+    const Gpt model(c, 7);
+    save_checkpoint(dir.file("m.tlm"), model);
+    test::write_file(dir.file("v1.tlm"), as_format_1(test::read_file(dir.file("m.tlm"))));
+    const Gpt back = load_checkpoint(dir.file("v1.tlm")).model;
+    EXPECT_EQ(back.config().cuda, vocab > Vocabulary::get().cpu_size());
+    EXPECT_EQ(back.parameters(), model.parameters());
+  }
+}
+
+TEST(Checkpoint, AModelGrownToTheWholeVocabularyComputesAsBefore) {
+  GptConfig c = tiny();
+  c.vocab = static_cast<int>(Vocabulary::get().cpu_size());
+  Gpt before(c, 11);
+  Gpt grown = with_whole_vocabulary(before);
+  EXPECT_EQ(grown.config().vocab, static_cast<int>(Vocabulary::get().size()));
+  EXPECT_FALSE(grown.config().cuda);
+  const Vocabulary& v = Vocabulary::get();
+  // Words the first model read as <unk> (float64, tensorize), a CUDA word, numbers.
+  Batch b;
+  b.B = 1;
+  b.T = 8;
+  b.tokens = {Vocabulary::kBos, v.at("float64"), v.at("tensorize"), v.at("gpu"),
+              v.at("stage"),    v.number(3),     v.number(7),       v.number(12)};
+  b.predictions = {{4, {v.number(3), v.number(5)}, 0}, {6, {v.number(1), v.number(12)}, 1}};
+  EXPECT_EQ(before.forward(b), grown.forward(b));
+  EXPECT_EQ(grown.known_token(v.at("tensorize")), v.at("tensorize"));
+  EXPECT_EQ(grown.known_token(v.at("gpu")), Vocabulary::kUnk);
+  // Growing a model that knows every word changes nothing.
+  EXPECT_EQ(with_whole_vocabulary(grown).parameters(), grown.parameters());
 }
 
 TEST(Checkpoint, OtherFilesAreRefusedWithTheirReason) {

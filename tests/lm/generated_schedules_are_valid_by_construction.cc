@@ -20,7 +20,7 @@ namespace {
 using scheduler::Sketches;
 
 GptConfig small_config() {
-  return GptConfig{static_cast<int>(Vocabulary::get().size()), 512, 32, 2, 2};
+  return GptConfig{static_cast<int>(Vocabulary::get().size()), 512, 32, 2, 2, true};
 }
 
 TEST(ConstrainedDecoding, TenThousandSampledSchedulesAreAllValid) {
@@ -238,8 +238,8 @@ TEST(ConstrainedDecoding, ASpaceTheModelCannotNameTakesTheRulesValue) {
 // given their values, to the point; for the whole vocabulary nothing is left out.
 TEST(ConstrainedDecoding, ASentenceForAnOlderModelLeavesOutTheSpacesItCannotName) {
   const ir::Target target = *ir::parse_target("cuda-sm80");
-  const int64_t older = *Vocabulary::get().find("vthreads");
-  const Token vthreads = static_cast<Token>(older);
+  const Token vthreads = *Vocabulary::get().find("vthreads");
+  const KnownWords older{static_cast<size_t>(vthreads), true};
   size_t checked = 0;
   for (const ir::TeProgram& program : test::varied_programs()) {
     const Sketches sketches = scheduler::generate_sketches(program, target);
@@ -264,13 +264,15 @@ TEST(ConstrainedDecoding, ASentenceForAnOlderModelLeavesOutTheSpacesItCannotName
     EXPECT_LT(shorter.tokens.size(), whole.tokens.size());
     EXPECT_EQ(shorter.tokens.size(), shorter.choices.size());
     for (const std::vector<Token>& choice : shorter.choices)
-      for (Token t : choice) EXPECT_LT(t, older);
+      for (Token t : choice) EXPECT_LT(t, vthreads);
     const std::vector<Token> decisions(whole.tokens.begin() + static_cast<long>(prompt.size()),
                                        whole.tokens.end());
     EXPECT_EQ(parse_sentence(sketches, decisions), point);
-    // A model of the CPU's words alone cannot name a CUDA sketch.
-    EXPECT_THROW(tensor_sentence(prompt, sketches, point,
-                                 static_cast<int64_t>(Vocabulary::get().cpu_size())),
+    // A model of the CPU's words alone cannot name a CUDA sketch, nor can a CPU model that
+    // knows every later word (`tlmc lm finetune` grows it).
+    EXPECT_THROW(tensor_sentence(prompt, sketches, point, KnownWords{Vocabulary::get().cpu_size()}),
+                 scheduler::InvalidDecision);
+    EXPECT_THROW(tensor_sentence(prompt, sketches, point, KnownWords{SIZE_MAX, false}),
                  scheduler::InvalidDecision);
     ++checked;
   }
