@@ -45,6 +45,7 @@
 #include "driver/compile.h"
 #include "driver/layout_plans.h"
 #include "frontend/fold_constants.h"
+#include "frontend/reduced_precision.h"
 #include "ir/cuda_device.h"
 #include "ir/dtype.h"
 #include "ir/target.h"
@@ -518,7 +519,8 @@ std::set<std::string> key_file(const std::string& name) {
 // given) and none is among the workloads of `trained`.
 void expect_held_out(const std::vector<const char*>& zoo_models,
                      const std::vector<const char*>& targets, const std::set<std::string>* held_out,
-                     const std::set<std::string>& trained, const std::string& trained_file) {
+                     const std::set<std::string>& trained, const std::string& trained_file,
+                     bool bf16 = false) {
   std::vector<std::string> models;
   for (const char* m : zoo_models) {
     SavedExport e;
@@ -534,7 +536,8 @@ void expect_held_out(const std::vector<const char*>& zoo_models,
       driver::CompileOptions o;
       o.model_path = model;
       o.target = *ir::parse_target(target);
-      const ir::Graph g = frontend::fold_constants(driver::read_model(o));
+      ir::Graph g = frontend::fold_constants(driver::read_model(o));
+      if (bf16) g = frontend::demote_products_to_bf16(g, frontend::PrecisionOptions{});
       for (const driver::Distinct& d :
            driver::split_model(g, o.target, driver::ActivationLayout::Auto, nullptr).distinct) {
         if (held_out) {
@@ -551,14 +554,18 @@ void expect_held_out(const std::vector<const char*>& zoo_models,
 
 // The bundled language model never trained on a benchmark workload (bench/README.md): every
 // subgraph of ResNet-50, MobileNetV2 and BERT-base at their benchmark shapes and of W1-W6, in
-// every layout plan and on every x86-64 target, is listed as held out, and none is among the
-// workloads of its training data.
+// every layout plan and on every x86-64 target (with --precision bf16 too, on the targets
+// with a bf16 unit), is listed as held out, and none is among the workloads of its training
+// data.
 TEST(HeldOut, BenchmarkWorkloadsAreNotInTheBundledModelsTrainingData) {
   const std::set<std::string> held_out = key_file("held_out_keys.txt");
   const std::set<std::string> trained = key_file("training_keys.txt");
   ASSERT_GT(trained.size(), 1000u);
   expect_held_out({"resnet50", "mobilenet_v2", "bert"}, {"x86-64", "x86-64-avx2", "x86-64-avx512"},
                   &held_out, trained, "the bundled model's training data");
+  // And with --precision bf16, on the targets that have a bf16 unit.
+  expect_held_out({"resnet50", "mobilenet_v2", "bert"}, {"x86-64-avx512-bf16", "x86-64-amx"},
+                  &held_out, trained, "the bundled model's training data", true);
   for (const std::string& k : held_out) EXPECT_FALSE(trained.count(k)) << k;
 }
 
