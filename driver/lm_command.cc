@@ -56,7 +56,8 @@ constexpr const char* kUsage =
     "                                     [--draw uniform|by-kind] [--trials T] [--round R]\n"
     "                                     [--search model|evolutionary] [--seed S]\n"
     "       tlmc lm finetune --from-db FILE -o MODEL.tlm [--model M.tlm] [--top K] [--epochs E]\n"
-    "                                     [--min-gain G] [--rehearse CORPUS] [--batch B]\n"
+    "                                     [--min-gain G] [--rehearse CORPUS [--rehearse-count N]]\n"
+    "                                     [--batch B]\n"
     "                                     [--learning-rate R] [--seed S]\n\n"
     "The tensor language model's pipeline (docs/lm.md). CORPUS is a folder the commands\n"
     "keep their work in; each command resumes where a killed run of it stopped.\n"
@@ -84,8 +85,9 @@ constexpr const char* kUsage =
     "            sentences (demonstrations), at a rate of 3e-4 unless told; checkpoints in\n"
     "            MODEL.tlm.ckpt. --min-gain G takes only records G times faster than the\n"
     "            workload's -O0 record, and the -O0 schedule where there is none. --rehearse\n"
-    "            adds as many sentences of CORPUS's other subgraphs, so that the model keeps\n"
-    "            what it knew of them\n";
+    "            adds as many sentences of CORPUS's other subgraphs (N of them if given), so\n"
+    "            that the model keeps what it knew of them, or imitates a corpus of rule\n"
+    "            sentences where it knew nothing\n";
 
 // The marker of a sentence file's stem whose model's products are in bfloat16 (no model's
 // name has a '+' once made safe).
@@ -564,7 +566,8 @@ std::vector<lm::Sentence> rehearsal(const fs::path& corpus,
 }
 
 int finetune(const std::string& db_path, const std::string& output, const lm::Gpt& start, int top,
-             double min_gain, int epochs, const std::optional<fs::path>& rehearse, TrainRun run) {
+             double min_gain, int epochs, const std::optional<fs::path>& rehearse,
+             size_t rehearse_count, TrainRun run) {
   // The model learns the words the language gained since it was trained (the spaces they
   // name become its to decide): their rows start as <unk>'s, as it read them until now.
   lm::Gpt model = lm::with_whole_vocabulary(start);
@@ -581,9 +584,12 @@ int finetune(const std::string& db_path, const std::string& output, const lm::Gp
                      "no demonstrations: the database has no successful record "
                      "that reads back as a tensor sentence");
   if (rehearse) {
-    // As many rehearsed sentences as demonstrations: half of each batch, on average.
+    // As many rehearsed sentences as demonstrations unless told: half of each batch, on
+    // average. More where the model is to imitate the corpus's rule sentences (spaces it
+    // never saw: a few hundred measured subgraphs teach it little of them).
     std::vector<lm::Sentence> r =
-        rehearsal(*rehearse, demonstrated, sentences.size(), run.seed, model.config().context);
+        rehearsal(*rehearse, demonstrated, rehearse_count ? rehearse_count : sentences.size(),
+                  run.seed, model.config().context);
     sentences.insert(sentences.end(), std::make_move_iterator(r.begin()),
                      std::make_move_iterator(r.end()));
   }
@@ -772,7 +778,8 @@ static int run_lm_command_checked(const std::vector<std::string>& args) {
   opts.add_options()("output,o", po::value<std::string>())("per-subgraph",
                                                            po::value<int>()->default_value(64))(
       "decisions", po::value<std::string>()->default_value("uniform"))(
-      "rehearse", po::value<std::string>())("seed", po::value<uint64_t>()->default_value(1))(
+      "rehearse", po::value<std::string>())("rehearse-count", po::value<int64_t>())(
+      "seed", po::value<uint64_t>()->default_value(1))(
       "target", po::value<std::string>()->default_value("host"))(
       "hold-out", po::value<std::string>())("steps", po::value<int64_t>()->default_value(2000))(
       "batch", po::value<int>()->default_value(16))("learning-rate", po::value<float>())(
@@ -822,12 +829,18 @@ static int run_lm_command_checked(const std::vector<std::string>& args) {
     if (top < 1 || epochs < 1) throw std::invalid_argument("--top and --epochs take counts >= 1");
     std::optional<fs::path> rehearse;
     if (vm.count("rehearse")) rehearse = vm["rehearse"].as<std::string>();
+    int64_t rehearse_count = 0;
+    if (vm.count("rehearse-count")) {
+      if (!rehearse) throw std::invalid_argument("--rehearse-count goes with --rehearse CORPUS");
+      rehearse_count = vm["rehearse-count"].as<int64_t>();
+      if (rehearse_count < 1) throw std::invalid_argument("--rehearse-count takes a count >= 1");
+    }
     const double min_gain = vm["min-gain"].as<double>();
     if (!(min_gain >= 1.0))
       throw std::invalid_argument("--min-gain takes a ratio >= 1 (1: the fastest record)");
     return finetune(vm["from-db"].as<std::string>(), vm["output"].as<std::string>(),
                     starting_model(vm, vm["from-db"].as<std::string>()), top, min_gain, epochs,
-                    rehearse, train_run("finetune", 3e-4f));
+                    rehearse, static_cast<size_t>(rehearse_count), train_run("finetune", 3e-4f));
   }
   if (words.size() < 2) throw std::invalid_argument("tlmc lm " + verb + " needs a corpus folder");
   const fs::path corpus = words[1];

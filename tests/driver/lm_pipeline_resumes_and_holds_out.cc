@@ -277,7 +277,7 @@ TEST(LmPipeline, DemonstrationsAreMeasuredRecordedAndFineTunedOn) {
 
 // --precision bf16: keys and sample take the subgraphs whose products read bfloat16 (a target
 // with AMX: the tile unit's spaces, tensorize among them), in files of their own; fine-tuning
-// on their records grows the bundled CPU model to the words it lacked (tensorize), and reads
+// on their records grows a model of the first CPU words to those it lacked (tensorize), and reads
 // each record as a point of the AMX spaces although the target's descriptor does not name
 // the unit.
 TEST(LmPipeline, ProductsInBfloat16AreSampledAndFineTunedOn) {
@@ -336,8 +336,13 @@ TEST(LmPipeline, ProductsInBfloat16AreSampledAndFineTunedOn) {
         scheduler::TuningDb::open(dir.file("t.db"), scheduler::DbAccess::Write);
     db.add(records);
   }
-  test::CommandResult tuned = run_command(tlmc_lm("finetune --from-db " + dir.file("t.db") +
-                                                  " --epochs 1 --batch 4 -o " + dir.file("f.tlm")));
+  // A model that knows the CPU words of the first bundled models only (4,305), as the
+  // bundled one did before it was grown: fine-tuning grows it.
+  const lm::GptConfig older{static_cast<int>(lm::Vocabulary::get().cpu_size()), 768, 16, 1, 2};
+  lm::save_checkpoint(dir.file("old.tlm"), lm::Gpt(older, 3));
+  test::CommandResult tuned =
+      run_command(tlmc_lm("finetune --from-db " + dir.file("t.db") + " --model " +
+                          dir.file("old.tlm") + " --epochs 1 --batch 4 -o " + dir.file("f.tlm")));
   ASSERT_EQ(tuned.exit_code, 0) << tuned.out;
   EXPECT_NE(tuned.out.find("the model knew " + std::to_string(lm::Vocabulary::get().cpu_size()) +
                            " of the language's " + std::to_string(lm::Vocabulary::get().size()) +
@@ -354,6 +359,24 @@ TEST(LmPipeline, ProductsInBfloat16AreSampledAndFineTunedOn) {
   EXPECT_FALSE(model.config().cuda);
   EXPECT_EQ(model.known_token(lm::Vocabulary::get().at("tensorize")),
             lm::Vocabulary::get().at("tensorize"));
+  // --rehearse-count: that many rule sentences of subgraphs without a demonstration (the
+  // transformer's, the MLP's all have one) join the training: imitation of the corpus.
+  ASSERT_EQ(run_command(tlmc_lm("sample " + corpus + " " + kExamples +
+                                "transformer_layer.yaml --decisions rule" + amx))
+                .exit_code,
+            0);
+  const std::string finetune =
+      "finetune --from-db " + dir.file("t.db") + " --epochs 1 --batch 4 -o " + dir.file("r.tlm");
+  test::CommandResult imitated =
+      run_command(tlmc_lm(finetune + " --rehearse " + corpus + " --rehearse-count 3"));
+  ASSERT_EQ(imitated.exit_code, 0) << imitated.out;
+  EXPECT_NE(imitated.out.find("tlmc lm finetune: 3 sentences of " + corpus + " rehearsed"),
+            std::string::npos)
+      << imitated.out;
+  test::CommandResult alone = run_command(tlmc_lm(finetune + " --rehearse-count 3"));
+  EXPECT_EQ(alone.exit_code, 2) << alone.out;
+  EXPECT_NE(alone.out.find("--rehearse-count goes with --rehearse CORPUS"), std::string::npos)
+      << alone.out;
 
   // A target without a bf16 unit is refused.
   test::CommandResult avx2 = run_command(tlmc_lm("sample " + dir.file("c2") + " " + kExamples +
