@@ -404,31 +404,44 @@ lm::Gpt starting_model(const po::variables_map& vm, const std::string& from_db =
   return lm::default_model(cpu_target);
 }
 
-// The spaces a workload's records were points of. A descriptor does not name the CPU's bf16
-// unit (ir/target.h: float32 kernels do not depend on it), and a program with bfloat16
-// products has other spaces on a CPU with AMX (the tile unit's) than on one with AVX512_BF16
-// alone: the unit taken is the one under which most of the records are points of the spaces.
-scheduler::Sketches recorded_sketches(const ir::TeProgram& program, ir::Target target,
-                                      const std::vector<scheduler::TuningRecord>& records) {
+// The spaces a workload's records were measured in, and each record's point of them
+// (nullopt where its schedule is not one: a decision list, spaces of another tlmc, a value a
+// space no longer lists).
+struct RecordedSpaces {
+  scheduler::Sketches sketches;
+  std::vector<std::optional<scheduler::SpacePoint>> points;  // [record]
+  size_t count() const {
+    return static_cast<size_t>(
+        std::count_if(points.begin(), points.end(), [](const auto& p) { return p.has_value(); }));
+  }
+};
+
+RecordedSpaces spaces_of(const ir::TeProgram& program, const ir::Target& target,
+                         const std::vector<scheduler::TuningRecord>& records) {
+  RecordedSpaces out{scheduler::generate_sketches(program, target), {}};
+  for (const scheduler::TuningRecord& r : records)
+    out.points.push_back(scheduler::listed_space_point(out.sketches, r.schedule));
+  return out;
+}
+
+// A descriptor does not name the CPU's bf16 unit (ir/target.h: float32 kernels do not
+// depend on it), and a program with bfloat16 products has other spaces on a CPU with AMX
+// (the tile unit's) than on one with AVX512_BF16 alone: the unit taken is the one under
+// which most of the records are points of the spaces.
+RecordedSpaces recorded_spaces(const ir::TeProgram& program, ir::Target target,
+                               const std::vector<scheduler::TuningRecord>& records) {
   const bool bf16 =
       std::any_of(program.tensors.begin(), program.tensors.end(),
                   [](const ir::TeTensor& t) { return t.dtype == ir::DType::BFloat16; });
-  if (!bf16 || target.is_cuda()) return scheduler::generate_sketches(program, target);
-  scheduler::Sketches best;
-  size_t best_points = 0;
+  if (!bf16 || target.is_cuda()) return spaces_of(program, target, records);
+  std::optional<RecordedSpaces> best;
   for (ir::Bf16Unit unit : {ir::Bf16Unit::Amx, ir::Bf16Unit::Avx512Bf16, ir::Bf16Unit::None}) {
     target.bf16 = unit;
-    scheduler::Sketches sketches = scheduler::generate_sketches(program, target);
-    const size_t points = static_cast<size_t>(
-        std::count_if(records.begin(), records.end(), [&](const scheduler::TuningRecord& r) {
-          return scheduler::listed_space_point(sketches, r.schedule).has_value();
-        }));
-    if (best.empty() || points > best_points) {
-      best = std::move(sketches);
-      best_points = points;
-    }
+    RecordedSpaces spaces = spaces_of(program, target, records);
+    if (!best || spaces.count() > best->count()) best = std::move(spaces);
+    if (best->count() == records.size()) break;
   }
-  return best;
+  return std::move(*best);
 }
 
 // Demonstrations: the fastest successful record of each workload and target (`top` of
@@ -468,18 +481,17 @@ std::vector<lm::Sentence> demonstrations(const std::string& db_path, int top, do
       ++no_program;  // recorded by an older tlmc, without its program
       continue;
     }
-    const scheduler::Sketches sketches = recorded_sketches(program, *target, records);
+    const RecordedSpaces spaces = recorded_spaces(program, *target, records);
+    const scheduler::Sketches& sketches = spaces.sketches;
     const std::string rule = scheduler::space_schedule_text(
         sketches, scheduler::SpacePoint{0, scheduler::default_values(sketches[0])});
     // The records that are points of the spaces, fastest first. A decision list
     // (tlmc-schedule 1), spaces of another tlmc, or a value a space no longer lists is left
     // out, counted.
     std::vector<std::pair<const scheduler::TuningRecord*, scheduler::SpacePoint>> points;
-    for (const scheduler::TuningRecord& r : records) {
-      std::optional<scheduler::SpacePoint> point =
-          scheduler::listed_space_point(sketches, r.schedule);
-      if (point)
-        points.emplace_back(&r, std::move(*point));
+    for (size_t i = 0; i < records.size(); ++i) {
+      if (spaces.points[i])
+        points.emplace_back(&records[i], *spaces.points[i]);
       else
         ++other_form;
     }
@@ -499,8 +511,7 @@ std::vector<lm::Sentence> demonstrations(const std::string& db_path, int top, do
     for (const scheduler::SpacePoint* point : chosen) {
       lm::Sentence s;
       try {
-        s = lm::tensor_sentence(prompt, sketches, *point,
-                                lm::KnownWords{static_cast<size_t>(model.vocab), model.cuda});
+        s = lm::tensor_sentence(prompt, sketches, *point, model.known_words());
       } catch (const scheduler::InvalidDecision&) {
         ++other_form;  // a sketch the model cannot name
         continue;

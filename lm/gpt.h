@@ -20,6 +20,9 @@ struct GptConfig {
   // The model's sentences are CUDA targets' (it knows the CUDA words among its first `vocab`
   // tokens), else CPU targets' only (lm/vocabulary.h, KnownWords).
   bool cuda = false;
+  // The tokens a model of this configuration knows: its vocabulary's, less the CUDA words
+  // for a CPU model.
+  KnownWords known_words() const { return {static_cast<size_t>(vocab), cuda}; }
   bool operator==(const GptConfig& o) const {
     return vocab == o.vocab && context == o.context && channels == o.channels &&
            layers == o.layers && heads == o.heads && cuda == o.cuda;
@@ -70,8 +73,7 @@ class Gpt {
   Gpt(const GptConfig& config, std::vector<float> parameters);
 
   const GptConfig& config() const { return config_; }
-  // The tokens the model knows: its vocabulary's, less the CUDA words for a CPU model.
-  KnownWords known_words() const { return {static_cast<size_t>(config_.vocab), config_.cuda}; }
+  KnownWords known_words() const { return config_.known_words(); }
   // The token as the model reads it: <unk> for one it does not know (a word the language
   // gained after the model was trained: lm/vocabulary.h).
   Token known_token(Token t) const { return known_words().has(t) ? t : Vocabulary::kUnk; }

@@ -99,8 +99,8 @@ Vocabulary::Vocabulary() {
   // Words of spaces added since, appended so that a model trained before knows every token
   // it knew (a word it does not know reads as <unk> to it).
   for (const char* s : kLaterGpuWords) add(s);
-  cuda_only_.assign(texts_.size(), false);
-  std::fill(cuda_only_.begin() + static_cast<std::ptrdiff_t>(cpu_size_), cuda_only_.end(), true);
+  cuda_only_.assign(cpu_size_, false);
+  cuda_only_.resize(texts_.size(), true);
   for (const char* s : kLaterCpuWords) add(s);
   cuda_only_.resize(texts_.size(), false);
 
