@@ -125,6 +125,11 @@ class Vectorizer {
                         "])",
                     true};
         }
+        // A choice the same for every lane between bfloat16 values (a padded window's
+        // bounds test around an operand's load): the choice between the values widened.
+        if (x->kind == ExprKind::Select && !ir::uses_var(x->args[0], v_))
+          return vec(ir::make_select(x->args[0], ir::make_cast(e->dtype, x->args[1]),
+                                     ir::make_cast(e->dtype, x->args[2])));
         return {per_lane(e), true};
       }
       case ExprKind::IntImm:
@@ -712,6 +717,11 @@ class KernelEmitter {
     if (t == ir::DType::BFloat16 && st.value->kind == ExprKind::Cast &&
         st.value->args[0]->dtype == ir::DType::Float32)
       return st.value->args[0];
+    // A bfloat16 value copied (a padded input of a window): widened, which is exact, and
+    // rounded back, which gives the same bits but for a signalling NaN's, made quiet.
+    if (t == ir::DType::BFloat16 && st.value->dtype == ir::DType::BFloat16 &&
+        (st.value->kind == ExprKind::Load || st.value->kind == ExprKind::Select))
+      return ir::make_cast(ir::DType::Float32, st.value);
     return std::nullopt;
   }
 

@@ -36,10 +36,10 @@ std::vector<Window> windows(const Graph& g, const Node& n) {
 }
 
 // x[N, C, spatial...] (in any channel layout: `first` is its first spatial dimension)
-// extended to the extents the windows read, `fill` outside the input; x itself when no
-// padding is read.
+// extended to the extents the windows read, `fill` outside the input, in float32 where
+// `widen` (x a 16-bit float); x itself when no padding is read.
 int pad_input(TeBuilder& b, int x, const std::vector<Window>& w, double fill,
-              const std::string& name, size_t first) {
+              const std::string& name, size_t first, bool widen = false) {
   const Shape s = b.te(x).shape;
   bool needs = false;
   Shape padded = s;
@@ -56,8 +56,9 @@ int pad_input(TeBuilder& b, int x, const std::vector<Window>& w, double fill,
     src[first + i] = v;
     inside = all_of(inside, all_of(le(make_int(0), v), lt(v, make_int(w[i].in))));
   }
-  Expr body = make_select(inside, b.load(x, src), make_float(fill, b.te(x).dtype));
-  return b.stage(name + ".pad", b.te(x).dtype, axes, body);
+  const DType t = widen ? DType::Float32 : b.te(x).dtype;
+  Expr body = make_select(inside, widen ? b.load_f32(x, src) : b.load(x, src), make_float(fill, t));
+  return b.stage(name + ".pad", t, axes, body);
 }
 
 // The sum of `product` over the reduction axes, plus the optional bias (input 2) per
@@ -173,8 +174,12 @@ void lower_conv(const Node& n, TeBuilder& b) {
   const std::vector<Window> w = windows(b.graph(), n);
   const ChannelLayout layout = channel_layout(n);
   const size_t first = first_spatial_axis(layout);
-  const int padded = pad_input(b, x, w, 0.0, out_name(n, b), first);
   const int64_t group = n.attr_int("group"), m_per_group = ws[0] / group, c_per_group = ws[1];
+  // A grouped convolution of a bfloat16 input (a depthwise one under --precision bf16)
+  // reads each input element once per tap: its padded copy holds them widened to float32,
+  // once, rather than each load widening its own (three operations for one FMA).
+  const int padded =
+      pad_input(b, x, w, 0.0, out_name(n, b), first, group > 1 && dtype_is_half(b.te(x).dtype));
   if (b.channels_last() && group == 1 && layout.channels_first()) {
     lower_conv_channels_last(n, b, padded, w);
     return;

@@ -77,7 +77,8 @@ TEST(ReducedPrecision, ProductsInSeriesAreCountedPerOutput) {
 }
 
 // Convolutions that are matrix products (1 x 1, stride 1, no padding, one group) are demoted
-// with the matrix products; the others stay float32 until the unit takes their taps.
+// with the matrix products, and so are depthwise ones (one input channel per group: their
+// input stored in bfloat16); the others stay float32 until the unit takes their taps.
 TEST(ReducedPrecision, PointwiseConvolutionsAreDemoted) {
   const ir::Graph g = demote_products_to_bf16(read_yaml_text(R"(tlmc: 1
 name: convs
@@ -100,7 +101,10 @@ outputs: [y]
   EXPECT_EQ(g.type(node_named(g, "pointwise").inputs[0]).dtype, ir::DType::BFloat16);
   EXPECT_EQ(g.type(node_named(g, "pointwise").inputs[1]).dtype, ir::DType::BFloat16);
   EXPECT_EQ(g.type(node_named(g, "pointwise").outputs[0]).dtype, ir::DType::Float32);
-  for (const char* kept : {"taps", "strided", "grouped", "padded"})
+  EXPECT_EQ(g.type(node_named(g, "grouped").inputs[0]).dtype, ir::DType::BFloat16);
+  EXPECT_EQ(g.type(node_named(g, "grouped").inputs[1]).dtype, ir::DType::BFloat16);
+  EXPECT_EQ(g.type(node_named(g, "grouped").outputs[0]).dtype, ir::DType::Float32);
+  for (const char* kept : {"taps", "strided", "padded"})
     EXPECT_EQ(g.type(node_named(g, kept).inputs[0]).dtype, ir::DType::Float32) << kept;
 }
 

@@ -48,6 +48,34 @@ outputs: [p, h]
 )");
 }
 
+// MobileNet's inverted residual on odd sizes: depthwise convolutions read their input in
+// bfloat16 (widened into their padded copy, or by each load where nothing is padded), of 24
+// channels (a vector and a half) and 20, at stride 1 and 2, with and without padding.
+TEST(Bf16Products, DepthwiseConvolutionsReadBfloat16) {
+  expect_bf16_matches_reference(R"(
+tlmc: 1
+name: bf16_depthwise
+inputs:
+  x: {shape: [1, 16, 9, 11]}
+weights:
+  e: {shape: [24, 16, 1, 1], init: {uniform: [-1, 1]}, seed: 11}
+  d1: {shape: [24, 1, 3, 3], init: {uniform: [-1, 1]}, seed: 12}
+  d2: {shape: [24, 1, 3, 3], init: {uniform: [-1, 1]}, seed: 13}
+  p: {shape: [20, 24, 1, 1], init: {uniform: [-1, 1]}, seed: 14}
+  d3: {shape: [20, 1, 2, 2], init: {uniform: [-1, 1]}, seed: 15}
+  b: {shape: [20], init: {uniform: [-1, 1]}, seed: 16}
+nodes:
+  - {op: Conv, inputs: [x, e], outputs: [h]}
+  - {op: Relu, inputs: [h], outputs: [hc]}
+  - {op: Conv, inputs: [hc, d1], outputs: [a], attrs: {group: 24, pads: [1, 1, 1, 1]}}
+  - {op: Conv, inputs: [a, d2], outputs: [s], attrs: {group: 24, pads: [1, 1, 1, 1], strides: [2, 2]}}
+  - {op: Relu, inputs: [s], outputs: [sr]}
+  - {op: Conv, inputs: [sr, p], outputs: [q]}
+  - {op: Conv, inputs: [q, d3, b], outputs: [y], attrs: {group: 20}}
+outputs: [y, a]
+)");
+}
+
 // Five products deep, with Erf and Tanh (tlmc's own) between: the library's float32 activations
 // differ from the reference's double ones by ulps, which moves some across a bfloat16
 // rounding boundary; the check allows that and no more.

@@ -268,6 +268,21 @@ weights:
 nodes:
   - {op: Conv, inputs: [x, w], outputs: [y], attrs: {pads: [1, 1, 1, 1]}}
 outputs: [y]
+)",
+          // Depthwise convolutions reading bfloat16 (no product for the unit: loops over
+          // float32, from a padded copy widened once), at stride 1 and 2.
+          R"(tlmc: 1
+name: conv_g
+inputs:
+  x: {shape: [1, 48, 7, 9]}
+weights:
+  d: {shape: [48, 1, 3, 3], init: {uniform: [-1, 1]}, seed: 47}
+  s: {shape: [48, 1, 3, 3], init: {uniform: [-1, 1]}, seed: 48}
+nodes:
+  - {op: Relu, inputs: [x], outputs: [r]}
+  - {op: Conv, inputs: [r, d], outputs: [a], attrs: {group: 48, pads: [1, 1, 1, 1]}}
+  - {op: Conv, inputs: [a, s], outputs: [y], attrs: {group: 48, pads: [0, 1, 1, 0], strides: [2, 2]}}
+outputs: [y]
 )"};
 }
 
@@ -359,6 +374,30 @@ outputs: [y]
               std::string::npos)
         << r.out;
     EXPECT_NE(r.out.find("): float32"), std::string::npos) << r.out;  // a's Cast
+  }
+}
+
+// Padded bfloat16 inputs are copied and widened by whole vectors of their channels,
+// channels-last: a dense window's padded copy stays bfloat16 for the unit (a vector load and
+// store for each 16 channels under one bounds test), a depthwise one's is widened into
+// float32 (the same, or where the padding is read inline, a select between a widened vector
+// and zeros); never element by element (tlmc_bf16_to_f32 of a loaded element).
+TEST(Bf16TileProducts, PaddedInputsAreCopiedByVectors) {
+  TempDir dir;
+  for (const std::string& yaml : models()) {
+    const std::string name = yaml.substr(yaml.find("name: ") + 6, 6);
+    if (name != "conv_d" && name != "conv_g") continue;
+    SCOPED_TRACE(name);
+    write_file(dir.file(name + ".yaml"), yaml);
+    const CommandResult r =
+        run_command(std::string(TLMC_EXE) + " " + dir.file(name + ".yaml") +
+                    " --target x86-64-amx --precision bf16 -O0 --activation-layout channels-last "
+                    "--emit source -o " +
+                    dir.file(name));
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    const std::string c = read_file(dir.file(name + "/" + name + ".c"));
+    EXPECT_NE(c.find("? tlmc_vloadbf16_16(&"), std::string::npos);
+    EXPECT_EQ(c.find("tlmc_bf16_to_f32(b"), std::string::npos) << "an element-wise widening";
   }
 }
 
