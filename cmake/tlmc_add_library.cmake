@@ -1,5 +1,5 @@
 # tlmc_add_library(<name> MODEL <file> [TARGET <target>] [OPT -O<n>] [THREADS <n>]
-#                  [OPTIONS <tlmc option>...])
+#                  [PRECISION fp32|bf16] [OPTIONS <tlmc option>...])
 #
 # Compiles a model with tlmc at build time into a static library target <name> that a
 # program links with target_link_libraries(app PRIVATE <name>) (docs/cmake.md):
@@ -30,8 +30,8 @@ endif()
 
 function(tlmc_add_library name)
   string(CONCAT usage "write: tlmc_add_library(<name> MODEL <model.yaml> [TARGET <target>] [OPT -O0|-O1|-O2|-O3] "
-                      "[THREADS <n>] [OPTIONS <tlmc option>...])")
-  cmake_parse_arguments(PARSE_ARGV 1 ARG "" "MODEL;TARGET;OPT;THREADS" "OPTIONS")
+                      "[THREADS <n>] [PRECISION fp32|bf16] [OPTIONS <tlmc option>...])")
+  cmake_parse_arguments(PARSE_ARGV 1 ARG "" "MODEL;TARGET;OPT;THREADS;PRECISION" "OPTIONS")
 
   if(NOT name MATCHES "^[A-Za-z_][A-Za-z0-9_]*$")
     message(FATAL_ERROR "tlmc_add_library: the name '${name}' is not a C identifier; it becomes the "
@@ -79,6 +79,13 @@ function(tlmc_add_library name)
                           "with n >= 1, or THREADS 0 for all cores")
     endif()
     list(APPEND options --threads ${ARG_THREADS})
+  endif()
+  if(DEFINED ARG_PRECISION)
+    if(NOT ARG_PRECISION MATCHES "^(fp32|bf16)$")
+      message(FATAL_ERROR "tlmc_add_library(${name}): PRECISION '${ARG_PRECISION}' is not a precision; "
+                          "write PRECISION fp32 or PRECISION bf16 (bf16 needs a target with AVX512_BF16 or AMX)")
+    endif()
+    list(APPEND options --precision ${ARG_PRECISION})
   endif()
   list(APPEND options ${ARG_OPTIONS})
 

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "ir/target.h"
 #include "support/test_support.h"
 
 namespace tlmc::test {
@@ -203,6 +204,32 @@ TEST_F(CMakeUserProject, BuildsRunsAndRegeneratesOnlyWhenItsInputsChange) {
   }
 }
 
+// PRECISION bf16 is --precision bf16: the product reads its operands rounded to bfloat16
+// (exact here: the weights are multiples of 1/4 below 2), for a target with a bf16 unit,
+// which any host compiles for and one with AVX512_BF16 runs.
+TEST_F(CMakeUserProject, PrecisionBf16ComputesTheProductsInBf16) {
+  CommandResult r = configure(R"(cmake_minimum_required(VERSION 3.20)
+project(user_of_tlmc C)
+find_package(tlmc REQUIRED)
+tlmc_add_library(mynet MODEL model/tiny.yaml TARGET x86-64-avx512-bf16 OPT -O0 THREADS 1
+                 PRECISION bf16)
+add_executable(app main.c)
+target_link_libraries(app PRIVATE mynet)
+)");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  r = run_command("cmake --build " + quoted(build()) + " -v");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_TRUE(contains(r.out, "--precision bf16")) << r.out;
+  EXPECT_TRUE(contains(r.out, "bf16: 1 of")) << r.out;  // the build's summary
+  if (ir::host_target().bf16 == ir::Bf16Unit::None) GTEST_SKIP() << "this CPU has no AVX512_BF16";
+  r = run_app();
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const std::vector<float> want = expected_output(weights(0.25f));
+  const std::vector<float> got = parse_output(r.out);
+  ASSERT_EQ(got.size(), 3u) << r.out;
+  for (size_t j = 0; j < 3; ++j) EXPECT_FLOAT_EQ(got[j], want[j]) << "y[" << j << "]";
+}
+
 TEST_F(CMakeUserProject, BadArgumentsSayWhatToWrite) {
   CommandResult r = configure(R"(cmake_minimum_required(VERSION 3.20)
 project(user_of_tlmc C)
@@ -213,6 +240,16 @@ tlmc_add_library(mynet MODEL model/tiny.yaml OPT 2)
   EXPECT_TRUE(
       contains(one_line(r.out),
                "OPT '2' is not an optimisation level; write OPT -O0, OPT -O1, OPT -O2 or OPT -O3"))
+      << r.out;
+  r = configure(R"(cmake_minimum_required(VERSION 3.20)
+project(user_of_tlmc C)
+find_package(tlmc REQUIRED)
+tlmc_add_library(mynet MODEL model/tiny.yaml PRECISION fp16)
+)");
+  EXPECT_NE(r.exit_code, 0) << r.out;
+  EXPECT_TRUE(
+      contains(one_line(r.out),
+               "PRECISION 'fp16' is not a precision; write PRECISION fp32 or PRECISION bf16"))
       << r.out;
 }
 
