@@ -1,5 +1,7 @@
 #include "scheduler/partition.h"
 
+#include <algorithm>
+
 #include "ir/op_schema.h"
 
 namespace tlmc::scheduler {
@@ -37,16 +39,49 @@ bool reads_a_conversion(const ir::Graph& g, const std::vector<std::vector<int>>&
          n.inputs[0] == t && consumers[static_cast<size_t>(t)].size() == 1 && !g.is_output(t);
 }
 
+// Is node `p` a Cast to float32 of a 16-bit float tensor computed before the group's first
+// node (or a graph input), in no group yet? Such a widening joins the group of the node that
+// reads it, computed in that node's loads, rather than a kernel of its own writing float32
+// (a bfloat16 activation that a residual sum reads: --bf16-storage shared; a bfloat16
+// model's tensors, which every operator but the products reads widened).
+bool is_widening(const ir::Graph& g, const ir::Node& n) {
+  return n.op == "Cast" && n.inputs.size() == 1 && n.outputs.size() == 1 && n.inputs[0] >= 0 &&
+         n.outputs[0] >= 0 && g.type(n.outputs[0]).dtype == ir::DType::Float32 &&
+         ir::dtype_is_half(g.type(n.inputs[0]).dtype) && !g.is_output(n.outputs[0]);
+}
+
+bool is_ready_widening(const ir::Graph& g, const std::vector<int>& producers,
+                       const std::vector<int>& assigned, int p, int first, int id) {
+  if (assigned[static_cast<size_t>(p)] != -1 || !is_widening(g, g.nodes[static_cast<size_t>(p)]))
+    return false;
+  const int q = producers[static_cast<size_t>(g.nodes[static_cast<size_t>(p)].inputs[0])];
+  return q < first || assigned[static_cast<size_t>(q)] == id;  // (-1: a graph input)
+}
+
+// A widening read by one element-wise or injective node alone waits for that node's group
+// (which takes it in: fusible, or the group's start), instead of starting a kernel itself.
+bool waits_for_its_reader(const ir::Graph& g, const std::vector<std::vector<int>>& consumers,
+                          const ir::Node& n) {
+  if (!is_widening(g, n)) return false;
+  const std::vector<int>& readers = consumers[static_cast<size_t>(n.outputs[0])];
+  if (readers.size() != 1) return false;
+  const ir::OpClass k = op_class(g.nodes[static_cast<size_t>(readers[0])]);
+  return k == ir::OpClass::Elementwise || k == ir::OpClass::Injective;
+}
+
 // Can node `c`, which reads a result of the group, join it? It must have one output and be
 // element-wise after an anchor (reading the anchor's result element for element: the same
 // shape), element-wise or injective otherwise; and every other input must be ready before
-// the group runs: computed inside it, or by a node before the group's first.
-bool fusible(const ir::Graph& g, const std::vector<int>& producers,
-             const std::vector<int>& assigned, int c, int first, int id, bool after_anchor,
-             const ir::Shape& anchor_shape) {
+// the group runs: computed inside it, or by a node before the group's first, or by a
+// widening of such a tensor (is_ready_widening), which joins with it (`widenings`).
+bool fusible(const ir::Graph& g, const std::vector<std::vector<int>>& consumers,
+             const std::vector<int>& producers, const std::vector<int>& assigned, int c, int first,
+             int id, bool after_anchor, const ir::Shape& anchor_shape,
+             std::vector<int>* widenings) {
+  widenings->clear();
   if (assigned[static_cast<size_t>(c)] >= 0 || assigned[static_cast<size_t>(c)] == -2) return false;
   const ir::Node& n = g.nodes[static_cast<size_t>(c)];
-  if (n.outputs.size() != 1) return false;
+  if (n.outputs.size() != 1 || waits_for_its_reader(g, consumers, n)) return false;
   const ir::OpClass k = op_class(n);
   if (after_anchor && (k != ir::OpClass::Elementwise || g.type(n.outputs[0]).shape != anchor_shape))
     return false;
@@ -55,7 +90,11 @@ bool fusible(const ir::Graph& g, const std::vector<int>& producers,
     if (in < 0) continue;
     const int prod = producers[static_cast<size_t>(in)];
     if (prod < 0 || assigned[static_cast<size_t>(prod)] == id) continue;
-    if (prod > first && assigned[static_cast<size_t>(prod)] < 0) return false;
+    // Unassigned: after the group's first node, or a widening that waits for its reader.
+    if (assigned[static_cast<size_t>(prod)] == -1) {
+      if (!is_ready_widening(g, producers, assigned, prod, first, id)) return false;
+      widenings->push_back(prod);
+    }
   }
   return true;
 }
@@ -91,13 +130,22 @@ Partition partition_graph(const ir::Graph& g, bool fuse_conversions) {
       assigned[i] = -2;
       continue;
     }
+    if (waits_for_its_reader(g, consumers, n)) continue;
     const int id = static_cast<int>(p.subgraphs.size());
     std::vector<int> group = {static_cast<int>(i)};
     assigned[i] = id;
+    for (int in : n.inputs) {  // widenings that waited for this node
+      const int prod = in < 0 ? -1 : producers[static_cast<size_t>(in)];
+      if (prod >= 0 && assigned[static_cast<size_t>(prod)] == -1 &&
+          waits_for_its_reader(g, consumers, g.nodes[static_cast<size_t>(prod)])) {
+        group.push_back(prod);
+        assigned[static_cast<size_t>(prod)] = id;
+      }
+    }
     bool anchor = k == ir::OpClass::Anchor;
     if (k != ir::OpClass::View && n.outputs.size() == 1) {
       ir::Shape anchor_shape = g.type(n.outputs[0]).shape;
-      size_t kept = 1;
+      size_t kept = group.size();
       // A conversion and the convolution or pool reading it: the reader is the anchor.
       if (fuse_conversions && n.op == "Transpose") {
         const std::vector<int>& readers = consumers[static_cast<size_t>(n.outputs[0])];
@@ -122,12 +170,16 @@ Partition partition_graph(const ir::Graph& g, bool fuse_conversions) {
       while (group.size() - kept < kMaxOpenNodes) {
         // The first node, in order, that reads a result of the group and may join it.
         int next = -1;
+        std::vector<int> widenings, next_widenings;  // (fusible's)
         for (int member : group)
           for (int t : g.nodes[static_cast<size_t>(member)].outputs)
             for (int c : consumers[static_cast<size_t>(t)])
               if ((next < 0 || c < next) &&
-                  fusible(g, producers, assigned, c, static_cast<int>(i), id, anchor, anchor_shape))
+                  fusible(g, consumers, producers, assigned, c, static_cast<int>(i), id, anchor,
+                          anchor_shape, &widenings)) {
                 next = c;
+                next_widenings = widenings;
+              }
         if (next < 0) break;
         // A graph output is written out anyway: nothing after it joins.
         const std::vector<int> open_before = open_tensors(g, consumers, group, assigned, id);
@@ -144,12 +196,17 @@ Partition partition_graph(const ir::Graph& g, bool fuse_conversions) {
         }
         if (size > kMaxInlinedSize) break;
         inlined_size[static_cast<size_t>(next)] = size;
+        for (int w : next_widenings) {
+          group.push_back(w);
+          assigned[static_cast<size_t>(w)] = id;
+        }
         group.push_back(next);
         assigned[static_cast<size_t>(next)] = id;
         if (open_tensors(g, consumers, group, assigned, id).size() == 1) kept = group.size();
       }
       for (size_t j = kept; j < group.size(); ++j) assigned[static_cast<size_t>(group[j])] = -1;
       group.resize(kept);
+      std::sort(group.begin(), group.end());  // widenings join before their readers
     }
     p.subgraphs.push_back(group);
   }

@@ -36,6 +36,36 @@ outputs: [y]
   EXPECT_EQ(p.subgraphs[0].size(), 4u);
 }
 
+// A Cast widening a bfloat16 tensor for one element-wise reader (a residual sum of
+// --bf16-storage shared, or a bfloat16 model's operator) waits for that reader's kernel,
+// which computes it in its loads: it is no kernel of its own, and the stored tensor stays
+// the bfloat16 one. Where the widened tensor has two readers it is a kernel of its own.
+TEST(Partition, WideningsJoinTheirReadersKernel) {
+  ir::Graph g = graph(R"(inputs:
+  x: {shape: [1, 16, 4, 4]}
+weights:
+  w: {shape: [16, 16, 1, 1], init: zeros}
+nodes:
+  - {op: Conv, inputs: [x, w], outputs: [c]}
+  - {op: Relu, inputs: [c], outputs: [t]}
+  - {op: Cast, inputs: [t], outputs: [t16], attrs: {to: 16}}
+  - {op: Cast, inputs: [t16], outputs: [tw], attrs: {to: 1}}
+  - {op: Cast, inputs: [t16], outputs: [tv], attrs: {to: 1}}
+  - {op: Cast, inputs: [t16], outputs: [tu], attrs: {to: 1}}
+  - {op: Conv, inputs: [tu, w], outputs: [d]}
+  - {op: Add, inputs: [d, tw], outputs: [s]}
+  - {op: Sub, inputs: [s, tv], outputs: [y]}
+  - {op: Relu, inputs: [tv], outputs: [z]}
+outputs: [y, z]
+)");
+  const Partition p = partition_graph(g);
+  // Conv, Relu, Cast(t16) | Cast(tv) | Cast(tu) | Cast(tw), Conv, Add, Sub | Relu: tw joins
+  // the sum's kernel; tv has two readers and tu is read by a convolution (not element-wise),
+  // so both are kernels of their own, before their readers.
+  std::vector<std::vector<int>> expected = {{0, 1, 2}, {4}, {5}, {3, 6, 7, 8}, {9}};
+  EXPECT_EQ(p.subgraphs, expected);
+}
+
 TEST(Partition, ViewsShareStorageAndReadersStopFusion) {
   ir::Graph g = graph(R"(inputs:
   x: {shape: [2, 6]}
