@@ -169,6 +169,11 @@ int run(int argc, char** argv) {
          "Gemm) | conv");
   option("keep-fp32", po::value<std::string>(),
          "with --precision bf16: products left in float32, by node name (comma-separated)");
+  option("bf16-storage", po::value<std::string>()->default_value("products"),
+         "with --precision bf16, where an activation that products read rounded is stored in "
+         "bfloat16 alone: products (where only products read it; other readers, a residual "
+         "sum, read float32) | shared (wherever it is not a graph input or output: the other "
+         "readers read it widened, as OpenVINO's default does)");
   option("input-shape", po::value<std::vector<std::string>>()->composing(),
          "NAME=1x3x224x224: the shape of an ONNX input with symbolic dimensions (repeatable)");
   option("threads", po::value<int>()->default_value(0),
@@ -279,8 +284,13 @@ int run(int argc, char** argv) {
       if (!name.empty()) options.precision.keep_fp32.push_back(name);
     if (options.precision.keep_fp32.empty()) throw UsageError("--keep-fp32 takes node names");
   }
-  if (!options.bf16 && (!vm["precision-ops"].defaulted() || vm.count("keep-fp32")))
-    throw UsageError("--precision-ops and --keep-fp32 go with --precision bf16");
+  const std::string storage = vm["bf16-storage"].as<std::string>();
+  if (storage != "products" && storage != "shared")
+    throw UsageError("--bf16-storage takes products or shared, not '" + storage + "'");
+  if (storage == "shared") options.precision.storage = frontend::PrecisionOptions::Storage::Shared;
+  if (!options.bf16 && (!vm["precision-ops"].defaulted() || vm.count("keep-fp32") ||
+                        !vm["bf16-storage"].defaulted()))
+    throw UsageError("--precision-ops, --keep-fp32 and --bf16-storage go with --precision bf16");
   options.progress_stream = &std::cerr;
   options.progress_live = isatty(STDERR_FILENO) != 0;
   if (vm.count("input-shape"))

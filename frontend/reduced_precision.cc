@@ -62,6 +62,65 @@ bool is_product(const ir::Node& n) {
   return n.op == "MatMul" || n.op == "Gemm" || n.op == "Conv" || n.op == "ConvTranspose";
 }
 
+std::string unique_name(const ir::Graph& g, const std::string& base) {
+  std::string name = base;
+  for (int i = 2; g.find_tensor(name) >= 0; ++i) name = base + "." + std::to_string(i);
+  return name;
+}
+
+// --bf16-storage shared: an activation rounded for the products that read it (t, its copy
+// `rounded[t]`) which other nodes read too, in float32, is read by each of them widened from
+// the copy (a Cast to float32 of its own, which its kernel computes in its loads:
+// scheduler/partition.cc), so that t's producer stores the copy alone. Not where t is a graph
+// input or output (in float32 however it is read), nor where a product that stays float32
+// reads it (it reads float32: --keep-fp32, or a product of two activations).
+void share_rounded_activations(ir::Graph& out, const std::map<int, int>& rounded) {
+  const std::vector<std::vector<int>> consumers = out.consumers();
+  const std::vector<int> producers = out.producers();
+  std::map<int, int> shared;        // t -> its copy
+  std::map<int, ir::Node> cast_of;  // t -> the Cast computing its copy
+  for (const auto& [t, copy] : rounded) {
+    if (out.tensor(t).kind == ir::TensorKind::Weight || out.is_output(t) ||
+        producers[static_cast<size_t>(t)] < 0)
+      continue;
+    bool float32_product = false;
+    for (int r : consumers[static_cast<size_t>(t)])
+      float32_product = float32_product || is_product(out.nodes[static_cast<size_t>(r)]);
+    if (float32_product) continue;
+    shared[t] = copy;
+    for (const ir::Node& n : out.nodes)
+      if (n.op == "Cast" && n.outputs == std::vector<int>{copy}) cast_of[t] = n;
+  }
+  std::vector<ir::Node> nodes;
+  for (const ir::Node& n : out.nodes) {
+    if (n.op == "Cast" && n.inputs.size() == 1 && shared.count(n.inputs[0])) continue;
+    ir::Node reader = n;
+    for (int& in : reader.inputs) {
+      if (in < 0 || !shared.count(in)) continue;
+      const ir::Tensor& from = out.tensor(in);
+      ir::Tensor widened;
+      widened.name = unique_name(out, from.name + ".widened");
+      widened.type = from.type;
+      widened.loc = from.loc;
+      widened.kind = ir::TensorKind::Intermediate;
+      ir::Node cast;
+      cast.name = widened.name;
+      cast.op = "Cast";
+      cast.inputs = {shared.at(in)};
+      cast.outputs = {static_cast<int>(out.tensors.size())};
+      cast.attrs["to"] = ir::Attr{int64_t{1}, n.loc};  // ONNX's FLOAT
+      cast.loc = n.loc;
+      out.tensors.push_back(widened);
+      nodes.push_back(cast);
+      in = cast.outputs[0];
+    }
+    nodes.push_back(reader);
+    for (int t : n.outputs)
+      if (t >= 0 && shared.count(t)) nodes.push_back(cast_of.at(t));
+  }
+  out.nodes = std::move(nodes);
+}
+
 }  // namespace
 
 ir::Graph demote_products_to_bf16(const ir::Graph& g, const PrecisionOptions& options) {
@@ -78,11 +137,6 @@ ir::Graph demote_products_to_bf16(const ir::Graph& g, const PrecisionOptions& op
   ir::Graph out = g;
   out.nodes.clear();
   std::map<int, int> rounded;  // float32 tensor -> its bfloat16 copy
-  auto unique_name = [&](const std::string& base) {
-    std::string name = base;
-    for (int i = 2; out.find_tensor(name) >= 0; ++i) name = base + "." + std::to_string(i);
-    return name;
-  };
   for (const ir::Node& n : g.nodes) {
     if (!is_demotable(g, n, options.ops) || keep.count(n.name) ||
         g.type(n.inputs[0]).dtype != ir::DType::Float32 ||
@@ -98,7 +152,7 @@ ir::Graph demote_products_to_bf16(const ir::Graph& g, const PrecisionOptions& op
       if (known == rounded.end()) {
         const ir::Tensor& from = g.tensor(t);
         ir::Tensor copy;
-        copy.name = unique_name(from.name + ".bf16");
+        copy.name = unique_name(out, from.name + ".bf16");
         copy.type = {ir::DType::BFloat16, from.type.shape};
         copy.loc = from.loc;
         copy.kind = from.kind == ir::TensorKind::Weight ? ir::TensorKind::Weight
@@ -128,6 +182,7 @@ ir::Graph demote_products_to_bf16(const ir::Graph& g, const PrecisionOptions& op
     }
     out.nodes.push_back(product);
   }
+  if (options.storage == PrecisionOptions::Storage::Shared) share_rounded_activations(out, rounded);
   // Weights no node reads any more (every reader takes the bfloat16 copy) leave the graph.
   std::vector<bool> read(out.tensors.size(), false);
   for (const ir::Node& n : out.nodes)

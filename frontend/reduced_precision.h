@@ -19,6 +19,12 @@ struct PrecisionOptions {
   Ops ops = Ops::All;
   // Products left in float32 by node name (--keep-fp32); each must name a product.
   std::vector<std::string> keep_fp32;
+  // Where an activation rounded for products is stored (--bf16-storage): Products, in
+  // bfloat16 where products alone read it, else in float32 too (the other readers read it
+  // so, a kernel of its own rounding it for the products); Shared, in bfloat16 alone, which
+  // every reader reads (the others widened to float32), as OpenVINO's default does.
+  enum class Storage { Products, Shared };
+  Storage storage = Storage::Products;
 };
 
 // Throws Diagnostic when keep_fp32 names no product of the graph.

@@ -39,6 +39,11 @@ TEST(Bf16Precision, TargetsWithoutBf16ProductsAreRefused) {
   EXPECT_EQ(run_command(tlmc("-O0 " + kMlp + " --keep-fp32 fc1")).exit_code, 2);
   EXPECT_EQ(run_command(tlmc("-O0 " + kMlp + " --precision bf16 --precision-ops gemm")).exit_code,
             2);
+  EXPECT_EQ(run_command(tlmc("-O0 " + kMlp + " --bf16-storage shared")).exit_code, 2);
+  r = run_command(tlmc("-O0 " + kMlp + " --precision bf16 --bf16-storage all"));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.out.find("--bf16-storage takes products or shared, not 'all'"), std::string::npos)
+      << r.out;
 }
 
 TEST(Bf16Precision, TheHostsBf16ProductsAreCheckedBothWays) {

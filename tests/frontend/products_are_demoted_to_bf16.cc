@@ -294,5 +294,51 @@ outputs: [y]
             std::string::npos);
 }
 
+// --bf16-storage shared: a block's input that a product reads rounded and a sum reads too is
+// read by the sum widened from the rounded copy, by a Cast of its own, so that the Cast
+// rounding it is its producer's only reader; not where a float32 product reads it (--keep-fp32)
+// nor for a graph input or output. By default the sum reads the float32 tensor.
+TEST(ReducedPrecision, SharedStorageWidensTheRoundedCopyForOtherReaders) {
+  const char* model = R"(tlmc: 1
+name: blocks
+inputs:
+  x: {shape: [1, 8, 4, 4]}
+weights:
+  w: {shape: [8, 8, 1, 1], init: {uniform: [-1, 1]}, seed: 1}
+nodes:
+  - {op: Conv, inputs: [x, w], outputs: [a], name: c1}
+  - {op: Relu, inputs: [a], outputs: [t], name: r1}
+  - {op: Conv, inputs: [t, w], outputs: [b], name: c2}
+  - {op: Add, inputs: [b, t], outputs: [u], name: sum}
+  - {op: Relu, inputs: [u], outputs: [v], name: r2}
+  - {op: Conv, inputs: [v, w], outputs: [c], name: c3}
+  - {op: Add, inputs: [c, v], outputs: [y], name: kept_sum}
+  - {op: Add, inputs: [c, x], outputs: [z], name: input_sum}
+outputs: [y, z]
+)";
+  PrecisionOptions shared;
+  shared.storage = PrecisionOptions::Storage::Shared;
+  shared.keep_fp32 = {"c3"};
+  const ir::Graph g = demote_products_to_bf16(read_yaml_text(model, "blocks.yaml"), shared);
+  const ir::Node& sum = node_named(g, "sum");
+  const int widened = sum.inputs[1];
+  EXPECT_EQ(g.type(widened).dtype, ir::DType::Float32);
+  const std::vector<int> producers = g.producers();
+  const ir::Node& cast = g.nodes[static_cast<size_t>(producers[static_cast<size_t>(widened)])];
+  EXPECT_EQ(cast.op, "Cast");
+  EXPECT_EQ(cast.inputs[0], node_named(g, "c2").inputs[0]);  // the copy c2 reads
+  EXPECT_EQ(g.type(cast.inputs[0]).dtype, ir::DType::BFloat16);
+  const int t = g.find_tensor("t");
+  const std::vector<std::vector<int>> consumers = g.consumers();
+  ASSERT_EQ(consumers[static_cast<size_t>(t)].size(), 1u);  // the rounding alone
+  EXPECT_EQ(g.nodes[static_cast<size_t>(consumers[static_cast<size_t>(t)][0])].op, "Cast");
+  // v is read by a product kept in float32, x is the graph's input: both stay as they are.
+  EXPECT_EQ(node_named(g, "kept_sum").inputs[1], g.find_tensor("v"));
+  EXPECT_EQ(node_named(g, "input_sum").inputs[1], g.find_tensor("x"));
+  // By default the sum reads t itself.
+  const ir::Graph d = demote_products_to_bf16(read_yaml_text(model, "blocks.yaml"), {});
+  EXPECT_EQ(node_named(d, "sum").inputs[1], d.find_tensor("t"));
+}
+
 }  // namespace
 }  // namespace tlmc::frontend

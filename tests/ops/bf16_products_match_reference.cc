@@ -76,6 +76,47 @@ outputs: [y, a]
 )");
 }
 
+// Weights of `n` values that bfloat16 holds exactly (-1, -0.5, 0, 0.5, 1 in turn), so that a
+// product of small integers stays exact in bfloat16 and the check against the float32 model
+// is exact too.
+std::string exact_weights(int n) {
+  static const char* const kValues[] = {"-1", "-0.5", "0", "0.5", "1"};
+  std::string out = "[";
+  for (int i = 0; i < n; ++i) out += std::string(i ? ", " : "") + kValues[(i * 7 + i / 5) % 5];
+  return out + "]";
+}
+
+// Residual blocks with --bf16-storage shared: each block's input is stored in bfloat16 alone,
+// which its first convolution reads and its closing sum reads widened (in the sum's kernel);
+// the graph's input and output stay float32.
+TEST(Bf16Products, SharedStorageFeedsResidualSumsTheRoundedBlockInput) {
+  const std::string w = exact_weights(64);
+  expect_bf16_matches_reference(R"(
+tlmc: 1
+name: bf16_shared
+inputs:
+  x: {shape: [1, 8, 5, 7]}
+weights:
+  a1: {shape: [8, 8, 1, 1], data: )" +
+                                    w + R"(}
+  a2: {shape: [8, 8, 1, 1], data: )" +
+                                    w + R"(}
+  b1: {shape: [8, 8, 1, 1], data: )" +
+                                    w + R"(}
+nodes:
+  - {op: Conv, inputs: [x, a1], outputs: [h]}
+  - {op: Relu, inputs: [h], outputs: [hr]}
+  - {op: Conv, inputs: [hr, a2], outputs: [g]}
+  - {op: Add, inputs: [g, x], outputs: [s1]}
+  - {op: Relu, inputs: [s1], outputs: [t]}
+  - {op: Conv, inputs: [t, b1], outputs: [k]}
+  - {op: Add, inputs: [k, t], outputs: [s2]}
+  - {op: Relu, inputs: [s2], outputs: [y]}
+outputs: [y]
+)",
+                                frontend::PrecisionOptions::Storage::Shared);
+}
+
 // Five products deep, with Erf and Tanh (tlmc's own) between: the library's float32 activations
 // differ from the reference's double ones by ulps, which moves some across a bfloat16
 // rounding boundary; the check allows that and no more.

@@ -123,7 +123,8 @@ void expect_matches_reference(const std::string& yaml) {
   }
 }
 
-void expect_bf16_matches_reference(const std::string& yaml) {
+void expect_bf16_matches_reference(const std::string& yaml,
+                                   frontend::PrecisionOptions::Storage storage) {
   TempDir dir;
   const std::string path = dir.file("model.yaml");
   write_file(path, yaml);
@@ -136,6 +137,7 @@ void expect_bf16_matches_reference(const std::string& yaml) {
     o.model_path = path;
     o.target = t;
     o.bf16 = true;
+    o.precision.storage = storage;
     for (int64_t seed = -1; seed < random_schedules(); ++seed) {
       SCOPED_TRACE("schedule seed " + std::to_string(seed) + " (-1: the default)");
       o.random_schedule_seed = seed;

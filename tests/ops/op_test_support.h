@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "frontend/reduced_precision.h"
 #include "ir/graph.h"
 
 namespace tlmc::test {
@@ -13,8 +14,11 @@ void expect_matches_reference(const std::string& yaml);
 
 // The model compiled with --precision bf16 for the plain-C and host targets, each told it
 // has bf16 products (so the arithmetic is checked wherever this runs): the library computes
-// the bfloat16 model exactly, and the float32 model within bfloat16's tolerance.
-void expect_bf16_matches_reference(const std::string& yaml);
+// the bfloat16 model exactly, and the float32 model within bfloat16's tolerance; `storage`
+// as --bf16-storage says.
+void expect_bf16_matches_reference(
+    const std::string& yaml,
+    frontend::PrecisionOptions::Storage storage = frontend::PrecisionOptions::Storage::Products);
 
 // The same for a verified graph compiled as it is, without folding constants: the lowering
 // of what folding always computes (Shape, ConstantOfShape, Range, integer shape arithmetic)
