@@ -62,12 +62,6 @@ bool is_product(const ir::Node& n) {
   return n.op == "MatMul" || n.op == "Gemm" || n.op == "Conv" || n.op == "ConvTranspose";
 }
 
-std::string unique_name(const ir::Graph& g, const std::string& base) {
-  std::string name = base;
-  for (int i = 2; g.find_tensor(name) >= 0; ++i) name = base + "." + std::to_string(i);
-  return name;
-}
-
 // --bf16-storage shared: an activation rounded for the products that read it (t, its copy
 // `rounded[t]`) which other nodes read too, in float32, is read by each of them widened from
 // the copy (a Cast to float32 of its own, which its kernel computes in its loads:
@@ -77,8 +71,7 @@ std::string unique_name(const ir::Graph& g, const std::string& base) {
 void share_rounded_activations(ir::Graph& out, const std::map<int, int>& rounded) {
   const std::vector<std::vector<int>> consumers = out.consumers();
   const std::vector<int> producers = out.producers();
-  std::map<int, int> shared;        // t -> its copy
-  std::map<int, ir::Node> cast_of;  // t -> the Cast computing its copy
+  std::map<int, int> shared;  // t -> its copy
   for (const auto& [t, copy] : rounded) {
     if (out.tensor(t).kind == ir::TensorKind::Weight || out.is_output(t) ||
         producers[static_cast<size_t>(t)] < 0)
@@ -86,33 +79,31 @@ void share_rounded_activations(ir::Graph& out, const std::map<int, int>& rounded
     bool float32_product = false;
     for (int r : consumers[static_cast<size_t>(t)])
       float32_product = float32_product || is_product(out.nodes[static_cast<size_t>(r)]);
-    if (float32_product) continue;
-    shared[t] = copy;
-    for (const ir::Node& n : out.nodes)
-      if (n.op == "Cast" && n.outputs == std::vector<int>{copy}) cast_of[t] = n;
+    if (!float32_product) shared[t] = copy;
   }
+  // The Cast rounding each shared t: moved to follow t's producer, so that every reader of
+  // the copy comes after it.
+  auto rounds_shared = [&](const ir::Node& n) {
+    if (n.op != "Cast" || n.inputs.size() != 1) return false;
+    const auto it = shared.find(n.inputs[0]);
+    return it != shared.end() && n.outputs == std::vector<int>{it->second};
+  };
+  std::map<int, ir::Node> cast_of;  // t -> the Cast computing its copy
+  for (const ir::Node& n : out.nodes)
+    if (rounds_shared(n)) cast_of[n.inputs[0]] = n;
   std::vector<ir::Node> nodes;
   for (const ir::Node& n : out.nodes) {
-    if (n.op == "Cast" && n.inputs.size() == 1 && shared.count(n.inputs[0])) continue;
+    if (rounds_shared(n)) continue;
     ir::Node reader = n;
     for (int& in : reader.inputs) {
       if (in < 0 || !shared.count(in)) continue;
-      const ir::Tensor& from = out.tensor(in);
-      ir::Tensor widened;
-      widened.name = unique_name(out, from.name + ".widened");
-      widened.type = from.type;
-      widened.loc = from.loc;
-      widened.kind = ir::TensorKind::Intermediate;
-      ir::Node cast;
-      cast.name = widened.name;
-      cast.op = "Cast";
-      cast.inputs = {shared.at(in)};
-      cast.outputs = {static_cast<int>(out.tensors.size())};
-      cast.attrs["to"] = ir::Attr{int64_t{1}, n.loc};  // ONNX's FLOAT
-      cast.loc = n.loc;
+      ir::Tensor widened = out.tensor(in);
+      widened.name = ir::unused_tensor_name(out, widened.name + ".widened");
+      const int id = static_cast<int>(out.tensors.size());
+      nodes.push_back(
+          ir::float_cast_node(widened.name, shared.at(in), id, ir::DType::Float32, n.loc));
       out.tensors.push_back(widened);
-      nodes.push_back(cast);
-      in = cast.outputs[0];
+      in = id;
     }
     nodes.push_back(reader);
     for (int t : n.outputs)
@@ -152,7 +143,7 @@ ir::Graph demote_products_to_bf16(const ir::Graph& g, const PrecisionOptions& op
       if (known == rounded.end()) {
         const ir::Tensor& from = g.tensor(t);
         ir::Tensor copy;
-        copy.name = unique_name(out, from.name + ".bf16");
+        copy.name = ir::unused_tensor_name(out, from.name + ".bf16");
         copy.type = {ir::DType::BFloat16, from.type.shape};
         copy.loc = from.loc;
         copy.kind = from.kind == ir::TensorKind::Weight ? ir::TensorKind::Weight
@@ -166,16 +157,8 @@ ir::Graph demote_products_to_bf16(const ir::Graph& g, const PrecisionOptions& op
         }
         const int id = static_cast<int>(out.tensors.size());
         out.tensors.push_back(copy);
-        if (from.kind != ir::TensorKind::Weight) {
-          ir::Node cast;
-          cast.name = copy.name;
-          cast.op = "Cast";
-          cast.inputs = {t};
-          cast.outputs = {id};
-          cast.attrs["to"] = ir::Attr{int64_t{16}, n.loc};  // ONNX's BFLOAT16
-          cast.loc = n.loc;
-          out.nodes.push_back(cast);
-        }
+        if (from.kind != ir::TensorKind::Weight)
+          out.nodes.push_back(ir::float_cast_node(copy.name, t, id, ir::DType::BFloat16, n.loc));
         known = rounded.emplace(t, id).first;
       }
       product.inputs[i] = known->second;

@@ -39,17 +39,18 @@ bool reads_a_conversion(const ir::Graph& g, const std::vector<std::vector<int>>&
          n.inputs[0] == t && consumers[static_cast<size_t>(t)].size() == 1 && !g.is_output(t);
 }
 
-// Is node `p` a Cast to float32 of a 16-bit float tensor computed before the group's first
-// node (or a graph input), in no group yet? Such a widening joins the group of the node that
-// reads it, computed in that node's loads, rather than a kernel of its own writing float32
-// (a bfloat16 activation that a residual sum reads: --bf16-storage shared; a bfloat16
-// model's tensors, which every operator but the products reads widened).
+// A widening: a Cast to float32 of a 16-bit float tensor (a bfloat16 activation that a
+// residual sum reads: --bf16-storage shared; a bfloat16 model's tensors, which every
+// operator but the products reads widened). It joins the group of the node that reads it,
+// computed in that node's loads, rather than a kernel of its own writing float32.
 bool is_widening(const ir::Graph& g, const ir::Node& n) {
   return n.op == "Cast" && n.inputs.size() == 1 && n.outputs.size() == 1 && n.inputs[0] >= 0 &&
          n.outputs[0] >= 0 && g.type(n.outputs[0]).dtype == ir::DType::Float32 &&
          ir::dtype_is_half(g.type(n.inputs[0]).dtype) && !g.is_output(n.outputs[0]);
 }
 
+// Is node `p` a widening in no group yet, of a tensor computed before the group's first node
+// (or a graph input) or inside the group?
 bool is_ready_widening(const ir::Graph& g, const std::vector<int>& producers,
                        const std::vector<int>& assigned, int p, int first, int id) {
   if (assigned[static_cast<size_t>(p)] != -1 || !is_widening(g, g.nodes[static_cast<size_t>(p)]))
@@ -206,8 +207,8 @@ Partition partition_graph(const ir::Graph& g, bool fuse_conversions) {
       }
       for (size_t j = kept; j < group.size(); ++j) assigned[static_cast<size_t>(group[j])] = -1;
       group.resize(kept);
-      std::sort(group.begin(), group.end());  // widenings join before their readers
     }
+    std::sort(group.begin(), group.end());  // widenings join before their readers
     p.subgraphs.push_back(group);
   }
   return p;

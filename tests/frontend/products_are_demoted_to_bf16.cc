@@ -314,7 +314,8 @@ nodes:
   - {op: Conv, inputs: [v, w], outputs: [c], name: c3}
   - {op: Add, inputs: [c, v], outputs: [y], name: kept_sum}
   - {op: Add, inputs: [c, x], outputs: [z], name: input_sum}
-outputs: [y, z]
+  - {op: Cast, inputs: [t], outputs: [h], name: own_cast, attrs: {to: 10}}
+outputs: [y, z, h]
 )";
   PrecisionOptions shared;
   shared.storage = PrecisionOptions::Storage::Shared;
@@ -335,6 +336,11 @@ outputs: [y, z]
   // v is read by a product kept in float32, x is the graph's input: both stay as they are.
   EXPECT_EQ(node_named(g, "kept_sum").inputs[1], g.find_tensor("v"));
   EXPECT_EQ(node_named(g, "input_sum").inputs[1], g.find_tensor("x"));
+  // The model's own Cast of t stays, reading the copy widened like the sum.
+  EXPECT_EQ(g.nodes[static_cast<size_t>(
+                        producers[static_cast<size_t>(node_named(g, "own_cast").inputs[0])])]
+                .inputs[0],
+            cast.inputs[0]);
   // By default the sum reads t itself.
   const ir::Graph d = demote_products_to_bf16(read_yaml_text(model, "blocks.yaml"), {});
   EXPECT_EQ(node_named(d, "sum").inputs[1], d.find_tensor("t"));
