@@ -4,10 +4,12 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <memory>
 
 #include "frontend/reduced_precision.h"
 #include "frontend/yaml_reader.h"
 #include "ir/diagnostic.h"
+#include "reference/interpreter.h"
 
 namespace tlmc::frontend {
 namespace {
@@ -78,7 +80,9 @@ TEST(ReducedPrecision, ProductsInSeriesAreCountedPerOutput) {
 
 // Convolutions that are matrix products (1 x 1, stride 1, no padding, one group) are demoted
 // with the matrix products, and so are depthwise ones (one input channel per group: their
-// input stored in bfloat16); the others stay float32 until the unit takes their taps.
+// input stored in bfloat16) and windows over 8 channels, whose 3 columns become 24 channels
+// (AStemsWindowColumnsBecomeChannelsExactly); the others (1 x 1 with a stride or padding,
+// over fewer than 16 channels) stay float32.
 TEST(ReducedPrecision, PointwiseConvolutionsAreDemoted) {
   const ir::Graph g = demote_products_to_bf16(read_yaml_text(R"(tlmc: 1
 name: convs
@@ -104,8 +108,85 @@ outputs: [y]
   EXPECT_EQ(g.type(node_named(g, "grouped").inputs[0]).dtype, ir::DType::BFloat16);
   EXPECT_EQ(g.type(node_named(g, "grouped").inputs[1]).dtype, ir::DType::BFloat16);
   EXPECT_EQ(g.type(node_named(g, "grouped").outputs[0]).dtype, ir::DType::Float32);
-  for (const char* kept : {"taps", "strided", "padded"})
+  EXPECT_EQ(g.type(node_named(g, "taps").inputs[0]).shape, (ir::Shape{1, 24, 8, 6}));
+  EXPECT_EQ(g.type(node_named(g, "taps").inputs[0]).dtype, ir::DType::BFloat16);
+  for (const char* kept : {"strided", "padded"})
     EXPECT_EQ(g.type(node_named(g, kept).inputs[0]).dtype, ir::DType::Float32) << kept;
+}
+
+// A convolution over few channels (an image's stem) has its window's columns folded into
+// channels, so that the unit takes steps of KW * C values: exactly the same sums, checked on
+// small integers (exact in bfloat16 and in every sum) at odd sizes, strides, dilations,
+// uneven padding and auto_pad; where KW * C < 16 it stays float32, as does one kept in
+// float32 or with --precision-ops matmul.
+TEST(ReducedPrecision, AStemsWindowColumnsBecomeChannelsExactly) {
+  ir::Graph g = read_yaml_text(R"(tlmc: 1
+name: stems
+inputs:
+  x: {shape: [2, 4, 13, 17]}
+  z: {shape: [1, 3, 10, 9]}
+weights:
+  w: {shape: [6, 4, 3, 5], init: {uniform: [-1, 1]}, seed: 1}
+  b: {shape: [6], init: {uniform: [-1, 1]}, seed: 2}
+  v: {shape: [8, 3, 7, 7], init: {uniform: [-1, 1]}, seed: 3}
+  u: {shape: [8, 3, 3, 3], init: {uniform: [-1, 1]}, seed: 4}
+nodes:
+  - {op: Conv, inputs: [x, w, b], outputs: [y], name: odd, attrs: {strides: [2, 3], pads: [1, 2, 0, 3], dilations: [1, 2]}}
+  - {op: Conv, inputs: [z, v], outputs: [s], name: same, attrs: {strides: [2, 2], auto_pad: SAME_UPPER}}
+  - {op: Conv, inputs: [z, u], outputs: [t], name: narrow, attrs: {pads: [1, 1, 1, 1]}}
+outputs: [y, s, t]
+)",
+                               "stems.yaml");
+  auto small_integers = [](std::vector<float>& v, int salt) {
+    for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(int((i * 7 + salt) % 9) - 4);
+  };
+  for (ir::Tensor& t : g.tensors) {
+    if (t.kind != ir::TensorKind::Weight) continue;
+    std::vector<float> v(static_cast<size_t>(t.type.numel()));
+    small_integers(v, static_cast<int>(t.name.size()));
+    auto bytes = std::make_shared<std::vector<uint8_t>>(4 * v.size());
+    std::memcpy(bytes->data(), v.data(), bytes->size());
+    t.data = bytes;
+  }
+  const ir::Graph d = demote_products_to_bf16(g, {});
+  const std::vector<int> producers = d.producers();
+  auto folded_channels = [&](const char* name) {
+    const ir::Node& conv = node_named(d, name);
+    const int cast = producers[static_cast<size_t>(conv.inputs[0])];
+    if (cast < 0 || d.nodes[static_cast<size_t>(cast)].op != "Cast") return int64_t{-1};
+    const int concat = producers[static_cast<size_t>(d.nodes[static_cast<size_t>(cast)].inputs[0])];
+    if (concat < 0 || d.nodes[static_cast<size_t>(concat)].op != "Concat") return int64_t{-1};
+    EXPECT_EQ(conv.attr_ints("kernel_shape")[1], 1) << name;
+    EXPECT_EQ(d.type(conv.inputs[1]).dtype, ir::DType::BFloat16) << name;
+    return d.type(conv.inputs[0]).shape[1];
+  };
+  EXPECT_EQ(folded_channels("odd"), 20);
+  EXPECT_EQ(folded_channels("same"), 21);
+  EXPECT_EQ(folded_channels("narrow"), -1);
+  EXPECT_EQ(d.type(node_named(d, "narrow").inputs[0]).dtype, ir::DType::Float32);
+  std::vector<reference::HostTensor> inputs;
+  for (int t : g.inputs) {
+    inputs.push_back(reference::HostTensor::zeros(g.type(t)));
+    std::vector<float> v(static_cast<size_t>(g.type(t).numel()));
+    small_integers(v, t);
+    std::memcpy(inputs.back().bytes.data(), v.data(), 4 * v.size());
+  }
+  const std::vector<reference::HostTensor> want = reference::interpret(g, inputs);
+  const std::vector<reference::HostTensor> got = reference::interpret(d, inputs);
+  ASSERT_EQ(want.size(), got.size());
+  for (size_t o = 0; o < want.size(); ++o) {
+    EXPECT_EQ(want[o].type, got[o].type) << o;
+    EXPECT_TRUE(want[o].bytes == got[o].bytes) << "output " << o;
+  }
+  PrecisionOptions keep;
+  keep.keep_fp32 = {"odd"};
+  const ir::Graph k = demote_products_to_bf16(g, keep);
+  EXPECT_EQ(k.type(node_named(k, "odd").inputs[1]).shape, (ir::Shape{6, 4, 3, 5}));
+  EXPECT_EQ(node_named(k, "same").attr_ints("kernel_shape"), (std::vector<int64_t>{7, 1}));
+  PrecisionOptions matmul;
+  matmul.ops = PrecisionOptions::Ops::MatMul;
+  const ir::Graph m = demote_products_to_bf16(g, matmul);
+  EXPECT_EQ(m.type(node_named(m, "same").inputs[1]).shape, (ir::Shape{8, 3, 7, 7}));
 }
 
 // The unit reads a product's second operand packed at compile time: a product whose second

@@ -269,6 +269,21 @@ nodes:
   - {op: Conv, inputs: [x, w], outputs: [y], attrs: {pads: [1, 1, 1, 1]}}
 outputs: [y]
 )",
+          // A stem: a window over 3 channels, its 7 columns folded into 21 channels (Pad,
+          // Slices and a Concat: a kernel of their own), at a stride, uneven padding and
+          // odd sizes.
+          R"(tlmc: 1
+name: conv_s
+inputs:
+  x: {shape: [1, 3, 19, 23]}
+weights:
+  w: {shape: [20, 3, 5, 7], init: {uniform: [-1, 1]}, seed: 49}
+  b: {shape: [20], init: {uniform: [-1, 1]}, seed: 50}
+nodes:
+  - {op: Conv, inputs: [x, w, b], outputs: [c], attrs: {strides: [2, 2], pads: [2, 3, 1, 2]}}
+  - {op: Relu, inputs: [c], outputs: [y]}
+outputs: [y]
+)",
           // Depthwise convolutions reading bfloat16 (no product for the unit: loops over
           // float32, from a padded copy widened once), at stride 1 and 2.
           R"(tlmc: 1
