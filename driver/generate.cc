@@ -5,6 +5,7 @@
 
 #include "codegen/emit_c.h"
 #include "driver/pipeline.h"
+#include "frontend/reduced_precision.h"
 #include "ir/te_text.h"
 #include "scheduler/lower_schedule.h"
 #include "scheduler/sketch.h"
@@ -22,6 +23,26 @@ PlanKernels plan_kernels(const LayoutPlan& plan) {
   for (const auto& [d, i] : k.kernel_of) k.distinct_of[static_cast<size_t>(i)] = d;
   return k;
 }
+
+namespace {
+
+// Why a bf16 build's kernel computes its products in float32: " (Conv 'x': a window over 3
+// input channels ...; ...)", or empty where it has no product.
+std::string float32_reasons(const CompileOptions& o, const LayoutPlan& plan, int distinct) {
+  std::string out;
+  for (const Occurrence& c : plan.occurrences) {
+    if (c.distinct != distinct) continue;
+    for (int node : c.nodes) {
+      const ir::Node& n = plan.graph.nodes[static_cast<size_t>(node)];
+      const std::string why = frontend::float32_reason(plan.graph, n, o.precision);
+      if (!why.empty()) out += (out.empty() ? " (" : "; ") + n.describe() + ": " + why;
+    }
+    break;
+  }
+  return out.empty() ? out : out + ")";
+}
+
+}  // namespace
 
 void generate(const CompileOptions& o, const LayoutPlan& plan,
               const std::vector<Distinct>& distinct, const PlanKernels& plan_kernels,
@@ -51,7 +72,11 @@ void generate(const CompileOptions& o, const LayoutPlan& plan,
       const scheduler::KernelPrecision precision = scheduler::kernel_precision(state, o.target);
       if (dump && wants(o, "precision"))
         *dump << "# kernel " << k << " (workload " << ir::workload_key(program)
-              << "): " << precision.text << "\n";
+              << "): " << precision.text
+              << (precision.by_unit + precision.widened == 0 && o.bf16
+                      ? float32_reasons(o, plan, plan_kernels.distinct_of[k])
+                      : "")
+              << "\n";
       (precision.by_unit > 0   ? unit_kernels
        : precision.widened > 0 ? widened_kernels
                                : float_kernels) += 1;

@@ -79,9 +79,13 @@ int intermediate(ir::Graph& out, const std::string& base, const ir::TensorType& 
 // [dh, 1] and its padding along the height, its weight w'[m, kw * C + c, kh, 0] =
 // w[m, c, kh, kw]. The same sums in another order, exactly. ResNet-50's 7 x 7 stem (3
 // channels, stride 2) becomes a [7, 1] window over 21 channels: on a 2-core Intel Xeon with
-// AMX its kernels at -O0 took 829 us in float32, and 356 us plus 116 us for the copy
-// folded (the sums of --profile medians in one session). Where KW * C < 16 (MobileNet's 3 x
-// 3 stem: 9), the convolution stays float32. Returns the nodes that replace n, the new
+// AMX its kernels at -O0 took 829 us in float32, and 314 us plus 131 us for the copy
+// folded (the sums of --profile medians in one session). Alone, NCHW in and out, at -O0: a
+// 7 x 7 stem over 224 x 224 pixels 721 us folded against 1043 in float32; a 5 x 5 window
+// over 4 channels (64 x 64, 48 outputs) 151 against 255; over 15 channels (3 x 3, 56 x 56,
+// 64 outputs) 202 against 226; over 8 channels (3 x 3, 56 x 56, 32 outputs) 80 against 82,
+// where the copy costs what the unit saves. Where KW * C < 16 (MobileNet's 3 x 3 stem: 9),
+// the convolution stays float32. Returns the nodes that replace n, the new
 // convolution last (n's name and outputs), or none where n is no such convolution.
 std::vector<ir::Node> fold_window_columns(ir::Graph& out, const ir::Graph& g, const ir::Node& n) {
   if (n.op != "Conv" || n.inputs.size() < 2 || n.attr_int("group") != 1 ||
@@ -342,6 +346,39 @@ ir::Graph demote_products_to_bf16(const ir::Graph& g, const PrecisionOptions& op
     folded = ir::verify_graph(std::move(folded));
   }
   return demote(folded, options, keep);
+}
+
+std::string float32_reason(const ir::Graph& g, const ir::Node& n, const PrecisionOptions& options) {
+  if (!is_product(n) || n.inputs.size() < 2 || n.inputs[0] < 0 || n.inputs[1] < 0) return "";
+  if (is_depthwise(g, n) && g.type(n.inputs[0]).dtype == ir::DType::BFloat16)
+    return "a depthwise convolution, no product for the unit: it reads bfloat16 and widens it "
+           "once, into its padded copy";
+  if (g.type(n.inputs[0]).dtype != ir::DType::Float32 ||
+      g.type(n.inputs[1]).dtype != ir::DType::Float32)
+    return "";
+  if (std::find(options.keep_fp32.begin(), options.keep_fp32.end(), n.name) !=
+      options.keep_fp32.end())
+    return "kept by --keep-fp32";
+  if (n.op == "ConvTranspose") return "a ConvTranspose (bf16 takes MatMul, Gemm and Conv)";
+  if (g.tensor(n.inputs[1]).kind != ir::TensorKind::Weight)
+    return "its second operand is an activation, which the unit would have to read packed as "
+           "the kernel runs";
+  const bool conv = n.op == "Conv";
+  if (conv && options.ops == PrecisionOptions::Ops::MatMul) return "--precision-ops matmul";
+  if (!conv && options.ops == PrecisionOptions::Ops::Conv) return "--precision-ops conv";
+  if (!conv) return "";
+  const ir::Shape& w = g.type(n.inputs[1]).shape;  // [M, C / group, k...]
+  const int64_t group = n.attr_int("group");
+  if (group != 1 && !is_depthwise(g, n))
+    return "a convolution of " + std::to_string(group) + " groups";
+  if (w.size() < 2 || w[1] >= 16) return "";
+  const int64_t columns = w.size() >= 3 ? w.back() : 1;
+  if (columns == 1)
+    return "a 1 x 1 convolution with a stride or padding over " + std::to_string(w[1]) +
+           " input channels, fewer than 16";
+  return "a window over " + std::to_string(w[1]) + " input channels whose " +
+         std::to_string(columns) + " columns make " + std::to_string(columns * w[1]) +
+         " channels, fewer than 16";
 }
 
 std::vector<int> bf16_products_in_series(const ir::Graph& g) {

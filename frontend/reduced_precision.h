@@ -30,6 +30,12 @@ struct PrecisionOptions {
 // Throws Diagnostic when keep_fp32 names no product of the graph.
 ir::Graph demote_products_to_bf16(const ir::Graph& g, const PrecisionOptions& options);
 
+// Why product node `n` of `g` (a graph demote_products_to_bf16 returned, or one of its
+// layout plans) stayed float32 under `options`, for --dump precision: "kept by --keep-fp32",
+// "its second operand is an activation ...", a window over too few channels, a depthwise
+// convolution; empty where n is no product, or another product of 16-bit operands.
+std::string float32_reason(const ir::Graph& g, const ir::Node& n, const PrecisionOptions& options);
+
 // For each output of `g` (a graph demote_products_to_bf16 returned), the most products with a
 // bfloat16 operand on one path to it from the graph's inputs and weights; 0 where none.
 std::vector<int> bf16_products_in_series(const ir::Graph& g);

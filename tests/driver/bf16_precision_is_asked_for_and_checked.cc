@@ -70,6 +70,28 @@ TEST(Bf16Precision, TheHostsBf16ProductsAreCheckedBothWays) {
       << r.out;
   EXPECT_NE(r.out.find("weight fc1.w.bf16: bfloat16[784, 256]"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("= Gemm(act, fc2.w, fc2.b)"), std::string::npos) << r.out;
+  // --dump precision says why a kernel's products stayed float32.
+  r = run_command(tlmc("-O0 " + kMlp + " --precision bf16 --keep-fp32 fc2 --dump precision -o " +
+                       dir.file("out/libmlp.a")));
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("): float32 (Gemm 'fc2': kept by --keep-fp32)"), std::string::npos) << r.out;
+  write_file(dir.file("narrow.yaml"), R"(tlmc: 1
+name: narrow
+inputs:
+  x: {shape: [1, 3, 9, 9]}
+weights:
+  w: {shape: [8, 3, 3, 3], init: {uniform: [-1, 1]}, seed: 1}
+nodes:
+  - {name: stem, op: Conv, inputs: [x, w], outputs: [y], attrs: {pads: [1, 1, 1, 1]}}
+outputs: [y]
+)");
+  r = run_command(tlmc("-O0 " + dir.file("narrow.yaml") + " --precision bf16 --dump precision -o " +
+                       dir.file("narrow/libnarrow.a")));
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("): float32 (Conv 'stem': a window over 3 input channels whose 3 columns "
+                       "make 9 channels, fewer than 16)"),
+            std::string::npos)
+      << r.out;
 }
 
 // -O2 measures bf16 candidates in its worker (the packed weights travel with them, zeroed

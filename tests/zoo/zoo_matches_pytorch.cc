@@ -563,8 +563,9 @@ void expect_held_out(const std::vector<const char*>& zoo_models,
       }
     }
   EXPECT_GT(checked, 100u);
-  if (seen_trained)
+  if (seen_trained) {
     for (const std::string& k : *seen_trained) EXPECT_TRUE(trained.count(k)) << k;
+  }
 }
 
 // The bundled language model never trained on a benchmark workload (bench/README.md): every
