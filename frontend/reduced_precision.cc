@@ -69,59 +69,72 @@ int intermediate(ir::Graph& out, const std::string& base, const ir::TensorType& 
   return static_cast<int>(out.tensors.size()) - 1;
 }
 
-// A 2-D convolution over C < 16 input channels (an image's stem: 3) whose window has KW > 1
-// columns and KW * C >= 16: its window's columns become channels, so that the unit computes
-// it (is_unit_conv) with steps that hold KW * C values, not C. x is padded along its width
-// (Pad), read at each column kw of the window by a Slice with the convolution's stride, and
-// the KW slices concatenated along the channels:
-//   xc[n, kw * C + c, h, ow] = xpad[n, c, h, ow * sw + kw * dw];
-// the convolution then reads xc with a window of [KH, 1], strides [sh, 1], dilations
-// [dh, 1] and its padding along the height, its weight w'[m, kw * C + c, kh, 0] =
-// w[m, c, kh, kw]. The same sums in another order, exactly. ResNet-50's 7 x 7 stem (3
-// channels, stride 2) becomes a [7, 1] window over 21 channels: on a 2-core Intel Xeon with
-// AMX its kernels at -O0 took 829 us in float32, and 314 us plus 131 us for the copy
-// folded (the sums of --profile medians in one session). Alone, NCHW in and out, at -O0: a
-// 7 x 7 stem over 224 x 224 pixels 721 us folded against 1043 in float32; a 5 x 5 window
-// over 4 channels (64 x 64, 48 outputs) 151 against 255; over 15 channels (3 x 3, 56 x 56,
-// 64 outputs) 202 against 226; over 8 channels (3 x 3, 56 x 56, 32 outputs) 80 against 82,
-// where the copy costs what the unit saves. Where KW * C < 16 (MobileNet's 3 x 3 stem: 9),
-// the convolution stays float32. Returns the nodes that replace n, the new
-// convolution last (n's name and outputs), or none where n is no such convolution.
-std::vector<ir::Node> fold_window_columns(ir::Graph& out, const ir::Graph& g, const ir::Node& n) {
+// The most columns a window folded into channels may have (fold_window_columns): the copy
+// that folds it, a Pad, a Slice per column and their Concat, is one kernel where the
+// partitioner's groups take them all (scheduler/partition.cc grows a group at most 8 nodes
+// past a point where one tensor alone leaves it: the Slices and then the Concat); with more
+// columns each Slice would be a kernel of its own.
+constexpr int64_t kMaxFoldedColumns = 7;
+
+// Does the bf16 pass fold the columns of conv n's window into channels
+// (fold_window_columns)? A 2-D convolution of one group over C < 16 input channels (an
+// image's stem: 3), float32 with a weight, whose window has 2 to kMaxFoldedColumns columns
+// with KW * C >= 16.
+bool folds_window_columns(const ir::Graph& g, const ir::Node& n) {
   if (n.op != "Conv" || n.inputs.size() < 2 || n.attr_int("group") != 1 ||
       n.attr_int("channels_last") != 0 || n.attr_int("channel_block") != 0)
-    return {};
+    return false;
   const ir::Tensor& w = g.tensor(n.inputs[1]);
   const ir::TensorType& x = g.type(n.inputs[0]);
   if (w.kind != ir::TensorKind::Weight || w.type.dtype != ir::DType::Float32 ||
       x.dtype != ir::DType::Float32 || x.shape.size() != 4 || w.type.shape.size() != 4)
-    return {};
+    return false;
+  const int64_t c = w.type.shape[1], kw = w.type.shape[3];
+  return c < 16 && kw >= 2 && kw <= kMaxFoldedColumns && kw * c >= 16;
+}
+
+// Conv n's window columns folded into channels (folds_window_columns), so that the unit
+// computes it (is_unit_conv) with steps that hold KW * C values, not C. x is padded (a Pad,
+// always, of zero width where the convolution has no padding: it starts the copy's kernel),
+// read at each column kw of the window by a Slice with the convolution's stride, and the KW
+// slices concatenated along the channels:
+//   xc[n, kw * C + c, h, ow] = xpad[n, c, h, ow * sw + kw * dw];
+// the convolution then reads xc with a window of [KH, 1], strides [sh, 1], dilations
+// [dh, 1] and no padding (xpad holds it, along the height too), its weight
+// w'[m, kw * C + c, kh, 0] = w[m, c, kh, kw]. The same sums in another order, exactly.
+// ResNet-50's 7 x 7 stem (3 channels, stride 2) becomes a [7, 1] window over 21 channels: on
+// a 2-core Intel Xeon with AMX its kernels at -O0 took 829 us in float32, and 314 us plus 131
+// us for the copy folded (the sums of --profile medians in one session). Alone, NCHW in and
+// out, at -O0: a 7 x 7 stem over 224 x 224 pixels 721 us folded against 1043 in float32; a 5
+// x 5 window over 4 channels (64 x 64, 48 outputs) 151 against 255; over 15 channels (3 x 3,
+// 56 x 56, 64 outputs) 202 against 226; over 8 channels (3 x 3, 56 x 56, 32 outputs) 80
+// against 82, where the copy costs what the unit saves. Where KW * C < 16 (MobileNet's 3 x 3
+// stem: 9) the convolution stays float32. Returns the nodes that replace n, the new
+// convolution last (n's name and outputs), or none where n is not folded.
+std::vector<ir::Node> fold_window_columns(ir::Graph& out, const ir::Graph& g, const ir::Node& n) {
+  if (!folds_window_columns(g, n)) return {};
+  const ir::Tensor& w = g.tensor(n.inputs[1]);
+  const ir::TensorType& x = g.type(n.inputs[0]);
   const int64_t m = w.type.shape[0], c = w.type.shape[1], kh = w.type.shape[2],
                 kw = w.type.shape[3];
-  if (c >= 16 || kw < 2 || kw * c < 16) return {};
   const ir::SpatialGeometry geo = ir::spatial_geometry(g, n);
   const int64_t ow = geo.output[1], sw = geo.strides[1], dw = geo.dilations[1];
   std::vector<ir::Node> nodes;
   const std::string& base = g.tensor(n.inputs[0]).name;
-  int padded = n.inputs[0];
-  if (geo.pads_begin[0] > 0 || geo.pads_end[0] > 0 || geo.pads_begin[1] > 0 ||
-      geo.pads_end[1] > 0) {
-    ir::Node pad;
-    pad.op = "Pad";
-    pad.name = n.name + ".columns";
-    pad.loc = n.loc;
-    const int pads = int64_weight(
-        out, base + ".column_pads",
-        {0, 0, geo.pads_begin[0], geo.pads_begin[1], 0, 0, geo.pads_end[0], geo.pads_end[1]},
-        n.loc);
-    ir::Shape shape = x.shape;
-    shape[2] += geo.pads_begin[0] + geo.pads_end[0];
-    shape[3] += geo.pads_begin[1] + geo.pads_end[1];
-    padded = intermediate(out, base + ".padded_columns", {x.dtype, shape}, n.loc);
-    pad.inputs = {n.inputs[0], pads};
-    pad.outputs = {padded};
-    nodes.push_back(pad);
-  }
+  ir::Node pad;
+  pad.op = "Pad";
+  pad.name = n.name + ".column_pad";
+  pad.loc = n.loc;
+  const int pads = int64_weight(
+      out, base + ".column_pads",
+      {0, 0, geo.pads_begin[0], geo.pads_begin[1], 0, 0, geo.pads_end[0], geo.pads_end[1]}, n.loc);
+  ir::Shape shape = x.shape;
+  shape[2] += geo.pads_begin[0] + geo.pads_end[0];
+  shape[3] += geo.pads_begin[1] + geo.pads_end[1];
+  const int padded = intermediate(out, base + ".padded_columns", {x.dtype, shape}, n.loc);
+  pad.inputs = {n.inputs[0], pads};
+  pad.outputs = {padded};
+  nodes.push_back(pad);
   ir::Node concat;
   concat.op = "Concat";
   concat.name = n.name + ".columns";
@@ -372,13 +385,18 @@ std::string float32_reason(const ir::Graph& g, const ir::Node& n, const Precisio
   if (group != 1 && !is_depthwise(g, n))
     return "a convolution of " + std::to_string(group) + " groups";
   if (w.size() < 2 || w[1] >= 16) return "";
-  const int64_t columns = w.size() >= 3 ? w.back() : 1;
-  if (columns == 1)
-    return "a 1 x 1 convolution with a stride or padding over " + std::to_string(w[1]) +
-           " input channels, fewer than 16";
-  return "a window over " + std::to_string(w[1]) + " input channels whose " +
-         std::to_string(columns) + " columns make " + std::to_string(columns * w[1]) +
-         " channels, fewer than 16";
+  const std::string few = std::to_string(w[1]) + " input channels, fewer than 16";
+  if (w.size() != 4)
+    return "a convolution of " + std::to_string(w.size() - 2) + " spatial dimensions over " + few;
+  if (w[3] == 1)
+    return (w[2] == 1 ? "a 1 x 1 convolution with a stride or padding over "
+                      : "a window of one column over ") +
+           few;
+  if (w[3] > kMaxFoldedColumns)
+    return "a window of " + std::to_string(w[3]) + " columns, more than the " +
+           std::to_string(kMaxFoldedColumns) + " that fold into channels, over " + few;
+  return "a window over " + std::to_string(w[1]) + " input channels whose " + std::to_string(w[3]) +
+         " columns make " + std::to_string(w[3] * w[1]) + " channels, fewer than 16";
 }
 
 std::vector<int> bf16_products_in_series(const ir::Graph& g) {

@@ -83,7 +83,7 @@ TEST(ReducedPrecision, ProductsInSeriesAreCountedPerOutput) {
 // input stored in bfloat16) and windows over 8 channels, whose 3 columns become 24 channels
 // (AStemsWindowColumnsBecomeChannelsExactly); the others (1 x 1 with a stride or padding,
 // over fewer than 16 channels) stay float32.
-TEST(ReducedPrecision, PointwiseConvolutionsAreDemoted) {
+TEST(ReducedPrecision, ConvolutionsTheUnitTakesAreDemoted) {
   const ir::Graph g = demote_products_to_bf16(read_yaml_text(R"(tlmc: 1
 name: convs
 inputs:
@@ -117,8 +117,8 @@ outputs: [y]
 // A convolution over few channels (an image's stem) has its window's columns folded into
 // channels, so that the unit takes steps of KW * C values: exactly the same sums, checked on
 // small integers (exact in bfloat16 and in every sum) at odd sizes, strides, dilations,
-// uneven padding and auto_pad; where KW * C < 16 it stays float32, as does one kept in
-// float32 or with --precision-ops matmul.
+// uneven padding, none, and auto_pad; where KW * C < 16 or KW > 7 it stays float32, as does
+// one kept in float32 or with --precision-ops matmul.
 TEST(ReducedPrecision, AStemsWindowColumnsBecomeChannelsExactly) {
   ir::Graph g = read_yaml_text(R"(tlmc: 1
 name: stems
@@ -130,11 +130,15 @@ weights:
   b: {shape: [6], init: {uniform: [-1, 1]}, seed: 2}
   v: {shape: [8, 3, 7, 7], init: {uniform: [-1, 1]}, seed: 3}
   u: {shape: [8, 3, 3, 3], init: {uniform: [-1, 1]}, seed: 4}
+  a: {shape: [4, 3, 3, 6], init: {uniform: [-1, 1]}, seed: 5}
+  e: {shape: [4, 3, 2, 8], init: {uniform: [-1, 1]}, seed: 6}
 nodes:
   - {op: Conv, inputs: [x, w, b], outputs: [y], name: odd, attrs: {strides: [2, 3], pads: [1, 2, 0, 3], dilations: [1, 2]}}
   - {op: Conv, inputs: [z, v], outputs: [s], name: same, attrs: {strides: [2, 2], auto_pad: SAME_UPPER}}
   - {op: Conv, inputs: [z, u], outputs: [t], name: narrow, attrs: {pads: [1, 1, 1, 1]}}
-outputs: [y, s, t]
+  - {op: Conv, inputs: [z, a], outputs: [q], name: bare}
+  - {op: Conv, inputs: [z, e], outputs: [f], name: wide}
+outputs: [y, s, t, q, f]
 )",
                                "stems.yaml");
   auto small_integers = [](std::vector<float>& v, int salt) {
@@ -162,8 +166,16 @@ outputs: [y, s, t]
   };
   EXPECT_EQ(folded_channels("odd"), 20);
   EXPECT_EQ(folded_channels("same"), 21);
+  EXPECT_EQ(folded_channels("bare"), 18);
   EXPECT_EQ(folded_channels("narrow"), -1);
   EXPECT_EQ(d.type(node_named(d, "narrow").inputs[0]).dtype, ir::DType::Float32);
+  // 8 columns: more than fold into one copy kernel (scheduler/partition.cc).
+  EXPECT_EQ(folded_channels("wide"), -1);
+  EXPECT_EQ(d.type(node_named(d, "wide").inputs[0]).dtype, ir::DType::Float32);
+  EXPECT_NE(float32_reason(d, node_named(d, "wide"), {}).find("8 columns, more than the 7"),
+            std::string::npos);
+  EXPECT_NE(float32_reason(d, node_named(d, "narrow"), {}).find("3 columns make 9 channels"),
+            std::string::npos);
   std::vector<reference::HostTensor> inputs;
   for (int t : g.inputs) {
     inputs.push_back(reference::HostTensor::zeros(g.type(t)));

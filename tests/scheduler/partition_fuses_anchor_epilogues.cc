@@ -3,6 +3,7 @@
 // several outputs stands alone, its kernel writing every part read outside it.
 #include <gtest/gtest.h>
 
+#include "frontend/reduced_precision.h"
 #include "frontend/yaml_reader.h"
 #include "ir/lower.h"
 #include "ir/te.h"
@@ -189,6 +190,39 @@ std::string key_of(const std::string& body) {
   ir::Graph g = graph(body);
   Partition p = partition_graph(g);
   return ir::workload_key(ir::lower_subgraph(g, p.subgraphs.at(0)).program);
+}
+
+// Under --precision bf16 a window over few channels has its columns folded into channels by
+// a Pad, a Slice per column and a Concat (frontend/reduced_precision.cc): one kernel, with
+// the Cast that rounds its result, for the 7 columns of ResNet-50's stem and for a window
+// without padding (whose Pad, of zero width, starts that kernel).
+TEST(Partition, AWindowsFoldedColumnsAreCopiedByOneKernel) {
+  for (const char* attrs : {"{strides: [2, 2], pads: [3, 3, 3, 3]}", "{}"}) {
+    const ir::Graph g =
+        frontend::demote_products_to_bf16(frontend::read_yaml_text(std::string(R"(tlmc: 1
+name: stem
+inputs:
+  x: {shape: [1, 3, 32, 32]}
+weights:
+  w: {shape: [16, 3, 7, 7], init: {uniform: [-1, 1]}, seed: 1}
+nodes:
+  - {op: Conv, inputs: [x, w], outputs: [y], attrs: )") + attrs + R"(}
+outputs: [y]
+)",
+                                                                   "stem.yaml"),
+                                          {});
+    const Partition p = partition_graph(g);
+    int copies = 0;
+    for (const std::vector<int>& group : p.subgraphs) {
+      int slices = 0, others = 0;
+      for (int n : group) (g.nodes[static_cast<size_t>(n)].op == "Slice" ? slices : others) += 1;
+      if (slices == 0) continue;
+      ++copies;
+      EXPECT_EQ(slices, 7) << attrs;
+      EXPECT_EQ(others, 3) << attrs << ": the Pad, the Concat and the rounding Cast";
+    }
+    EXPECT_EQ(copies, 1) << attrs;
+  }
 }
 
 TEST(WorkloadKey, IgnoresNamesButNotShapesOrConstants) {
