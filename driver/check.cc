@@ -49,7 +49,6 @@ double element(ir::DType t, const uint8_t* data, int64_t i) {
 
 // The bfloat16 model `g` with every float32 value that it rounds to bfloat16 first
 // multiplied by 1 + u, u uniform in [-kNudge, kNudge] for each element (kNudge in check.h).
-
 ir::Graph nudge_roundings(const ir::Graph& g, uint64_t seed) {
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> u(-kNudge, kNudge);
@@ -91,6 +90,12 @@ ir::Graph nudge_roundings(const ir::Graph& g, uint64_t seed) {
     out.nodes.push_back(cast);
   }
   return out;
+}
+
+std::string scientific(double x) {
+  std::ostringstream os;
+  os << std::setprecision(3) << std::scientific << x;
+  return os.str();
 }
 
 }  // namespace
@@ -147,8 +152,9 @@ CheckResult check_model(const CompiledModel& model, const ir::Target& target, ui
         const double abs = std::fabs(got - ref);
         const double bound =
             kCheckAtol + (kCheckRtol + roundings * kBf16Rounding) * std::max(std::fabs(ref), e.rms);
-        if (!(abs <= bound))
-          e.past_bound = std::max(e.past_bound, std::isnan(abs) ? INFINITY : abs - bound);
+        // A non-finite difference (infinity against a finite value) is past any bound.
+        if (!std::isfinite(abs) || !(abs <= bound))
+          e.past_bound = std::max(e.past_bound, std::isfinite(abs) ? abs - bound : INFINITY);
         e.max_abs_compiled = std::isnan(abs) ? INFINITY : std::max(e.max_abs_compiled, abs);
       }
     }
@@ -163,7 +169,8 @@ CheckResult check_model(const CompiledModel& model, const ir::Target& target, ui
       const double rel = abs / std::max(std::fabs(ref), 1e-6);
       // A 16-bit float result may lie one unit in the last place from the reference's: the
       // library rounds its float32 value, the reference its double one.
-      if (!(abs <= result.atol + (result.rtol + ir::half_last_place(type.dtype)) *
+      if (!std::isfinite(abs) ||
+          !(abs <= result.atol + (result.rtol + ir::half_last_place(type.dtype)) *
                                      std::max(std::fabs(ref), e.rms)))
         e.within_tolerance = false;
       if (std::isnan(abs)) {
@@ -202,16 +209,6 @@ CheckResult check_model(const CompiledModel& model, const ir::Target& target, ui
   }
   return result;
 }
-
-namespace {
-
-std::string scientific(double x) {
-  std::ostringstream os;
-  os << std::setprecision(3) << std::scientific << x;
-  return os.str();
-}
-
-}  // namespace
 
 void print_check(std::ostream& os, const CheckResult& r) {
   for (const OutputError& e : r.outputs) {
