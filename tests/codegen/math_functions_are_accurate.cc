@@ -27,6 +27,7 @@ const char* kHarness = R"(
 
 static double ulp_error(float y, double r) {
   if (isnan(r)) return isnan(y) ? 0 : INFINITY;
+  if (isnan(y)) return INFINITY; /* NaN where the reference is a number */
   if ((float)r == (float)INFINITY || (float)r == -(float)INFINITY || isinf(r))
     return y == (float)r ? 0 : INFINITY;
   const double diff = fabs((double)y - r);
@@ -102,11 +103,14 @@ const MathCase kCases[] = {
     {"rsqrt", "(1.0 / sqrt(x))", 0.0f, 3.4e38f},
 };
 
-// Compiles the harness for one function and target, runs it, returns its output.
-std::string sweep(const MathCase& c, const ir::Target& target, int lanes, int stride) {
+// Compiles the harness for one function and target, runs it, returns its output. `stand_in`,
+// when given, is the C source of a scalar function `stand_in` swept in the function's place.
+std::string sweep(const MathCase& c, const ir::Target& target, int lanes, int stride,
+                  const std::string& stand_in = "") {
   TempDir dir;
-  const std::string fn = lanes == 1 ? std::string("tlmc_") + c.name + "f"
-                                    : "tlmc_v" + std::string(c.name) + std::to_string(lanes);
+  const std::string fn = !stand_in.empty() ? "stand_in"
+                         : lanes == 1      ? std::string("tlmc_") + c.name + "f"
+                                           : "tlmc_v" + std::string(c.name) + std::to_string(lanes);
   const std::string vf = "tlmc_vf" + std::to_string(lanes);
   std::string src = "#include <math.h>\n#include <stdint.h>\n#include <string.h>\n" +
                     codegen::kernel_preamble(target);
@@ -118,7 +122,7 @@ std::string sweep(const MathCase& c, const ir::Target& target, int lanes, int st
                 "#define LANES %d\n#define FN %s\n#define REF(x) %s\n#define STRIDE %d\n"
                 "#define LO ((float)%.9e)\n#define HI ((float)%.9e)\n#define MAXULP %g\n",
                 lanes, fn.c_str(), c.ref, stride, c.lo, c.hi, codegen::kMathMaxUlp);
-  write_file(dir.file("sweep.c"), src + defs + kHarness);
+  write_file(dir.file("sweep.c"), src + stand_in + defs + kHarness);
   const std::vector<std::string> objs =
       toolchain::compile_objects(dir.path(), {"sweep.c"}, target, false);
   std::string log;
@@ -152,6 +156,20 @@ TEST_P(MathFunction, VectorFormIsWithinItsBoundOnEveryFloat) {
 TEST_P(MathFunction, ScalarFormWithoutFmaIsWithinItsBound) {
   expect_accurate(sweep(GetParam(), *ir::parse_target("x86-64"), 1, 61),
                   std::string(GetParam().name) + " scalar");
+}
+
+// The sweep fails a function that returns NaN where the reference is a number (a NaN error
+// once compared false against every bound, and such a function passed).
+TEST(MathSweep, ANaNWhereTheReferenceIsANumberFails) {
+  const std::string out =
+      sweep(kCases[0], *ir::parse_target("x86-64"), 1, 997,
+            "static float stand_in(float x) { return x > 1 && x < 80 ? NAN : tlmc_expf(x); }\n");
+  double ulp = 0;
+  float at = 0;
+  ASSERT_EQ(std::sscanf(out.c_str(), "max_ulp %lf at %f", &ulp, &at), 2) << out;
+  EXPECT_TRUE(std::isinf(ulp)) << out;
+  EXPECT_GT(at, 1.0f) << out;  // where exp(x) is a float: not an overflow's infinity
+  EXPECT_LT(at, 80.0f) << out;
 }
 
 INSTANTIATE_TEST_SUITE_P(Codegen, MathFunction, ::testing::ValuesIn(kCases),
