@@ -140,7 +140,7 @@ std::string scalar_c(const Expr& e) {
                              : "tlmc_maxi(") +
                  a + ", " + b + ")";
         case BinaryOp::Pow:
-          return "powf(" + a + ", " + b + ")";
+          return "tlmc_powf(" + a + ", " + b + ")";
         case BinaryOp::LT:
           return "(" + a + " < " + b + ")";
         case BinaryOp::LE:

@@ -79,10 +79,11 @@ class Vectorizer {
                 true};
       case ExprKind::Binary: {
         const BinaryOp op = e->binary_op;
-        if (op == BinaryOp::Pow) return {per_lane(e), true};
         const VecCode a = vec(e->args[0]), b = vec(e->args[1]);
         const std::string va = as_vector(a), vb = as_vector(b);
         switch (op) {
+          case BinaryOp::Pow:
+            return {"tlmc_vpow" + sfx_ + "(" + va + ", " + vb + ")", true};
           case BinaryOp::Add:
             return {"(" + va + " + " + vb + ")", true};
           case BinaryOp::Sub:
