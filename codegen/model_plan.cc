@@ -145,8 +145,7 @@ ModelPlan plan_model(const ir::Graph& g, const std::vector<int>& storage_of,
   }
   // The library addresses its weights with 32-bit offsets from the code (the
   // small code model): past 2 GiB the link would fail, so say so now.
-  constexpr int64_t kMaxBytes = int64_t{2} << 30;
-  if (static_cast<int64_t>(plan.weights.size()) >= kMaxBytes)
+  if (static_cast<int64_t>(plan.weights.size()) >= ir::kMaxWeightBytes)
     throw Diagnostic({}, "the model's weights take " + std::to_string(plan.weights.size()) +
                              " bytes; tlmc embeds at most 2 GiB of weights in a library");
   // Outputs no kernel writes: copied from where they live.

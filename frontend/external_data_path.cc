@@ -109,12 +109,12 @@ std::variant<ExternalDataFile, RefusedLocation> open_external_data(const fs::pat
     return RefusedLocation{"names '" + location +
                            "', which cannot be checked: tlmc reads where an open file leads "
                            "from /proc/self/fd (is /proc mounted?)"};
+  // A model read from text (a YAML model given in memory) may have no file of its own:
+  // then its folder as named is the only one allowed.
   std::error_code model_ec;
-  const fs::path real_model_dir = fs::canonical(model_path, model_ec).parent_path();
-  if (model_ec)
-    return RefusedLocation{"cannot be checked: the model's own path does not resolve (" +
-                           model_ec.message() + ")"};
-  if (!lies_within(real_file, real_named_dir) && !lies_within(real_file, real_model_dir))
+  const fs::path real_model = fs::canonical(model_path, model_ec);
+  const bool in_model_dir = !model_ec && lies_within(real_file, real_model.parent_path());
+  if (!lies_within(real_file, real_named_dir) && !in_model_dir)
     return RefusedLocation{"names '" + location + "', a symlink to '" + real_file +
                            "', outside the model's folder: copy the file into the folder instead"};
   return opened;

@@ -92,6 +92,7 @@ class OnnxReader {
     onnx::ModelProto model = parse();
     // Before the checker, which opens external files itself.
     check_external_locations(model.graph());
+    refuse_what_inference_cannot_take(model.graph());
     check(model);
     opset_ = model_opset(model);
     const onnx::GraphProto& graph = model.graph();
@@ -209,6 +210,27 @@ class OnnxReader {
     if (bytes.empty() || !model.ParseFromString(bytes) || !model.has_graph())
       fail("not a readable ONNX model: the file is truncated, corrupt, or of another type");
     return model;
+  }
+
+  // Attributes that ONNX's own shape inference (libonnx 1.12) cannot take without
+  // crashing: a pooling stride of 0 is a division by zero in it (SIGFPE), so strides,
+  // dilations and block sizes below 1 are refused before it runs, in every graph.
+  void refuse_what_inference_cannot_take(const onnx::GraphProto& graph) const {
+    for (int i = 0; i < graph.node_size(); ++i) {
+      const onnx::NodeProto& n = graph.node(i);
+      for (const onnx::AttributeProto& a : n.attribute()) {
+        const bool per_axis = a.name() == "strides" || a.name() == "dilations";
+        for (int64_t v : a.ints())
+          if (per_axis && v < 1)
+            fail(n.op_type() + " " + node_label(n, i) + " has " + a.name() + " " +
+                 std::to_string(v) + ": each must be at least 1");
+        if (a.name() == "blocksize" && a.type() == onnx::AttributeProto::INT && a.i() < 1)
+          fail(n.op_type() + " " + node_label(n, i) + " has blocksize " + std::to_string(a.i()) +
+               ": it must be at least 1");
+        if (a.has_g()) refuse_what_inference_cannot_take(a.g());
+        for (const onnx::GraphProto& g : a.graphs()) refuse_what_inference_cannot_take(g);
+      }
+    }
   }
 
   // ONNX's checker and shape inference, on the model with its symbolic inputs fixed.
@@ -480,6 +502,11 @@ class OnnxReader {
       return define(std::move(w));
     }
     w.type.dtype = *dt;
+    weight_bytes_ += w.type.bytes();  // all weights together, before this one is allocated
+    if (weight_bytes_ > ir::kMaxWeightBytes)
+      fail(where + " brings the model's weights to " + std::to_string(weight_bytes_) +
+           " bytes; tlmc reads at most " + std::to_string(ir::kMaxWeightBytes) +
+           " (2 GiB), the most a library embeds");
     w.data = std::make_shared<const std::vector<uint8_t>>(tensor_bytes(t, *dt, count, where));
     return define(std::move(w));
   }
@@ -687,6 +714,7 @@ class OnnxReader {
   const OnnxOptions& options_;
   int opset_ = ir::kMaxOpset;
   ir::Graph g_;
+  int64_t weight_bytes_ = 0;  // of the weights read so far
   std::map<std::string, int> ids_;
   Unsupported unsupported_;
   std::vector<std::string>

@@ -1,5 +1,6 @@
 #include "frontend/yaml_reader.h"
 
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -16,6 +17,7 @@
 #include <vector>
 
 #include "frontend/compute_shapes.h"
+#include "frontend/external_data_path.h"
 #include "frontend/model_name.h"
 #include "ir/op_schema.h"
 
@@ -317,13 +319,14 @@ class ModelReader {
   std::vector<uint8_t> data_bytes(const std::string& name, const ir::TensorType& type,
                                   const YAML::Node& data) const;
   std::vector<uint8_t> file_bytes(const std::string& name, const ir::TensorType& type,
-                                  const YAML::Node& file, const YAML::Node& offset) const;
+                                  const YAML::Node& file, const YAML::Node& offset);
   void read_nodes(const YAML::Node& nodes);
   ir::AttrValue read_attr(const YAML::Node& v, const std::string& key) const;
   void read_outputs(const YAML::Node& outputs);
 
   std::string path_;
   ir::Graph g_;
+  int64_t weight_bytes_ = 0;        // of the weights read so far
   std::map<std::string, int> ids_;  // tensor name -> id
 };
 
@@ -490,17 +493,18 @@ void ModelReader::read_weight(const std::string& name, const YAML::Node& key, co
     fail(key_node(w, "offset"),
          "'offset' goes with 'file', not with '" + std::string(source) + "'");
 
+  // All weights together within the limit, before any is allocated: `init: zeros` of a
+  // legal shape can ask for 16 GiB in a line.
+  weight_bytes_ += type.bytes();
+  if (weight_bytes_ > ir::kMaxWeightBytes)
+    fail(w["shape"], what + " brings the model's weights to " + std::to_string(weight_bytes_) +
+                         " bytes; tlmc reads at most " + std::to_string(ir::kMaxWeightBytes) +
+                         " (2 GiB), the most a library embeds");
   const int id = define(name, TensorKind::Weight, key);  // before reading a file in vain
   std::vector<uint8_t> bytes;
   if (w["init"]) bytes = init_bytes(name, type, w["init"], w["seed"]);
   if (w["data"]) bytes = data_bytes(name, type, w["data"]);
-  if (w["file"]) {
-    bytes = file_bytes(name, type, w["file"], w["offset"]);
-    const std::string file =
-        (std::filesystem::path(path_).parent_path() / read_string(w["file"], "file")).string();
-    if (std::find(g_.source_files.begin(), g_.source_files.end(), file) == g_.source_files.end())
-      g_.source_files.push_back(file);
-  }
+  if (w["file"]) bytes = file_bytes(name, type, w["file"], w["offset"]);
   ir::Tensor& t = g_.tensors[static_cast<size_t>(id)];
   t.type = type;
   t.data = std::make_shared<const std::vector<uint8_t>>(std::move(bytes));
@@ -596,34 +600,32 @@ std::vector<uint8_t> ModelReader::data_bytes(const std::string& name, const ir::
 
 std::vector<uint8_t> ModelReader::file_bytes(const std::string& name, const ir::TensorType& type,
                                              const YAML::Node& file,
-                                             const YAML::Node& offset_node) const {
-  namespace fs = std::filesystem;
+                                             const YAML::Node& offset_node) {
   const std::string rel = read_string(file, "file");
-  const fs::path full = fs::path(path_).parent_path() / rel;
   int64_t offset = 0;
   if (offset_node) {
     offset = read_int(offset_node, "offset");
     if (offset < 0) fail(offset_node, "offset must be a non-negative integer");
   }
-  std::error_code ec;
-  if (!fs::exists(full, ec))
-    fail(file, "weight file " + in_quotes(rel) + " does not exist (looked for " +
-                   in_quotes(full.string()) + ")");
-  if (!fs::is_regular_file(full, ec))
-    fail(file, "weight file " + in_quotes(full.string()) + " is not a regular file");
-  const uint64_t have = fs::file_size(full, ec);
-  std::ifstream in(full, std::ios::binary);
-  if (ec || !in) fail(file, "cannot read weight file " + in_quotes(full.string()));
+  // A weight file is part of the model, so it lies in the model's folder, as an ONNX
+  // model's external data does (the same rule and check): a downloaded model must not read
+  // any file the user can into the library it builds.
+  std::variant<ExternalDataFile, RefusedLocation> opened = open_external_data(path_, rel);
+  if (const auto* refused = std::get_if<RefusedLocation>(&opened))
+    fail(file, "weight " + in_quotes(name) + ": its file " + refused->reason);
+  const ExternalDataFile& in = std::get<ExternalDataFile>(opened);
   const uint64_t need = static_cast<uint64_t>(offset) + type.bytes();
-  if (have < need)
+  if (in.size() < need)
     fail(file, "weight file " + in_quotes(rel) + " is too short: weight " + in_quotes(name) +
                    " needs " + std::to_string(need) + " bytes (offset " + std::to_string(offset) +
                    " + " + std::to_string(type.bytes()) + ") but the file has " +
-                   std::to_string(have));
+                   std::to_string(in.size()));
   std::vector<uint8_t> out(type.bytes());
-  in.seekg(offset);
-  in.read(reinterpret_cast<char*>(out.data()), static_cast<std::streamsize>(out.size()));
-  if (!in) fail(file, "cannot read weight file " + in_quotes(full.string()));
+  if (!in.read(static_cast<uint64_t>(offset), out.data(), out.size()))
+    fail(file, "cannot read weight file " + in_quotes(in.named().string()));
+  const std::string named = in.named().string();
+  if (std::find(g_.source_files.begin(), g_.source_files.end(), named) == g_.source_files.end())
+    g_.source_files.push_back(named);
   return out;
 }
 
@@ -753,11 +755,83 @@ ir::Graph ModelReader::read(const YAML::Node& root) {
   return std::move(g_);
 }
 
+// The streaming pass of the limits above: counts nodes, the nodes each anchor holds (an
+// alias adds them again) and the depth, and stops at the first node past a limit.
+class YamlBudget : public YAML::EventHandler {
+ public:
+  explicit YamlBudget(std::string path) : path_(std::move(path)) {}
+  void OnDocumentStart(const YAML::Mark&) override {}
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark& m, YAML::anchor_t anchor) override { leaf(m, anchor); }
+  void OnAlias(const YAML::Mark& m, YAML::anchor_t anchor) override {
+    const auto it = held_.find(anchor);
+    count(m, it == held_.end() ? 1 : it->second);
+  }
+  void OnScalar(const YAML::Mark& m, const std::string&, YAML::anchor_t anchor,
+                const std::string&) override {
+    leaf(m, anchor);
+  }
+  void OnSequenceStart(const YAML::Mark& m, const std::string&, YAML::anchor_t anchor,
+                       YAML::EmitterStyle::value) override {
+    open(m, anchor);
+  }
+  void OnSequenceEnd() override { close(); }
+  void OnMapStart(const YAML::Mark& m, const std::string&, YAML::anchor_t anchor,
+                  YAML::EmitterStyle::value) override {
+    open(m, anchor);
+  }
+  void OnMapEnd() override { close(); }
+
+ private:
+  [[noreturn]] void refuse(const YAML::Mark& m, const std::string& message) const {
+    throw Diagnostic(SourceLoc{path_, m.line + 1, m.column + 1}, message);
+  }
+  void count(const YAML::Mark& m, int64_t n) {
+    nodes_ += n;
+    if (nodes_ > kMaxYamlNodes)
+      refuse(m, "the model has more than " + std::to_string(kMaxYamlNodes) +
+                    " YAML nodes by here (an alias counts as the nodes it repeats); tlmc reads "
+                    "at most that many: put large weights in a 'file'");
+  }
+  void leaf(const YAML::Mark& m, YAML::anchor_t anchor) {
+    count(m, 1);
+    if (anchor) held_[anchor] = 1;
+  }
+  void open(const YAML::Mark& m, YAML::anchor_t anchor) {
+    count(m, 1);
+    if (static_cast<int>(open_.size()) >= kMaxYamlDepth)
+      refuse(m, "the YAML nests deeper than " + std::to_string(kMaxYamlDepth) +
+                    " lists and maps here; tlmc reads at most that many (a model needs a few)");
+    open_.push_back({anchor, nodes_});
+  }
+  void close() {
+    const auto [anchor, first] = open_.back();
+    open_.pop_back();
+    if (anchor) held_[anchor] = nodes_ - first + 1;
+  }
+
+  std::string path_;
+  int64_t nodes_ = 0;
+  std::vector<std::pair<YAML::anchor_t, int64_t>> open_;  // anchor, node count at its start
+  std::map<YAML::anchor_t, int64_t> held_;                // nodes under each anchor
+};
+
+[[noreturn]] void throw_too_large(const std::string& path, uintmax_t bytes) {
+  throw Diagnostic(SourceLoc{path, 0, 0},
+                   "the model is " + std::to_string(bytes) + " bytes of YAML; tlmc reads at most " +
+                       std::to_string(kMaxYamlBytes) + " (64 MiB): put large weights in a 'file'");
+}
+
 }  // namespace
 
 ir::Graph read_yaml_text(const std::string& text, const std::string& path) {
+  if (static_cast<int64_t>(text.size()) > kMaxYamlBytes) throw_too_large(path, text.size());
   YAML::Node root;
   try {
+    std::istringstream stream(text);
+    YAML::Parser parser(stream);
+    YamlBudget budget(path);
+    parser.HandleNextDocument(budget);
     root = YAML::Load(text);
   } catch (const YAML::Exception& e) {
     SourceLoc at{path, e.mark.line + 1, e.mark.column + 1};
@@ -777,6 +851,8 @@ ir::Graph read_yaml_model(const std::string& path) {
     throw Diagnostic(SourceLoc{path, 0, 0}, "cannot read the model: no such file");
   if (std::filesystem::is_directory(path, ec))
     throw Diagnostic(SourceLoc{path, 0, 0}, "cannot read the model: it is a folder");
+  const uintmax_t size = std::filesystem::file_size(path, ec);
+  if (!ec && size > static_cast<uintmax_t>(kMaxYamlBytes)) throw_too_large(path, size);
   std::ifstream in(path, std::ios::binary);
   std::stringstream text;
   text << in.rdbuf();

@@ -26,6 +26,9 @@ std::string shape_str(const Shape& s);  // "[1, 3, 224, 224]"
 constexpr int64_t kMaxDimension = (int64_t{1} << 31) - 1;           // one axis of a tensor
 constexpr int64_t kMaxElements = (int64_t{1} << 32);                // one tensor (16 GiB of float)
 constexpr int64_t kMaxAttributeMagnitude = (int64_t{1} << 31) - 1;  // |an integer attribute|
+// All of a model's weights together, in bytes: checked as they are read, before each is
+// allocated, and again on what a library embeds (addressed with 32-bit offsets).
+constexpr int64_t kMaxWeightBytes = int64_t{2} << 30;
 // Why a shape is beyond the limits ("its axis 2 is 1099511627776, beyond 2^31 - 1"), or
 // empty when it is within them.
 std::string shape_beyond_limits(const Shape& s);

@@ -65,7 +65,7 @@ INSTANTIATE_TEST_SUITE_P(
                  HEAD "weights:\n  w: {shape: [3], file: none.bin}\nnodes:\n  - {op: Add, inputs: "
                       "[x, w], outputs: [y]}\n"
                       "outputs: [y]\n",
-                 "6:25", "weight file 'none.bin' does not exist"},
+                 "6:25", "its file names 'none.bin', which does not exist"},
         BadModel{"weight file too short",
                  HEAD "weights:\n  w: {shape: [3], file: short.bin}\nnodes:\n  - {op: Add, inputs: "
                       "[x, w], outputs: "

@@ -455,10 +455,10 @@ TEST_F(BadInput, TextInFloatData) {
 }
 
 TEST_F(BadInput, MissingWeightFileIsReportedAtTheFileName) {
-  EXPECT_EQ(
-      error_of(model("weights:\n  w: {shape: [2], file: w.bin}\n",
-                     "  - {op: Relu, inputs: [x], outputs: [y]}\n")),
-      at(5, 25) + "weight file 'w.bin' does not exist (looked for '" + dir_.file("w.bin") + "')");
+  EXPECT_EQ(error_of(model("weights:\n  w: {shape: [2], file: w.bin}\n",
+                           "  - {op: Relu, inputs: [x], outputs: [y]}\n")),
+            at(5, 25) + "weight 'w': its file names 'w.bin', which does not exist (looked for '" +
+                dir_.file("w.bin") + "')");
 }
 
 TEST_F(BadInput, WeightFileTooShortSaysHowManyBytes) {

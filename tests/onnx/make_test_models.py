@@ -135,6 +135,52 @@ def oversized(out, kind):
         f.write(model.SerializeToString())
 
 
+def hostile(out, kind):
+    """Small files that ask for much, for the refusals before any large allocation:
+    "absolute_location" (external data at /etc/passwd), "typed_values" (3 float_data values
+    for a shape of 2^28 elements), "truncated" (the first 4 KiB of a model whose 64 MiB
+    initializer the file no longer holds), "huge_kernel" (a Conv of kernel 2^40) and
+    "zero_stride" (a Conv of stride 0), "pool_zero_stride" (a MaxPool of stride 0, which
+    ONNX's shape inference divides by). Written without ONNX's checker, which would refuse
+    some of them before tlmc sees them."""
+    x = value("x", [1, 1, 4, 4])
+    nodes = [helper.make_node("Relu", ["x"], ["y"])]
+    y = value("y", [1, 1, 4, 4])
+    inits = []
+    if kind == "absolute_location":
+        w = TensorProto(name="w", data_type=TensorProto.FLOAT, dims=[4])
+        w.data_location = TensorProto.EXTERNAL
+        w.external_data.add(key="location", value="/etc/passwd")
+        inits = [w]
+        nodes = [helper.make_node("Add", ["x", "w"], ["y"])]
+    elif kind == "typed_values":
+        inits = [TensorProto(name="w", data_type=TensorProto.FLOAT, dims=[16384, 16384],
+                             float_data=[1.0, 2.0, 3.0])]
+        nodes = [helper.make_node("Shape", ["w"], ["y"])]
+        y = value("y", [2], TensorProto.INT64)
+    elif kind in ("huge_kernel", "zero_stride"):
+        k = 2 ** 40 if kind == "huge_kernel" else 3
+        w = np.zeros((1, 1, 3, 3), np.float32)
+        inits = [numpy_helper.from_array(w, "w")]
+        attrs = {"kernel_shape": [k, 3], "strides": [0 if kind == "zero_stride" else 1, 1]}
+        nodes = [helper.make_node("Conv", ["x", "w"], ["y"], **attrs)]
+        y = value("y", [1, 1, 2, 2])
+    elif kind == "pool_zero_stride":
+        nodes = [helper.make_node("MaxPool", ["x"], ["y"], name="pool", kernel_shape=[2, 2],
+                                  strides=[0, 1])]
+        y = value("y", [1, 1, 3, 3])
+    graph = helper.make_graph(nodes, "hostile", [x], [y], initializer=inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    data = model.SerializeToString()
+    if kind == "truncated":
+        big = numpy_helper.from_array(np.zeros(16 << 20, np.float32), "w")
+        graph = helper.make_graph([helper.make_node("Shape", ["w"], ["y"])], "hostile", [],
+                                  [value("y", [1], TensorProto.INT64)], initializer=[big])
+        data = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString()[:4096]
+    with open(f"{out}/model.onnx", "wb") as f:
+        f.write(data)
+
+
 def double_initializer(out):
     """A DOUBLE initializer Max reads: kept in float64, its values not float32's."""
     d = np.array([-10.0, 5.0, -10.0], dtype=np.float64)
@@ -215,6 +261,12 @@ MODELS = {
     "oversized_float": lambda out: oversized(out, "float"),
     "oversized_int64": lambda out: oversized(out, "int64"),
     "oversized_external": lambda out: oversized(out, "external"),
+    "hostile_absolute_location": lambda out: hostile(out, "absolute_location"),
+    "hostile_typed_values": lambda out: hostile(out, "typed_values"),
+    "hostile_truncated": lambda out: hostile(out, "truncated"),
+    "hostile_huge_kernel": lambda out: hostile(out, "huge_kernel"),
+    "hostile_zero_stride": lambda out: hostile(out, "zero_stride"),
+    "hostile_pool_zero_stride": lambda out: hostile(out, "pool_zero_stride"),
     "constants": constants,
     "double_initializer": double_initializer,
     "opset_too_new": opset_too_new,
