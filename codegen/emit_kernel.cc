@@ -947,6 +947,12 @@ std::string kernel_preamble(const ir::Target& target, bool half_floats, bool til
   if (half_floats) os << half_float_helpers();
   os << math_functions(1);
   if (target.isa == ir::Isa::Generic) return os.str();
+  // pow computes in vectors of doubles twice the width of the target's floats: GCC warns
+  // that passing them to the (static, inlined) helpers would change an ABI none of them
+  // has.
+  os << "#if defined(__GNUC__) && !defined(__clang__)\n"
+     << "#pragma GCC diagnostic ignored \"-Wpsabi\"\n"
+     << "#endif\n";
   // One vector type and helper set per width, from the target's down to 4 lanes.
   for (int lanes = target.vector_lanes(4); lanes >= kMinVectorLanes; lanes /= 2) {
     const std::string L = std::to_string(lanes), vf = "tlmc_vf" + L, vi = "tlmc_vi" + L;
