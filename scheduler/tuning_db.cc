@@ -62,6 +62,12 @@ struct TuningDb::Impl {
   ~Impl() { sqlite3_close(db); }
 
   [[noreturn]] void fail(const std::string& what) const {
+    // SQLite finds damage where it reads, and stops before any change reaches the file.
+    if (db && (sqlite3_errcode(db) == SQLITE_CORRUPT || sqlite3_errcode(db) == SQLITE_NOTADB))
+      throw Diagnostic({path}, "tuning database: the file is damaged (SQLite: " +
+                                   std::string(sqlite3_errmsg(db)) +
+                                   "): tlmc left it unchanged; restore it from a copy, or name "
+                                   "another --tuning-db");
     const std::string detail = db ? std::string(": ") + sqlite3_errmsg(db) : "";
     throw Diagnostic({path}, "tuning database: " + what + detail);
   }

@@ -1,16 +1,11 @@
 // -O3 through the real command: it measures candidates on this machine, records every one
 // in the tuning database, times the best few in the model, reports what it found, and a
-// second run (or a run after a kill) goes on from the records instead of measuring again,
-// giving the same bytes.
+// second run goes on from the records instead of measuring again, giving the same bytes
+// (runs killed at random points: tuning_records_survive_kills_and_parallel_builds.cc).
 #include <gtest/gtest.h>
-#include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#include <chrono>
 #include <set>
 #include <string>
-#include <thread>
 
 #include "scheduler/tuning_db.h"
 #include "support/test_support.h"
@@ -106,30 +101,6 @@ TEST(TuneO3, EarlyStoppingEndsTheSearchOfASubgraphThatStopsImproving) {
   EXPECT_EQ(bad.exit_code, 2) << bad.out;
   EXPECT_NE(bad.out.find("tlmc: error: --early-stopping takes a count >= 0"), std::string::npos)
       << bad.out;
-}
-
-TEST(TuneO3, AKilledRunLeavesTheRecordsIntactAndTheNextOneFinishes) {
-  TempDir dir;
-  write_file(dir.file("small.yaml"), kModel);
-  const std::string db = " --tuning-db " + dir.file("t.db");
-  const std::string args =
-      dir.file("small.yaml") + " -O3 --trials 60" + db + " -o " + dir.file("o");
-  const pid_t pid = fork();
-  if (pid == 0) {
-    execl("/bin/sh", "sh", "-c", ("exec " + tlmc(args) + " >/dev/null 2>&1").c_str(), nullptr);
-    _exit(127);
-  }
-  std::this_thread::sleep_for(std::chrono::milliseconds(2500));
-  ASSERT_EQ(kill(pid, SIGKILL), 0);
-  waitpid(pid, nullptr, 0);
-  CommandResult check = run_command(tlmc("db check" + db));
-  EXPECT_EQ(check.out, dir.file("t.db") + ": ok\n");
-  const size_t before = records_in(dir.file("t.db"));
-  EXPECT_GT(before, 0u) << "nothing was recorded before the kill";
-  EXPECT_LT(before, 62u) << "the run finished before it was killed";
-  CommandResult resumed = run_command(tlmc(args));
-  ASSERT_EQ(resumed.exit_code, 0) << resumed.out;
-  EXPECT_EQ(records_in(dir.file("t.db")), 62u);
 }
 
 }  // namespace

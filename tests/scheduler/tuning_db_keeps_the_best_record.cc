@@ -275,6 +275,52 @@ TEST(TuningDb, AnotherProgramsSqliteFileIsRefusedAndLeftByteForByte) {
   TuningDb::open(dir.file("empty.db"), scheduler::DbAccess::Write).add({ok("k", "s", 1.0)});
 }
 
+// Through the command that would write to it (a build at -O3): a damaged database, one of
+// a newer version, and a file that is not a database each stop the build with exit 1 and a
+// message that says so, and the file is left byte for byte, with nothing built.
+TEST(TuningDb, ADamagedNewerOrForeignFileStopsTheBuildAndIsLeftByteForByte) {
+  TempDir dir;
+  test::write_file(dir.file("m.yaml"), test::product_softmax_yaml(8, 16, 24));
+  const std::string damaged = dir.file("damaged.db"), newer = dir.file("newer.db"),
+                    text = dir.file("text.db");
+  {
+    TuningDb db = TuningDb::open(damaged, DbAccess::Write);
+    std::vector<TuningRecord> many;
+    for (int i = 0; i < 400; ++i)
+      many.push_back(ok("k" + std::to_string(i % 7),
+                        std::string(64, 'a' + i % 26) + std::to_string(i), 1e-3 * (i + 1)));
+    db.add(many);
+  }
+  {
+    std::string bytes = test::read_file(damaged);
+    ASSERT_GT(bytes.size(), 8u * 4096) << "the records span pages";
+    for (size_t i = 4096; i < bytes.size(); ++i) bytes[i] = static_cast<char>(i * 7 + 3);
+    test::write_file(damaged, bytes);
+  }
+  { TuningDb db = TuningDb::open(newer, DbAccess::Write); }
+  sql(newer, "UPDATE meta SET value = '9' WHERE key = 'version'");
+  test::write_file(text, "this is not a database, just some text to read\n");
+  const struct {
+    std::string path, message;
+  } cases[] = {
+      {damaged,
+       ": error: tuning database: the file is damaged (SQLite: database disk image is "
+       "malformed): tlmc left it unchanged"},
+      {newer, ": error: tuning database of version 9, this tlmc reads version 2"},
+      {text, ": error: not a tlmc tuning database (not an SQLite file)"},
+  };
+  for (const auto& c : cases) {
+    const std::string before = test::read_file(c.path);
+    const test::CommandResult r =
+        test::run_command(std::string(TLMC_EXE) + " " + dir.file("m.yaml") +
+                          " -O3 --trials 2 --tuning-db " + c.path + " -o " + dir.file("out/lib.a"));
+    EXPECT_EQ(r.exit_code, 1) << r.out;
+    EXPECT_NE(r.out.find(c.path + c.message), std::string::npos) << r.out;
+    EXPECT_EQ(test::read_file(c.path), before) << c.path << " was changed";
+    EXPECT_EQ(test::count_entries(dir.file("out")), 0) << "nothing is built";
+  }
+}
+
 TEST(TuningRecordsJson, ExportAndImportRoundTripExactly) {
   std::vector<TuningRecord> records = {
       ok("k1", "tlmc-schedule 1\nsplit 1 [0, 4]\n", 1.0 / 3.0),
