@@ -1,10 +1,19 @@
 #!/usr/bin/env bash
 # The whole test suite: installs what is needed, builds everything (Debug checks on), and
-# runs every ctest label, the slow ones included. CI runs exactly this (.ci/run).
+# runs every ctest label, the slow ones included, then the fuzz harnesses' replay (label
+# fuzz, in build-fuzz). Arguments go to both ctest runs (-L ops, -R Name). CI runs exactly
+# this (.ci/run).
 set -euo pipefail
 cd "$(dirname "$0")"
 
 bash scripts/install-deps.sh
 cmake -S . -B build-tests -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build-tests
-ctest --test-dir build-tests --output-on-failure -j "$(nproc)" "$@"
+# The fuzz harnesses of every reader (label fuzz): a second build with clang, ASan and UBSan.
+cmake -S . -B build-fuzz -G Ninja -DTLMC_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DTLMC_BUILD_BENCH=OFF >/dev/null
+cmake --build build-fuzz --target tlmc_fuzzers
+status=0
+ctest --test-dir build-tests --output-on-failure -j "$(nproc)" "$@" || status=$?
+ctest --test-dir build-fuzz --output-on-failure -j "$(nproc)" "$@" || status=$?
+exit $status
