@@ -443,23 +443,19 @@ class OnnxReader {
     switch (dt) {
       case DType::Float32:
         expect(t.float_data_size());
-        out.resize(bytes);
-        std::memcpy(out.data(), t.float_data().data(), bytes);
+        copy_values(&out, t.float_data().data(), bytes);
         break;
       case DType::Float64:
         expect(t.double_data_size());
-        out.resize(bytes);
-        std::memcpy(out.data(), t.double_data().data(), bytes);
+        copy_values(&out, t.double_data().data(), bytes);
         break;
       case DType::Int64:
         expect(t.int64_data_size());
-        out.resize(bytes);
-        std::memcpy(out.data(), t.int64_data().data(), bytes);
+        copy_values(&out, t.int64_data().data(), bytes);
         break;
       case DType::Int32:
         expect(t.int32_data_size());
-        out.resize(bytes);
-        std::memcpy(out.data(), t.int32_data().data(), bytes);
+        copy_values(&out, t.int32_data().data(), bytes);
         break;
       case DType::Int8:
       case DType::UInt8:
@@ -480,6 +476,13 @@ class OnnxReader {
         break;
     }
     return out;
+  }
+
+  // `bytes` bytes of typed values into `out`; none for a tensor with no elements (whose
+  // field may hold no storage at all: memcpy takes no null pointer, even for 0 bytes).
+  static void copy_values(std::vector<uint8_t>* out, const void* values, size_t bytes) {
+    out->resize(bytes);
+    if (bytes) std::memcpy(out->data(), values, bytes);
   }
 
   // A weight from a TensorProto (an initializer, or a Constant node's value).

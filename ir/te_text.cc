@@ -3,7 +3,9 @@
 #include <charconv>
 #include <cstdio>
 #include <cstdlib>
+#include <set>
 #include <sstream>
+#include <string>
 #include <vector>
 
 #include "ir/diagnostic.h"
@@ -249,6 +251,15 @@ TeProgram read_program(Reader& r) {
     if (!known) r.fail("'" + std::string(reduce) + "' is not a reduction");
     s.axes = read_axes(r, p.next_var);
     s.reduce_axes = read_axes(r, p.next_var);
+    // A stage's loops have names and variables of their own (schedules name them): tlmc
+    // never writes two alike, and its scheduler relies on that.
+    std::set<std::string> names;
+    std::set<int> vars;
+    for (const std::vector<Axis>* axes : {&s.axes, &s.reduce_axes})
+      for (const Axis& a : *axes)
+        if (!names.insert(a.name).second || !vars.insert(a.var_id).second)
+          r.fail("stage " + s.name + " has two loops named " + a.name + " or of variable " +
+                 std::to_string(a.var_id));
     s.body = read_expr(r, p, 0);
   }
   r.expect("inputs");

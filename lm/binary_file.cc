@@ -62,7 +62,8 @@ std::vector<float> BinaryReader::floats(size_t n) {
   if (n > (bytes_.size() - at_) / sizeof(float))
     throw CheckpointError(path_ + ": the " + noun_ + " is truncated");
   std::vector<float> values(n);
-  std::memcpy(values.data(), take(n * sizeof(float)), n * sizeof(float));
+  const void* from = take(n * sizeof(float));
+  if (n) std::memcpy(values.data(), from, n * sizeof(float));  // no null pointer, even for 0
   return values;
 }
 

@@ -65,6 +65,21 @@ TEST(TeText, DamagedTextIsRefusedWithItsReason) {
   const size_t out = swapped.find(' ', stage + 6) + 1;
   swapped[out] = '0';
   EXPECT_NE(error_of(swapped).find("inconsistent program"), std::string::npos) << error_of(swapped);
+  // Two loops of a stage under one name (found by fuzzing tuning records: the scheduler
+  // named both spaces alike and a schedule of them failed an assertion).
+  const std::string twice = R"(tlmc-te 1
+vars 3 tensors 2 stages 1
+tensor a float32 2 8 16 -1 0
+tensor b float32 2 8 16 0 0
+stage b 1 relu none 2 0 i 8 1 i 16 0
+  b max l float32 0 2 v 0 i v 1 i f float32 0x0p+0
+inputs 1 0
+outputs 1 1
+end
+)";
+  EXPECT_EQ(error_of(twice),
+            "program text, word 37: stage b has two loops named i or of variable 1")
+      << error_of(twice);
 }
 
 }  // namespace
