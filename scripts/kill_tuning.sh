@@ -34,11 +34,13 @@ for line in sys.stdin:
 }
 lost_total=0
 for ((k = 1; k <= kills; ++k)); do
-  # Past a few thousand trials the run would finish: a fresh database every 20 kills.
-  if ((k % 20 == 1)); then rm -f "$db" "$db"-wal "$db"-shm; fi
+  # A fresh database every 10 kills, so that kills land early in a search as well as late.
+  if ((k % 10 == 1)); then rm -f "$db" "$db"-wal "$db"-shm; fi
   "$tlmc" "$work/m.yaml" -O3 --trials 400 --tuning-db "$db" -o "$work/o" >/dev/null 2>&1 &
   pid=$!
-  sleep "$(/usr/bin/python3 -c 'import random; print(random.uniform(0.05, 3.0))')"
+  # A resumed search proposes and compiles a batch for seconds before it commits the next
+  # records: kills up to 10 s in land in every phase of it.
+  sleep "$(/usr/bin/python3 -c 'import random; print(random.uniform(0.05, 10.0))')"
   before=""
   [ -f "$db" ] && before=$(ids)
   kill -9 "$pid" 2>/dev/null || true
