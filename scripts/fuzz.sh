@@ -19,10 +19,12 @@ cmake --build build-fuzz --target tlmc_fuzzers
 for n in "${names[@]}"; do
   work=build-fuzz/long/$n
   mkdir -p "$work"
+  seeds=../../../tests/fuzz/corpus/$n
+  [ "$n" = yaml ] && seeds=../../../examples  # the bundled models themselves
   echo "fuzz.sh: $n for $seconds s"
   (cd "$work" && "../../tests/fuzz/fuzz_$n" -max_total_time="$seconds" -timeout=20 \
      -rss_limit_mb=2048 -fork="$(nproc)" -ignore_crashes=1 -print_final_stats=1 \
-     . "../../../tests/fuzz/corpus/$n" "../../../tests/fuzz/regressions/$n") 2>&1 |
+     . "$seeds" "../../../tests/fuzz/regressions/$n") 2>&1 |
     grep -E "^#|INFO: fuzzed|stat::|crash|leak|timeout|oom" | tail -20 || true
   ls "$work" | grep -E "^(crash|leak|timeout|oom)-" || echo "fuzz.sh: $n: nothing found"
 done
