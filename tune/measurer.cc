@@ -8,15 +8,15 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
-#include <thread>
 #include <utility>
 
 #include "codegen/emit_measurement.h"
@@ -24,6 +24,7 @@
 #include "reference/kernels.h"
 #include "scheduler/lower_schedule.h"
 #include "toolchain/clang_in_process.h"
+#include "toolchain/limited_child.h"
 #include "toolchain/loaded_object.h"
 #include "toolchain/nvrtc.h"
 #include "tune/gpu_candidate.h"
@@ -55,6 +56,7 @@ struct Request {
   uint64_t packing_words;
   uint64_t launch_bytes;
   double slow_seconds;  // Measurer::set_slow_cut
+  double cpu_seconds;   // the CPU time the candidate may use (0: unlimited)
 };
 
 std::vector<int64_t> encode_packings(const std::vector<std::optional<ir::Packing>>& packings) {
@@ -375,6 +377,9 @@ Reply run_candidate(const MeasureTask& task, const MeasureOptions& options, int 
 // CUDA (its parent never does: it forks workers).
 [[noreturn]] void worker_main(int fd, const MeasureTask& task, const MeasureOptions& options,
                               int threads, bool cuda) {
+  toolchain::ChildLimits limits;
+  limits.file_bytes = options.file_bytes;
+  toolchain::limit_this_process(limits);
   const std::vector<int> cpus = allowed_cpus();
   ReadsByPacking reads;
   for (;;) {
@@ -386,6 +391,7 @@ Reply run_candidate(const MeasureTask& task, const MeasureOptions& options, int 
     if (!read_all(fd, words.data(), words.size() * sizeof(int64_t))) _exit(0);
     std::string launches(req.launch_bytes, '\0');
     if (!read_all(fd, launches.data(), launches.size())) _exit(0);
+    toolchain::limit_cpu_from_now(req.cpu_seconds);
     const Reply r =
         cuda ? run_cuda_candidate(task, options, req, object, decode_packings(words), launches)
              : run_candidate(task, options, threads, cpus, req, object, words, reads);
@@ -393,12 +399,12 @@ Reply run_candidate(const MeasureTask& task, const MeasureOptions& options, int 
   }
 }
 
-std::string how_it_ended(int status) {
-  if (WIFSIGNALED(status))
-    return "killed by signal " + std::to_string(WTERMSIG(status)) + " (" +
-           strsignal(WTERMSIG(status)) + ")";
-  if (WIFEXITED(status)) return "exited with status " + std::to_string(WEXITSTATUS(status));
-  return "stopped";
+int64_t task_bytes(const MeasureTask& task) {
+  int64_t bytes = 0;
+  for (const reference::HostTensor& t : task.inputs) bytes += static_cast<int64_t>(t.bytes.size());
+  for (const reference::HostTensor& t : task.expected)
+    bytes += static_cast<int64_t>(t.bytes.size());
+  return bytes;
 }
 
 }  // namespace
@@ -410,6 +416,11 @@ Measurer::Measurer(const MeasureTask& task, const ir::Target& target, MeasureOpt
 
 Measurer::~Measurer() { stop_worker(); }
 
+int64_t Measurer::run_memory_bytes() const {
+  return options_.run_memory_bytes > 0 ? options_.run_memory_bytes
+                                       : (int64_t{2} << 30) + 4 * task_bytes(task_);
+}
+
 void Measurer::start_worker() {
   int fds[2];
   if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0)
@@ -420,6 +431,7 @@ void Measurer::start_worker() {
     close(fds[0]);
     worker_main(fds[1], task_, options_, options_.threads, target_.is_cuda());
   }
+  worker_baseline_ = toolchain::resident_bytes(getpid());
   close(fds[1]);
   worker_ = pid;
   socket_ = fds[0];
@@ -446,7 +458,15 @@ MeasureResult Measurer::run_in_worker(const std::string& object, int64_t scratch
   const double start_seconds = worker_ <= 0 && target_.is_cuda() ? kCudaWorkerStartSeconds : 0;
   if (worker_ <= 0) start_worker();
   const std::vector<int64_t> words = encode_packings(packings);
-  const Request req{object.size(), scratch_bytes, words.size(), launches.size(), slow_seconds_};
+  toolchain::ChildLimits limits;
+  limits.wall_seconds = options_.timeout_seconds + start_seconds;
+  limits.cpu_seconds = options_.run_cpu_seconds > 0
+                           ? options_.run_cpu_seconds
+                           : std::max(options_.threads, 1) * limits.wall_seconds + 1;
+  limits.memory_bytes = run_memory_bytes() + std::max<int64_t>(scratch_bytes, 0);
+  limits.file_bytes = options_.file_bytes;
+  const Request req{object.size(),   scratch_bytes, words.size(),
+                    launches.size(), slow_seconds_, limits.cpu_seconds};
   MeasureResult out;
   if (!write_all(socket_, &req, sizeof req) || !write_all(socket_, object.data(), object.size()) ||
       !write_all(socket_, words.data(), words.size() * sizeof(int64_t)) ||
@@ -456,15 +476,15 @@ MeasureResult Measurer::run_in_worker(const std::string& object, int64_t scratch
     out.reason = "the measurement worker stopped before the candidate was sent";
     return out;
   }
-  pollfd p{socket_, POLLIN, 0};
-  const int ready =
-      poll(&p, 1, static_cast<int>((options_.timeout_seconds + start_seconds) * 1000));
+  const toolchain::ChildWait waited = toolchain::wait_for_child(
+      socket_, worker_, limits.wall_seconds, worker_baseline_ + limits.memory_bytes);
   Reply r{};
-  if (ready == 0) {
+  if (waited != toolchain::ChildWait::Ready) {
     kill(worker_, SIGKILL);
     stop_worker();
-    out.status = MeasureStatus::TimedOut;
-    out.reason = "still running after " + std::to_string(options_.timeout_seconds) + " s";
+    out.status =
+        waited == toolchain::ChildWait::OverTime ? MeasureStatus::TimedOut : MeasureStatus::Crashed;
+    out.reason = toolchain::describe_limit(waited, limits);
     return out;
   }
   if (!read_all(socket_, &r, sizeof r)) {
@@ -474,7 +494,7 @@ MeasureResult Measurer::run_in_worker(const std::string& object, int64_t scratch
     close(socket_);
     socket_ = -1;
     out.status = MeasureStatus::Crashed;
-    out.reason = "the candidate's run " + how_it_ended(status);
+    out.reason = "the candidate's run " + toolchain::describe_child_end(status, limits);
     return out;
   }
   if (r.worker_exits) stop_worker();
@@ -490,15 +510,75 @@ MeasureResult Measurer::run_in_worker(const std::string& object, int64_t scratch
 
 namespace {
 
-toolchain::InProcessObject compile_candidate(const std::string& source, const ir::Target& target,
-                                             size_t max_bytes) {
-  if (source.size() > max_bytes) {
-    toolchain::InProcessObject refused;
-    refused.diagnostics = "the candidate's C is " + std::to_string(source.size()) +
-                          " bytes, more than " + std::to_string(max_bytes) + ": not compiled";
-    return refused;
+// A compiled object through a child's pipe: '1' (compiled) or '0', the diagnostics'
+// length in 20 digits, the diagnostics, then the object.
+constexpr size_t kLengthDigits = 20;
+
+std::string encode_object(const toolchain::InProcessObject& o) {
+  char length[kLengthDigits + 1];
+  std::snprintf(length, sizeof length, "%020zu", o.diagnostics.size());
+  return (o.ok ? "1" : "0") + std::string(length) + o.diagnostics + o.object;
+}
+
+toolchain::InProcessObject decode_object(const std::string& reply) {
+  toolchain::InProcessObject o;
+  const size_t length = reply.size() > kLengthDigits
+                            ? std::strtoull(reply.substr(1, kLengthDigits).c_str(), nullptr, 10)
+                            : reply.size();
+  if (reply.size() < 1 + kLengthDigits + length) {
+    o.diagnostics = "a truncated reply from the compiling child";
+    return o;
   }
-  return toolchain::compile_c_in_process(source, toolchain::generated_code_flags(target));
+  o.ok = reply[0] == '1';
+  o.diagnostics = reply.substr(1 + kLengthDigits, length);
+  o.object = reply.substr(1 + kLengthDigits + length);
+  return o;
+}
+
+// Each candidate's C compiled in a child process of its own, `jobs` at a time, under the
+// compile limits of `options`; one that is too long is refused unread. Called while this
+// process has no other thread (it forks).
+struct CompiledCandidate {
+  toolchain::InProcessObject object;
+  double seconds = 0;  // its compilation's wall time, its child's start included
+};
+
+std::vector<CompiledCandidate> compile_candidates(const std::vector<std::string>& sources,
+                                                  const ir::Target& target,
+                                                  const MeasureOptions& options, int jobs) {
+  std::vector<CompiledCandidate> out(sources.size());
+  std::vector<std::function<std::string()>> work;
+  std::vector<size_t> compiled;
+  const std::vector<std::string> flags = toolchain::generated_code_flags(target);
+  for (size_t i = 0; i < sources.size(); ++i) {
+    if (sources[i].size() > options.max_source_bytes) {
+      out[i].object.diagnostics = "the candidate's C is " + std::to_string(sources[i].size()) +
+                                  " bytes, more than " + std::to_string(options.max_source_bytes) +
+                                  ": not compiled";
+      continue;
+    }
+    compiled.push_back(i);
+    work.emplace_back([&sources, &flags, i] {
+      return encode_object(toolchain::compile_c_in_process(sources[i], flags));
+    });
+  }
+  toolchain::ChildLimits limits;
+  limits.doing = "compiling";
+  limits.wall_seconds = options.compile_timeout_seconds;
+  limits.cpu_seconds =
+      options.compile_timeout_seconds > 0 ? options.compile_timeout_seconds + 1 : 0;
+  limits.memory_bytes = options.compile_memory_bytes;
+  limits.file_bytes = options.file_bytes;
+  const std::vector<toolchain::ChildReply> replies = toolchain::run_in_children(work, jobs, limits);
+  for (size_t k = 0; k < compiled.size(); ++k) {
+    CompiledCandidate& c = out[compiled[k]];
+    c.seconds = replies[k].seconds;
+    if (replies[k].ok)
+      c.object = decode_object(replies[k].reply);
+    else
+      c.object.diagnostics = "Clang " + replies[k].why;
+  }
+  return out;
 }
 
 // A CUDA candidate built by NVRTC for the target's SM: its cubin as `object`, and its
@@ -535,10 +615,9 @@ toolchain::InProcessObject build_cuda_candidate(const ir::LoopProgram& loops,
 
 MeasureResult Measurer::measure_source(const std::string& c_source, int64_t scratch_bytes) {
   TLMC_ASSERT(!target_.is_cuda(), "measure_source takes C, for a CPU target");
-  const Clock::time_point t0 = Clock::now();
-  const toolchain::InProcessObject obj =
-      compile_candidate(c_source, target_, options_.max_source_bytes);
-  const double compile_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  const CompiledCandidate compiled = compile_candidates({c_source}, target_, options_, 1).front();
+  const toolchain::InProcessObject& obj = compiled.object;
+  const double compile_seconds = compiled.seconds;
   if (!obj.ok) {
     MeasureResult out;
     out.status = MeasureStatus::CompileError;
@@ -583,27 +662,23 @@ std::vector<MeasureResult> Measurer::measure_batch(
   }
   const Clock::time_point compiling = Clock::now();
   times_.lowering += std::chrono::duration<double>(compiling - lowering).count();
-  // Compile on `jobs` threads; they are all joined before the worker is forked or runs.
-  // NVRTC compiles in forked children (toolchain/nvrtc.h): one thread, so that no child is
-  // forked while another thread holds a lock the child would wait on for ever.
-  if (target_.is_cuda()) jobs = 1;
-  std::atomic<size_t> next{0};
-  auto compile = [&] {
-    for (size_t i; (i = next++) < units.size();) {
+  // C compiles in `jobs` children at once; NVRTC in one child at a time (toolchain/nvrtc.h).
+  // Both fork from this thread, the process's only one.
+  if (target_.is_cuda()) {
+    for (Unit& u : units) {
       const Clock::time_point t0 = Clock::now();
-      units[i].object =
-          target_.is_cuda()
-              ? build_cuda_candidate(units[i].loops, target_, &units[i].launches,
-                                     &units[i].environment)
-              : compile_candidate(units[i].source, target_, options_.max_source_bytes);
-      units[i].compile_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+      u.object = build_cuda_candidate(u.loops, target_, &u.launches, &u.environment);
+      u.compile_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
     }
-  };
-  std::vector<std::thread> threads;
-  for (int j = 1; j < std::min<int>(jobs, static_cast<int>(units.size())); ++j)
-    threads.emplace_back(compile);
-  compile();
-  for (std::thread& t : threads) t.join();
+  } else {
+    std::vector<std::string> sources;
+    for (const Unit& u : units) sources.push_back(u.source);
+    std::vector<CompiledCandidate> objects = compile_candidates(sources, target_, options_, jobs);
+    for (size_t i = 0; i < units.size(); ++i) {
+      units[i].compile_seconds = objects[i].seconds;
+      units[i].object = std::move(objects[i].object);
+    }
+  }
   const Clock::time_point running = Clock::now();
   times_.compiling += std::chrono::duration<double>(running - compiling).count();
   std::vector<MeasureResult> out;

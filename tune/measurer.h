@@ -1,12 +1,13 @@
-// Measures candidate schedules of one task: each is generated as C, compiled in this process
-// (toolchain/clang_in_process.h), then loaded and run in a worker process forked from tlmc
-// that lives for many candidates. For a CUDA target, each is generated as CUDA, built by
-// NVRTC for the target's SM (one over a limit of the descriptor fails, never timed) and run
-// on the GPU by the worker (tune/gpu_candidate.h), which lives for one batch (it holds a
-// CUDA context): tlmc's own process never initialises CUDA, so that it may fork workers. The worker
-// checks a candidate's outputs against the reference before timing it; a candidate that crashes,
-// hangs past its limit or computes a wrong answer is a failed measurement with its reason, never a
-// failure of the compiler: the worker is started again for the next one.
+// Measures candidate schedules of one task: each is generated as C, compiled by Clang's
+// libraries (toolchain/clang_in_process.h) in a child process of its own under a time and
+// memory limit, then loaded and run in a worker process forked from tlmc that lives for many
+// candidates, under limits of memory, CPU time and file size (MeasureOptions). For a CUDA target,
+// each is generated as CUDA, built by NVRTC for the target's SM (one over a limit of the descriptor
+// fails, never timed) and run on the GPU by the worker (tune/gpu_candidate.h), which lives for one
+// batch (it holds a CUDA context): tlmc's own process never initialises CUDA, so that it may fork
+// workers. The worker checks a candidate's outputs against the reference before timing it; a
+// candidate that crashes, hangs past its limit or computes a wrong answer is a failed measurement
+// with its reason, never a failure of the compiler: the worker is started again for the next one.
 #pragma once
 
 #include <sys/types.h>
@@ -38,6 +39,18 @@ struct MeasureOptions {
   // ~3000 candidates of ten workloads (W1-W6, U1, U4-U6), none over 256 KB came within 2x
   // of its task's best, while a few of 128-256 KB did; the -O0 kernels are under 20 KB.
   size_t max_source_bytes = size_t{256} << 10;
+  // Limits that keep a runaway candidate from exhausting the machine (toolchain/
+  // limited_child.h); passing one fails the candidate with the limit named. Its C is
+  // compiled in a child process of its own, given this long and this much memory beyond
+  // tlmc's own:
+  double compile_timeout_seconds = 120;
+  int64_t compile_memory_bytes = int64_t{4} << 30;
+  // Its run, in the worker: resident memory beyond tlmc's own (0: 2 GiB, plus four times
+  // the bytes of the task's inputs and outputs, plus the candidate's scratch), CPU time
+  // (0: the time limit times the threads, plus a second) and the largest file it may write.
+  int64_t run_memory_bytes = 0;
+  double run_cpu_seconds = 0;
+  int64_t file_bytes = int64_t{64} << 20;
 };
 
 struct MeasureResult {
@@ -101,8 +114,12 @@ class Measurer {
   const MeasureTask& task_;
   ir::Target target_;
   MeasureOptions options_;
+  // The memory limits of a candidate's run without its scratch (MeasureOptions::run_memory_bytes).
+  int64_t run_memory_bytes() const;
+
   pid_t worker_ = -1;
-  int socket_ = -1;  // the parent's end of the socket pair
+  int socket_ = -1;              // the parent's end of the socket pair
+  int64_t worker_baseline_ = 0;  // tlmc's resident bytes when the worker was forked
   int workers_started_ = 0;
   double slow_seconds_ = 0;
   MeasureTimes times_;

@@ -202,7 +202,7 @@ TEST(Measurement, CrashesHangsAndWrongAnswersAreRecordedAndTheSearchGoesOn) {
 
   MeasureResult hang = m.measure_source(unit("volatile int x = 1; while (x) {}"), 0);
   EXPECT_EQ(hang.status, MeasureStatus::TimedOut);
-  EXPECT_EQ(hang.reason, "still running after 2.000000 s");
+  EXPECT_EQ(hang.reason, "still running after 2 s");
 
   MeasureResult wrong = m.measure_source(unit("memset(p[2], 0, 24 * 48 * 4);"), 0);
   EXPECT_EQ(wrong.status, MeasureStatus::WrongResult);
@@ -219,6 +219,84 @@ TEST(Measurement, CrashesHangsAndWrongAnswersAreRecordedAndTheSearchGoesOn) {
   MeasureResult after = m.measure(scheduler::random_schedule(task.program, target, 5));
   EXPECT_EQ(after.status, MeasureStatus::Ok) << after.reason;
   EXPECT_EQ(m.workers_started(), 3);
+}
+
+// Runaway candidates meet the limits of their run: each is failed with the limit named, in
+// far less than its time limit (30 s), and the worker is started again for the next.
+TEST(Measurement, ARunawayCandidateMeetsItsCpuMemoryAndFileLimits) {
+  const MeasureTask task = matmul_task();
+  MeasureOptions o = quick();
+  o.timeout_seconds = 30;
+  o.run_cpu_seconds = 1;
+  o.run_memory_bytes = int64_t{128} << 20;
+  o.file_bytes = int64_t{1} << 20;
+  Measurer m(task, ir::host_target(), o);
+
+  const MeasureResult spin = m.measure_source(unit("volatile int x = 1; while (x) {}"), 0);
+  EXPECT_EQ(spin.status, MeasureStatus::Crashed);
+  EXPECT_EQ(spin.reason,
+            "the candidate's run killed by signal 24 (CPU time limit exceeded): more than 1 s of "
+            "CPU time");
+
+  // Touches 16 MiB at a time, for ever: the watch sees it pass 128 MiB.
+  const MeasureResult greedy = m.measure_source("#include <stdlib.h>\n" + unit(R"(
+    static char* volatile kept;
+    for (;;) { char* q = malloc(16 << 20); if (!q) break; memset(q, 1, 16 << 20); kept = q; })"),
+                                                0);
+  EXPECT_EQ(greedy.status, MeasureStatus::Crashed);
+  EXPECT_EQ(greedy.reason,
+            "killed while running: it used more than 128 MiB of memory beyond tlmc's own");
+
+  const std::string path = ::testing::TempDir() + "tlmc_runaway_file";
+  const MeasureResult writer = m.measure_source("#include <stdio.h>\n" + unit(R"(
+    static char block[1 << 16];
+    FILE* f = fopen(")" + path + R"(", "w");
+    for (int i = 0; i < 64; ++i) fwrite(block, 1, sizeof block, f);
+    fclose(f);)"),
+                                                0);
+  EXPECT_EQ(writer.status, MeasureStatus::Crashed);
+  EXPECT_EQ(writer.reason,
+            "the candidate's run killed by signal 25 (File size limit exceeded): it wrote a file "
+            "of more than 1 MiB");
+  std::remove(path.c_str());
+
+  EXPECT_EQ(m.measure_source(unit(kMatmulBody), 0).status, MeasureStatus::Ok);
+  EXPECT_EQ(m.workers_started(), 4);
+}
+
+// C whose macros expand to 2^24 statements: Clang would take minutes and gigabytes.
+std::string exploding_unit() {
+  std::string s = "#define E0 x = x * 3 + 1;\n";
+  for (int i = 1; i <= 24; ++i)
+    s += "#define E" + std::to_string(i) + " E" + std::to_string(i - 1) + " E" +
+         std::to_string(i - 1) + "\n";
+  return s + unit("volatile int x = 0; E24");
+}
+
+// The candidate's compilation runs in a child of its own: past its time or its memory limit
+// it is stopped and the candidate failed, and tlmc goes on.
+TEST(Measurement, ACompilationMeetsItsTimeAndMemoryLimits) {
+  const MeasureTask task = matmul_task();
+  MeasureOptions o = quick();
+  o.compile_timeout_seconds = 1;
+  o.compile_memory_bytes = int64_t{64} << 30;
+  {
+    Measurer m(task, ir::host_target(), o);
+    const MeasureResult r = m.measure_source(exploding_unit(), 0);
+    EXPECT_EQ(r.status, MeasureStatus::CompileError);
+    EXPECT_EQ(r.reason, "Clang still compiling after 1 s");
+    EXPECT_LT(r.compile_seconds, 5);
+  }
+  o.compile_timeout_seconds = 120;
+  o.compile_memory_bytes = int64_t{64} << 20;
+  Measurer m(task, ir::host_target(), o);
+  const MeasureResult r = m.measure_source(exploding_unit(), 0);
+  EXPECT_EQ(r.status, MeasureStatus::CompileError);
+  EXPECT_EQ(r.reason,
+            "Clang killed while compiling: it used more than 64 MiB of memory beyond tlmc's own");
+  EXPECT_LT(r.compile_seconds, 30);
+  // The next candidate compiles in a new child.
+  EXPECT_EQ(m.measure_source(unit(kMatmulBody), 0).status, MeasureStatus::Ok);
 }
 
 // With cold weights (the constant input b flushed from the caches before every timed run,
