@@ -119,6 +119,7 @@ std::optional<KernelRecords> kernel_records(const ChoiceOptions& o, const schedu
   KernelRecords k;
   KernelCandidates& c = k.candidates;
   c.workload_key = ir::workload_key(program);
+  std::optional<scheduler::Sketches> sketches;  // made for the first record that needs them
   for (const scheduler::TuningRecord& r : db.records(c.workload_key, o.target.descriptor())) {
     if (r.status != scheduler::MeasureStatus::Ok || c.records == kInModelCandidates) break;
     std::string why = "not a schedule this tlmc reads";
@@ -126,7 +127,14 @@ std::optional<KernelRecords> kernel_records(const ChoiceOptions& o, const schedu
       std::optional<std::vector<scheduler::Decision>> schedule =
           scheduler::parse_schedule_record(r.schedule);
       if (schedule) scheduler::apply_schedule(program, *schedule);
-      if (!schedule) schedule = scheduler::schedule_from_record(r.schedule, program, o.target);
+      // A point of the spaces is checked against them (a record may come from a file
+      // imported from anywhere): a value its space does not list is refused by name.
+      if (!schedule) {
+        if (!sketches) sketches = scheduler::generate_sketches(program, o.target);
+        if (const std::optional<scheduler::SpacePoint> point =
+                scheduler::parse_space_schedule(*sketches, r.schedule))
+          schedule = (*sketches)[point->sketch].decisions(point->values);
+      }
       // A decision list names its decisions alone: a tile product fits the workload anywhere.
       if (schedule && o.target.bf16 == ir::Bf16Unit::None &&
           std::any_of(schedule->begin(), schedule->end(), [](const scheduler::Decision& d) {

@@ -105,6 +105,28 @@ TEST_F(TuningRecords, AStaleRecordFallsBackToTheDefaultSchedule) {
   EXPECT_TRUE(read_file(dir.file("out/tiny.c")) == compile("plain", " -O0"));
 }
 
+// A point of the schedule spaces (format 2) is checked against them before it is used: a
+// record imported with a value its space does not list is named and passed over.
+TEST_F(TuningRecords, AnImportedPointOutsideTheSpacesIsRefused) {
+  const std::string db = " --tuning-db " + dir.file("t.db");
+  std::string point = "tlmc-schedule 2\nsketch tile_fused\ntile out i.2 1000\n";
+  for (const char* space :
+       {"tile out j.2", "tile out i.1", "tile out j.1", "parallel out -", "compute_at matmul -",
+        "tile matmul i.1", "tile matmul j.1", "tile matmul k.1", "vectorize matmul -",
+        "unroll matmul -", "vectorize out -", "unroll out -"})
+    point += std::string(space) + " 1\n";
+  ASSERT_EQ(run_command(tlmc("db import " + records_file("r.jsonl", point) + db)).exit_code, 0);
+  CommandResult r = run_command(
+      tlmc("-O0 " + dir.file("tiny.yaml") + " --target x86-64-avx2 -v -o " + dir.file("out") + db));
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("tlmc: note: a tuning record of workload " + key +
+                       " does not apply (tile out i.2: 1000 is not a valid value here); "
+                       "trying the next"),
+            std::string::npos)
+      << r.out;
+  EXPECT_TRUE(read_file(dir.file("out/tiny.c")) == compile("plain", " -O0"));
+}
+
 TEST_F(TuningRecords, AStaleFastestRecordGivesWayToTheNextThatApplies) {
   const std::string db = " --tuning-db " + dir.file("t.db");
   ASSERT_EQ(
