@@ -26,7 +26,8 @@ struct KvCache {
 // values are computed once and shared by every stream.
 class Decoder {
  public:
-  Decoder(const Gpt& model, const std::vector<Token>& prompt) : m_(model), w_(model.layout()) {
+  Decoder(const Gpt& model, const std::vector<Token>& prompt)
+      : serial_(), m_(model), w_(model.layout()) {
     prefix_ = empty_cache();
     for (size_t t = 0; t < prompt.size(); ++t) {
       prompt_hidden_ = run({&prefix_}, nullptr, {prompt[t]}, static_cast<int>(t));
@@ -128,6 +129,7 @@ class Decoder {
     return ln;
   }
 
+  SerialProducts serial_;  // for the decoder's life
   const Gpt& m_;
   const GptLayout& w_;
   KvCache prefix_;

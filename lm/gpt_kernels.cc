@@ -82,6 +82,14 @@ void layernorm_backward(float* dinp, float* dweight, float* dbias, const float* 
   }
 }
 
+SerialProducts::SerialProducts() : saved_(openblas_get_num_threads()) {
+  if (saved_ != 1) openblas_set_num_threads(1);
+}
+
+SerialProducts::~SerialProducts() {
+  if (saved_ != 1) openblas_set_num_threads(saved_);
+}
+
 void matmul_forward(float* out, const float* inp, const float* weight, const float* bias, size_t N,
                     int IC, int OC) {
   for (size_t n = 0; n < N; ++n) std::copy(bias, bias + OC, out + n * OC);

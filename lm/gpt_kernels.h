@@ -23,6 +23,23 @@ void layernorm_backward(float* dinp, float* dweight, float* dbias, const float* 
                         const float* inp, const float* weight, const float* mean, const float* rstd,
                         size_t N, int C);
 
+// While one lives, the matrix products run on the calling thread alone. Decoding's products
+// are small (a few streams by the channels): OpenBLAS's threads cost more than they gave,
+// and between products they wait spinning on sched_yield, taking a core from whatever else
+// runs. Sampling 10000 points of a 2-layer model on a 2-core AMD EPYC (Zen 4) took 125 s of
+// wall and 187 s of CPU time with its threads, 103 s and 103 s without. Not thread-safe
+// (OpenBLAS's thread count is the process's): decoding runs on one thread.
+class SerialProducts {
+ public:
+  SerialProducts();
+  ~SerialProducts();
+  SerialProducts(const SerialProducts&) = delete;
+  SerialProducts& operator=(const SerialProducts&) = delete;
+
+ private:
+  int saved_;
+};
+
 // out = inp · weightᵀ + bias          inp [N, IC], weight [OC, IC], bias [OC], out [N, OC]
 void matmul_forward(float* out, const float* inp, const float* weight, const float* bias, size_t N,
                     int IC, int OC);
