@@ -49,11 +49,14 @@ typedef struct {
    * one store of this word, after its fields below are written; a block is claimed by a
    * compare-and-swap, which fails once the word has moved on to another job. The fields of
    * a job are not rewritten until every one of its blocks is done, so whoever claims a
-   * block of the current job (judged by the word alone) has read that job's fields. */
+   * block of the current job (judged by the word alone) has read that job's fields. They
+   * are atomic all the same, read and written relaxed (plain moves on x86-64): a worker late
+   * from one job reads them before its claim fails while the caller writes the next job's,
+   * a data race in C11's model (ThreadSanitizer reported it) though the value is dropped. */
   atomic_uint_fast64_t claim;
-  TLMC_RT(task_fn) fn;
-  void* ctx;
-  int64_t n;
+  _Atomic(TLMC_RT(task_fn)) fn;
+  _Atomic(void*) ctx;
+  atomic_int_fast64_t n;
   atomic_int_fast64_t done_blocks; /* blocks of the current job finished */
 } tlmc_pool;
 
@@ -93,9 +96,9 @@ static void TLMC_RT(work)(tlmc_pool* p, uint_fast64_t job) {
     int64_t b = TLMC_RT_NEXT(word), blocks = TLMC_RT_BLOCKS(word);
     if (b >= blocks) return;
     /* Read before the claim; valid if it succeeds (the job is then current, unfinished). */
-    int64_t n = p->n;
-    TLMC_RT(task_fn) fn = p->fn;
-    void* ctx = p->ctx;
+    int64_t n = atomic_load_explicit(&p->n, memory_order_relaxed);
+    TLMC_RT(task_fn) fn = atomic_load_explicit(&p->fn, memory_order_relaxed);
+    void* ctx = atomic_load_explicit(&p->ctx, memory_order_relaxed);
     if (!atomic_compare_exchange_weak(&p->claim, &word, word + 1)) continue;
     int64_t per = (n + blocks - 1) / blocks;
     int64_t begin = b * per, end = begin + per < n ? begin + per : n;
@@ -171,9 +174,9 @@ void TLMC_RT(parallel_for)(int64_t n, TLMC_RT(task_fn) fn, void* ctx) {
     return;
   }
   pthread_mutex_lock(&p->lock);
-  p->fn = fn;
-  p->ctx = ctx;
-  p->n = n;
+  atomic_store_explicit(&p->fn, fn, memory_order_relaxed);
+  atomic_store_explicit(&p->ctx, ctx, memory_order_relaxed);
+  atomic_store_explicit(&p->n, n, memory_order_relaxed);
   int64_t blocks = n < threads ? n : threads; /* <= TLMC_RT_MAX_THREADS: fits 16 bits */
   atomic_store(&p->done_blocks, 0);
   uint_fast64_t job = (TLMC_RT_JOB(atomic_load(&p->claim)) + 1) & 0xffffffffu;
