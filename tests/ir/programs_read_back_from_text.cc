@@ -82,5 +82,19 @@ end
       << error_of(twice);
 }
 
+// An expression nested a million deep is refused at 2000 levels, before the reader's
+// recursion could exhaust the stack.
+TEST(TeText, DeeplyNestedExpressionsAreRefused) {
+  std::string text = ir::te_to_text(test::varied_programs().front());
+  const size_t body = text.find(" l ");
+  ASSERT_NE(body, std::string::npos) << text;
+  // Each "u neg" (a negation) nests what follows one level deeper.
+  std::string deep;
+  for (int i = 0; i < 1000000; ++i) deep += "u neg ";
+  text.insert(body + 1, deep);
+  const std::string error = error_of(text);
+  EXPECT_NE(error.find("expressions nest too deeply"), std::string::npos) << error.substr(0, 200);
+}
+
 }  // namespace
 }  // namespace tlmc

@@ -1,12 +1,14 @@
 // Model files: written and read back bit for bit (with or without the optimiser's state, of
 // CPU or CUDA targets), files of the first format (the bundled models') still read; a file
 // that is not a model of this tensor language is refused with its reason. A model grown to
-// the whole vocabulary computes what it computed before.
+// the whole vocabulary computes what it computed before. Sentence files alike: damaged ones
+// are refused with their reason, before any memory their sizes ask for.
 #include <gtest/gtest.h>
 
 #include <fstream>
 
 #include "lm/checkpoint.h"
+#include "lm/sentence_file.h"
 #include "support/test_support.h"
 
 namespace tlmc::lm {
@@ -147,6 +149,58 @@ TEST(Checkpoint, OtherFilesAreRefusedWithTheirReason) {
   test::write_file(dir.file("long.tlm"), good + "x");
   EXPECT_EQ(error_of(dir.file("long.tlm")),
             dir.file("long.tlm") + ": the model file has trailing bytes");
+}
+
+std::string sentence_error_of(const std::string& path) {
+  try {
+    read_sentences(path);
+  } catch (const CheckpointError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(SentenceFile, DamagedFilesAreRefusedWithTheirReason) {
+  test::TempDir dir;
+  Sentence s;
+  const Token word = Vocabulary::get().at("tile");
+  s.tokens = {word, word, word};
+  s.choices = {{}, {word}, {}};
+  write_sentences(dir.file("s.bin"), {s, s});
+  ASSERT_EQ(read_sentences(dir.file("s.bin")).size(), 2u);
+  const std::string good = test::read_file(dir.file("s.bin"));
+  // The magic (8 bytes), the format (4), the language (4), the fingerprint (8), the count
+  // of sentences (8), then the first sentence's count of tokens (4) and its tokens (2 each).
+  auto damaged = [&](const std::string& name, size_t at, const std::string& bytes) {
+    std::string d = good;
+    d.replace(at, bytes.size(), bytes);
+    test::write_file(dir.file(name), d);
+    return sentence_error_of(dir.file(name));
+  };
+  auto u64 = [](uint64_t v) { return std::string(reinterpret_cast<const char*>(&v), sizeof v); };
+  auto u32 = [](uint32_t v) { return std::string(reinterpret_cast<const char*>(&v), sizeof v); };
+  auto u16 = [](uint16_t v) { return std::string(reinterpret_cast<const char*>(&v), sizeof v); };
+  EXPECT_EQ(damaged("magic.bin", 0, "TLMCSEM\n"),
+            dir.file("magic.bin") + ": not a tlmc sentence file");
+  EXPECT_EQ(damaged("format.bin", 8, u32(7)),
+            dir.file("format.bin") + ": a sentence file of another format version");
+  EXPECT_EQ(
+      damaged("language.bin", 12, u32(99)),
+      dir.file("language.bin") + ": sentences of another tensor language (sample them again)");
+  // 2^40 sentences, or a sentence of 2^32 - 1 tokens, in a file of a few dozen bytes: refused
+  // at the end of the file, not by asking for the memory.
+  EXPECT_EQ(damaged("count.bin", 24, u64(uint64_t{1} << 40)),
+            dir.file("count.bin") + ": the sentence file is truncated");
+  EXPECT_EQ(damaged("tokens.bin", 32, u32(0xffffffffu)),
+            dir.file("tokens.bin") + ": the sentence file is truncated");
+  EXPECT_EQ(damaged("token.bin", 36, u16(0xfffe)),
+            dir.file("token.bin") + ": the sentence file has a token outside the vocabulary");
+  test::write_file(dir.file("short.bin"), good.substr(0, good.size() - 1));
+  EXPECT_EQ(sentence_error_of(dir.file("short.bin")),
+            dir.file("short.bin") + ": the sentence file is truncated");
+  test::write_file(dir.file("long.bin"), good + "x");
+  EXPECT_EQ(sentence_error_of(dir.file("long.bin")),
+            dir.file("long.bin") + ": the sentence file has trailing bytes");
 }
 
 }  // namespace
