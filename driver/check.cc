@@ -98,10 +98,46 @@ std::string scientific(double x) {
   return os.str();
 }
 
+// In the CPU emulator, blocks and threads run one at a time in an order a GPU does not
+// promise: run once more with each launch's blocks and each block's threads in reverse,
+// and the outputs must agree within the check's tolerance (the kernels use no atomics, so
+// a kernel without a race computes them in the same order). Two blocks writing different
+// values to one element, or a thread reading what another writes with no barrier between,
+// show here.
+void expect_same_in_reverse(const toolchain::IsolatedRun& forward, const std::string& so,
+                            const CompiledModel& model, const ir::Target& target,
+                            const std::vector<std::vector<uint8_t>>& inputs,
+                            const std::vector<size_t>& out_bytes) {
+  setenv("TLMC_EMULATION_ORDER", "reverse", 1);
+  const toolchain::IsolatedRun reverse =
+      toolchain::run_isolated(so, hosted_entry(model, target), inputs, out_bytes, 600);
+  unsetenv("TLMC_EMULATION_ORDER");
+  if (reverse.status != toolchain::IsolatedRun::Ok)
+    throw InternalError("the generated library " + reverse.message +
+                        " with its blocks and threads in reverse order, on random inputs; this "
+                        "is a bug in tlmc");
+  const ir::Graph& g = model.graph;
+  for (size_t o = 0; o < g.outputs.size(); ++o) {
+    const ir::TensorType& type = g.type(g.outputs[o]);
+    for (int64_t i = 0; i < type.numel(); ++i) {
+      const double a = element(type.dtype, forward.outputs[o].data(), i);
+      const double b = element(type.dtype, reverse.outputs[o].data(), i);
+      if ((std::isnan(a) && std::isnan(b)) || a == b ||
+          std::fabs(a - b) <= kCheckAtol + kCheckRtol * std::fabs(a))
+        continue;
+      std::ostringstream what;
+      what << "the generated library's output " << g.tensor(g.outputs[o]).name << " element " << i
+           << " is " << a << " with the emulator's blocks and threads in order and " << b
+           << " in reverse: a race between them; this is a bug in tlmc";
+      throw InternalError(what.str());
+    }
+  }
+}
+
 }  // namespace
 
 CheckResult check_model(const CompiledModel& model, const ir::Target& target, uint64_t seed,
-                        CCompiler cc) {
+                        CCompiler cc, bool sanitize) {
   const ir::Graph& g = model.graph;
   const std::vector<reference::HostTensor> inputs = reference::random_graph_inputs(g, seed);
   std::vector<std::vector<uint8_t>> raw_inputs;
@@ -110,19 +146,31 @@ CheckResult check_model(const CompiledModel& model, const ir::Target& target, ui
   for (int t : g.outputs) out_bytes.push_back(g.type(t).bytes());
 
   const TempFolder dir("tlmc-check");
-  const std::string so = build_shared_library(model, dir.path(), target, cc);
-  // A CUDA target's library runs on the GPU here, else in the CPU emulator, through its
-  // NAME_hosted entry.
-  toolchain::IsolatedRun run =
-      toolchain::run_isolated(so, hosted_entry(model, target), raw_inputs, out_bytes, 600);
-  if (run.status != toolchain::IsolatedRun::Ok)
-    throw InternalError("the generated library " + run.message +
-                        " on random inputs; this is a bug in tlmc");
+  toolchain::IsolatedRun run;
+  if (sanitize) {
+    toolchain::SanitizedRun s =
+        run_sanitized_library(model, dir.path(), target, raw_inputs, out_bytes, 1200);
+    if (!s.ok)
+      throw InternalError("the generated library " + s.message +
+                          "\non random inputs; this is a bug in tlmc");
+    run.outputs = std::move(s.outputs);
+  } else {
+    const std::string so = build_shared_library(model, dir.path(), target, cc);
+    // A CUDA target's library runs on the GPU here, else in the CPU emulator, through its
+    // NAME_hosted entry.
+    run = toolchain::run_isolated(so, hosted_entry(model, target), raw_inputs, out_bytes, 600);
+    if (run.status != toolchain::IsolatedRun::Ok)
+      throw InternalError("the generated library " + run.message +
+                          " on random inputs; this is a bug in tlmc");
+    if (target.is_cuda() && !target.runs_here)
+      expect_same_in_reverse(run, so, model, target, raw_inputs, out_bytes);
+  }
 
   const std::vector<reference::HostTensor> want = reference::interpret(g, inputs);
   std::vector<reference::HostTensor> want_compiled;
   if (model.bf16) want_compiled = reference::interpret(model.bf16_graph, inputs);
   CheckResult result;
+  result.sanitized = sanitize;
   result.bf16 = model.bf16;
   result.atol = model.bf16 ? kBf16CheckAtol : kCheckAtol;
   result.rtol = model.bf16 ? kBf16CheckRtol : kCheckRtol;
@@ -230,6 +278,8 @@ void print_check(std::ostream& os, const CheckResult& r) {
          << "\n";
   }
   if (!r.ran.empty()) os << "the CUDA kernels ran " << r.ran << "\n";
+  if (r.sanitized)
+    os << "the library ran built with -fsanitize=address,undefined, with no report\n";
   os << std::defaultfloat << (r.passed ? "check passed" : "check FAILED") << " (tolerance: abs "
      << r.atol << " + rel " << r.rtol;
   if (r.bf16)

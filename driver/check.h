@@ -1,7 +1,8 @@
 // `tlmc --check MODEL`: compiles the model, runs the library in a child process on random
 // inputs, evaluates the graph with the reference interpreter and compares every output. A
 // CUDA target's library runs on the GPU of this machine when it is of the target's SM, else
-// in the CPU emulator (runtime/cuda_emulation).
+// in the CPU emulator (runtime/cuda_emulation), twice: its blocks and threads in order, then
+// in reverse, whose outputs must agree (else a race between them is reported as a bug).
 #pragma once
 
 #include <iosfwd>
@@ -44,6 +45,7 @@ struct CheckResult {
   // Where a CUDA target's library ran: "on the GPU (DEVICE)" or "in the CPU emulator";
   // empty for a CPU target (this machine's processor).
   std::string ran;
+  bool sanitized = false;     // built with -fsanitize=address,undefined, and clean
   double atol = 0, rtol = 0;  // the tolerances the outputs were held to
 };
 
@@ -82,8 +84,11 @@ constexpr double kNudgedAllowance = 2;
 
 // Inputs are drawn from a generator seeded with `seed`: floats uniform in [-1, 1]; integer
 // inputs that index a Gather uniform over the valid indices, others in [0, 4).
+// With `sanitize`, a CPU target's library is built with -fsanitize=address,undefined by the
+// system C compiler and run as a program of its own (toolchain/sanitized_run.h): a report
+// is a bug of tlmc's, as a crash is.
 CheckResult check_model(const CompiledModel& model, const ir::Target& target, uint64_t seed = 1,
-                        CCompiler cc = CCompiler::InProcess);
+                        CCompiler cc = CCompiler::InProcess, bool sanitize = false);
 void print_check(std::ostream& os, const CheckResult& r);
 
 }  // namespace tlmc::driver

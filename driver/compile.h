@@ -13,6 +13,7 @@
 #include "ir/gpu_occupancy.h"
 #include "ir/graph.h"
 #include "ir/target.h"
+#include "toolchain/sanitized_run.h"
 
 namespace tlmc::driver {
 
@@ -117,6 +118,14 @@ std::string gpu_cannot_run(const ir::Target& target);
 // by nvcc when its GPU runs here (the target runs_here), else for the CPU emulator.
 std::string build_shared_library(const CompiledModel& model, const std::string& dir,
                                  const ir::Target& target, CCompiler cc = CCompiler::InProcess);
+
+// Writes the model's files in `dir` and runs them built with sanitizers as a program of
+// their own (toolchain/sanitized_run.h; `tlmc --check --sanitize`): a CPU target's only.
+toolchain::SanitizedRun run_sanitized_library(const CompiledModel& model, const std::string& dir,
+                                              const ir::Target& target,
+                                              const std::vector<std::vector<uint8_t>>& inputs,
+                                              const std::vector<size_t>& output_bytes,
+                                              int timeout_seconds);
 
 // The entry run_isolated runs in build_shared_library's library: the model's name, with
 // "_hosted" for a CUDA target.

@@ -182,14 +182,18 @@ int run(int argc, char** argv) {
          "what compiles the generated C for --emit=lib|obj and --check: in-process (Clang's "
          "libraries inside tlmc, as -O3 measured) or system ($CC, else cc)");
   option("jobs,j", po::value<int>()->default_value(0),
-         "threads of the compiler's own work, such as compiling -O3's candidates (0: one per "
-         "core)");
+         "how much of the compiler's own work runs at once, such as -O3's candidates compiled "
+         "in child processes (0: one per core)");
   option("dump", po::value<std::string>(),
          "print IR levels to stdout: graph,te,sketch,loops (sketch: each kernel's sketches "
          "and their decision spaces); precision: how each kernel computes its products "
          "(float32, bf16 by AMX tiles or vdpbf16ps, or widened to float32 and why); "
          "resources: a CUDA target's kernels as ptxas built them");
   option("check", "compile, run on random inputs and compare with the reference interpreter");
+  option("sanitize",
+         "with --check: build the library with -fsanitize=address,undefined by the system C "
+         "compiler ($CC, else cc) and run it as a program of its own, every buffer an "
+         "allocation of its exact size; a sanitizer's report fails the check (a CPU target)");
   option("profile",
          "compile as the build would, run on random inputs for a second with a timer around "
          "each kernel call, and print each call's time, share and GFLOP/s");
@@ -336,6 +340,13 @@ int run(int argc, char** argv) {
 
   if (vm.count("check") && vm.count("profile"))
     throw UsageError("--check and --profile are two runs: ask for one at a time");
+  const bool sanitize = vm.count("sanitize") > 0;
+  if (sanitize && !vm.count("check"))
+    throw UsageError("--sanitize is a way to run --check: give both");
+  if (sanitize && options.target.is_cuda())
+    throw UsageError(
+        "--sanitize builds a CPU target's library; a CUDA target's --check runs its "
+        "kernels on the GPU or in the CPU emulator");
   options.profile = vm.count("profile") > 0;
   driver::CompiledModel model = driver::compile_model(options);
 
@@ -345,7 +356,7 @@ int run(int argc, char** argv) {
   }
 
   if (vm.count("check")) {
-    driver::CheckResult r = driver::check_model(model, options.target, 1, cc);
+    driver::CheckResult r = driver::check_model(model, options.target, 1, cc, sanitize);
     driver::print_check(std::cout, r);
     if (!r.compiled_exactly) return kInternal;
     return r.passed ? kOk : (r.bf16 ? kBadInput : kInternal);

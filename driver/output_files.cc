@@ -12,6 +12,7 @@
 #include "toolchain/assemble_in_process.h"
 #include "toolchain/cc.h"
 #include "toolchain/cuda_toolkit.h"
+#include "toolchain/sanitized_run.h"
 
 namespace tlmc::driver {
 
@@ -176,6 +177,18 @@ std::string build_shared_library(const CompiledModel& m, const std::string& dir,
   const std::string so = "lib" + m.plan.name + ".so";
   toolchain::link_shared(dir, objects, so);
   return (fs::path(dir) / so).string();
+}
+
+toolchain::SanitizedRun run_sanitized_library(const CompiledModel& m, const std::string& dir,
+                                              const ir::Target& target,
+                                              const std::vector<std::vector<uint8_t>>& inputs,
+                                              const std::vector<size_t>& output_bytes,
+                                              int timeout_seconds) {
+  TLMC_ASSERT(!target.is_cuda(), "a CUDA target's library is not run under sanitizers");
+  write_files(m.files, dir);
+  const std::string& n = m.plan.name;
+  return toolchain::run_sanitized(dir, {n + ".c", n + "_runtime.c", n + "_weights.S"}, n + ".h", n,
+                                  target, inputs, output_bytes, timeout_seconds);
 }
 
 std::string hosted_entry(const CompiledModel& m, const ir::Target& target) {
