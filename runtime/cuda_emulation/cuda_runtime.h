@@ -19,6 +19,7 @@
 #define TLMC_CUDA_EMULATION 1
 
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -136,10 +137,15 @@ struct ShadowWord {
   int32_t writer = -1;  // linear thread index; -1 none
   int32_t reader = -1;  // linear thread index; -1 none, -2 more than one
   bool atomic = true;   // touched by atomics only (or not yet touched)
+  // The block (Launch::block_serial) that last wrote it: a read in another block reads what
+  // no thread of its own wrote, which a GPU leaves undefined (the emulator's memory would
+  // hold the last block's or zeros).
+  uint64_t written_block = 0;
 };
 
 struct Warp {
   uint64_t values[2][kWarp];  // shuffle operands, by round parity, by lane
+  unsigned masks[2][kWarp];   // each lane's mask at that shuffle
   int round_width = kWarp;
 };
 
@@ -156,7 +162,8 @@ struct Launch {
   ucontext_t scheduler_context;
 #endif
   size_t current = 0;
-  uint64_t epoch = 1;  // barrier intervals, counted over the whole process
+  uint64_t epoch = 1;         // barrier intervals, counted over the whole process
+  uint64_t block_serial = 0;  // the block running, counted over the whole process
   std::vector<unsigned char> dynamic_shared;
   std::vector<ShadowWord> dynamic_shadow;
   std::string error;
@@ -171,7 +178,16 @@ struct State {
   bool reverse = false;
   bool reverse_read = false;
   uint64_t next_epoch = 1;
+  uint64_t next_block = 0;
   long long sample_stride = 1;  // run every n-th block (and the last)
+  // cudaFuncSetAttribute's cudaFuncAttributeMaxDynamicSharedMemorySize, by kernel.
+  std::vector<std::pair<const void*, int>> dynamic_shared_optin;
+  struct Allocation {
+    void* pointer;  // what cudaMalloc gave
+    void* mapping;  // its pages, guards included
+    size_t bytes;
+  };
+  std::vector<Allocation> allocations;
 };
 
 inline State& state() {
@@ -314,7 +330,12 @@ inline void touch(ShadowWord& w, bool write, bool atomic, const char* array, lon
   Launch& l = launch();
   const Fiber& f = self();
   const int32_t me = static_cast<int32_t>(f.linear);
-  if (w.epoch != l.epoch) w = ShadowWord{l.epoch, -1, -1, true};
+  if (w.epoch != l.epoch) w = ShadowWord{l.epoch, -1, -1, true, w.written_block};
+  if ((!write || atomic) && w.written_block != l.block_serial)
+    fail("shared array " + std::string(array) + "[" + std::to_string(index) + "] " +
+         (atomic ? "updated atomically" : "read") + " by thread " + thread_text(f) +
+         " before any thread of its block wrote it");
+  w.written_block = l.block_serial;
   if (atomic && w.atomic) {  // atomics alone on a word do not race
     w.writer = me;
     return;
@@ -464,18 +485,29 @@ T shuffle(unsigned mask, T value, int width, int (*source)(int lane, int arg, in
   static_assert(sizeof(T) <= 8, "shuffles move 8 bytes at most");
   Launch& l = launch();
   Fiber& f = self();
-  (void)mask;
   const int lane = static_cast<int>(f.linear % kWarp);
   Warp& w = l.warps[f.linear / kWarp];
   const unsigned parity = f.warp_round & 1u;
+  const int lanes =
+      static_cast<int>(std::min<unsigned>(kWarp, l.fibers.size() - (f.linear / kWarp) * kWarp));
+  // Every lane of the warp reaches each shuffle here, so its mask must name them all and
+  // no other: a lane past the block's threads does not exist, and a GPU leaves a shuffle
+  // naming one (or leaving out one that takes part) undefined.
+  const unsigned all = lanes == kWarp ? ~0u : (1u << lanes) - 1u;
+  if (mask != all)
+    fail("thread " + thread_text(f) + " shuffles with mask " + std::to_string(mask) +
+         " where the lanes of its warp are " + std::to_string(all));
+  if (width < 1 || width > kWarp || (width & (width - 1)) != 0)
+    fail("a shuffle of width " + std::to_string(width) + " (a power of 2 up to 32)");
   std::memcpy(&w.values[parity][lane], &value, sizeof(T));
+  w.masks[parity][lane] = mask;
   f.state = Fiber::AtWarp;
   yield_to_scheduler();  // until every lane of the warp has deposited its value
   ++f.warp_round;
-  int from = source(lane, arg, width);
-  const int lanes =
-      static_cast<int>(std::min<unsigned>(kWarp, l.fibers.size() - (f.linear / kWarp) * kWarp));
-  if (from < 0 || from >= lanes) from = lane;
+  const int from = source(lane, arg, width);
+  if (from < 0 || from >= lanes)
+    fail("thread " + thread_text(f) + " shuffles from lane " + std::to_string(from) +
+         ", past the " + std::to_string(lanes) + " lanes of its warp");
   T out;
   std::memcpy(&out, &w.values[parity][from], sizeof(T));
   return out;
@@ -598,17 +630,33 @@ inline cudaError_t set_error(cudaError_t e, const std::string& message) {
 }
 
 // Runs `body` as kernel `name` on a grid of blocks; the arguments were captured by value.
-inline cudaError_t run_launch(const char* name, dim3 grid, dim3 block, size_t dynamic_bytes,
-                              std::function<void()> body) {
+// A launch's dynamic shared memory without the opt-in attribute: 48 KiB.
+constexpr size_t kDefaultDynamicShared = 48 * 1024;
+
+inline cudaError_t run_launch(const char* name, const void* kernel, dim3 grid, dim3 block,
+                              size_t dynamic_bytes, std::function<void()> body) {
   State& s = state();
   if (s.sticky != cudaSuccess) return set_error(s.sticky, "");
   const unsigned long long threads = 1ULL * block.x * block.y * block.z;
   const unsigned long long blocks = 1ULL * grid.x * grid.y * grid.z;
-  if (threads == 0 || threads > 1024 || blocks == 0 || block.z > 64 || grid.y > 65535 ||
-      grid.z > 65535)
+  if (threads == 0 || threads > 1024 || blocks == 0 || block.z > 64 || grid.x > 2147483647u ||
+      grid.y > 65535 || grid.z > 65535)
     return set_error(cudaErrorInvalidConfiguration,
-                     "kernel " + std::string(name) + ": a grid of " + std::to_string(blocks) +
-                         " blocks of " + std::to_string(threads) + " threads cannot launch");
+                     "kernel " + std::string(name) + ": a grid of " + std::to_string(grid.x) + "x" +
+                         std::to_string(grid.y) + "x" + std::to_string(grid.z) + " blocks of " +
+                         std::to_string(threads) + " threads cannot launch");
+  // Past 48 KiB of dynamic shared memory, a kernel must have opted in to as much.
+  if (dynamic_bytes > kDefaultDynamicShared) {
+    int allowed = 0;
+    for (const auto& [k, bytes] : s.dynamic_shared_optin)
+      if (k == kernel) allowed = bytes;
+    if (dynamic_bytes > static_cast<size_t>(allowed))
+      return set_error(cudaErrorInvalidValue,
+                       "kernel " + std::string(name) + ": " + std::to_string(dynamic_bytes) +
+                           " bytes of dynamic shared memory, over 48 KiB, and its "
+                           "cudaFuncAttributeMaxDynamicSharedMemorySize is " +
+                           std::to_string(allowed));
+  }
   Launch l;
   l.kernel = name;
   l.grid = grid;
@@ -643,6 +691,7 @@ inline cudaError_t run_launch(const char* name, dim3 grid, dim3 block, size_t dy
     if (b % static_cast<unsigned long long>(stride) != 0 && b != blocks - 1) continue;
     l.block_index = {static_cast<unsigned>(b % grid.x), static_cast<unsigned>(b / grid.x % grid.y),
                      static_cast<unsigned>(b / (1ULL * grid.x * grid.y))};
+    l.block_serial = ++s.next_block;
     run_block(l);
     if (!l.error.empty()) break;
   }
@@ -780,17 +829,39 @@ inline cudaError_t cudaGetDevice(int* device) {
   *device = 0;
   return cudaSuccess;
 }
+// An allocation ends where an inaccessible page begins (its size rounded up to 16 bytes,
+// the alignment its start keeps), so that a kernel reading or writing past it faults as on
+// a GPU instead of reading what lies beyond; a page below it is inaccessible too.
 inline cudaError_t cudaMalloc(void** p, size_t bytes) {
-  *p = std::aligned_alloc(256, (std::max<size_t>(bytes, 1) + 255) / 256 * 256);
-  return *p ? cudaSuccess : tlmc_emu::set_error(cudaErrorMemoryAllocation, "");
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  const size_t used = (std::max<size_t>(bytes, 1) + 15) / 16 * 16;
+  const size_t span = (used + page - 1) / page * page;
+  void* m =
+      mmap(nullptr, span + 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (m == MAP_FAILED) return tlmc_emu::set_error(cudaErrorMemoryAllocation, "");
+  char* base = static_cast<char*>(m);
+  mprotect(base, page, PROT_NONE);
+  mprotect(base + page + span, page, PROT_NONE);
+  *p = base + page + (span - used);
+  tlmc_emu::state().allocations.push_back({*p, m, span + 2 * page});
+  return cudaSuccess;
 }
 template <typename T>
 inline cudaError_t cudaMalloc(T** p, size_t bytes) {
   return cudaMalloc(reinterpret_cast<void**>(p), bytes);
 }
 inline cudaError_t cudaFree(void* p) {
-  std::free(p);
-  return cudaSuccess;
+  if (!p) return cudaSuccess;
+  auto& all = tlmc_emu::state().allocations;
+  for (size_t i = 0; i < all.size(); ++i)
+    if (all[i].pointer == p) {
+      munmap(all[i].mapping, all[i].bytes);
+      all[i] = all.back();
+      all.pop_back();
+      return cudaSuccess;
+    }
+  return tlmc_emu::set_error(cudaErrorInvalidValue,
+                             "cudaFree of a pointer cudaMalloc did not give");
 }
 inline cudaError_t cudaMemcpy(void* to, const void* from, size_t bytes, cudaMemcpyKind) {
   if (tlmc_emu::state().sticky != cudaSuccess) return tlmc_emu::state().sticky;
@@ -810,7 +881,16 @@ inline cudaError_t cudaMemset(void* p, int value, size_t bytes) {
   return cudaMemsetAsync(p, value, bytes);
 }
 template <typename F>
-inline cudaError_t cudaFuncSetAttribute(F*, cudaFuncAttribute, int) {
+inline cudaError_t cudaFuncSetAttribute(F* kernel, cudaFuncAttribute attribute, int value) {
+  if (attribute != cudaFuncAttributeMaxDynamicSharedMemorySize) return cudaSuccess;
+  auto& optin = tlmc_emu::state().dynamic_shared_optin;
+  const void* k = reinterpret_cast<const void*>(kernel);
+  for (auto& [known, bytes] : optin)
+    if (known == k) {
+      bytes = value;
+      return cudaSuccess;
+    }
+  optin.emplace_back(k, value);
   return cudaSuccess;
 }
 
@@ -820,8 +900,8 @@ inline cudaError_t tlmc_emulated_launch(const char* name, void (*kernel)(Params.
                                         dim3 block, size_t dynamic_bytes, cudaStream_t,
                                         Args... args) {
   std::tuple<std::decay_t<Params>...> values(args...);
-  return tlmc_emu::run_launch(name, grid, block, dynamic_bytes,
-                              [kernel, values] { std::apply(kernel, values); });
+  return tlmc_emu::run_launch(name, reinterpret_cast<const void*>(kernel), grid, block,
+                              dynamic_bytes, [kernel, values] { std::apply(kernel, values); });
 }
 
 // For the harness: what stopped the last failed launch, the order threads and blocks run in,

@@ -2,7 +2,9 @@
 // to the right results with threads and blocks in forward and in reverse order, and the
 // mistakes it exists to catch stop the launch with the kernel's name: a deleted barrier (a
 // shared-memory race), a barrier some threads skip, two different barriers, a shuffle with
-// lanes gone. A failed launch is sticky, as on a GPU.
+// lanes gone, shared memory read before its block wrote it, a shuffle whose mask is not
+// its warp's lanes, over 48 KiB of dynamic shared memory without the opt-in, a grid past
+// its limits, a read past an allocation. A failed launch is sticky, as on a GPU.
 #include <gtest/gtest.h>
 
 #include <random>
@@ -166,6 +168,117 @@ TEST_P(Emulator, SixteenByteCopiesMustBeAligned) {
       << message;
   EXPECT_NE(message.find("is not aligned to 16 bytes"), std::string::npos) << message;
   tlmc_emulation_reset();
+}
+
+TEST_P(Emulator, SharedMemoryReadBeforeItsBlockWroteItStopsTheLaunch) {
+  std::vector<float> out(64, 0.0f);
+  ASSERT_EQ(TLMC_LAUNCH(read_unwritten, dim3(2), dim3(32), 0, nullptr, out.data()), cudaSuccess)
+      << tlmc_emulation_message();
+  // The second block's threads wrote their elements again: what the first block left there
+  // is not what they read.
+  EXPECT_EQ(out[31], 31.0f);
+  EXPECT_EQ(TLMC_LAUNCH(read_unwritten, dim3(1), dim3(64), 0, nullptr, out.data()),
+            cudaErrorLaunchFailure);
+  const std::string message = tlmc_emulation_message();
+  EXPECT_NE(message.find("shared array staged["), std::string::npos) << message;
+  EXPECT_NE(message.find("before any thread of its block wrote it"), std::string::npos) << message;
+  tlmc_emulation_reset();
+}
+
+TEST_P(Emulator, AShuffleMustNameExactlyTheLanesOfItsWarp) {
+  std::vector<float> data(48);
+  for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<float>(i);
+  ASSERT_EQ(TLMC_LAUNCH(swap_halves, dim3(1), dim3(32), 0, nullptr, data.data(), 0xffffffffu),
+            cudaSuccess)
+      << tlmc_emulation_message();
+  EXPECT_EQ(data[0], 16.0f);
+  EXPECT_EQ(data[16], 0.0f);
+  // Half a warp named.
+  EXPECT_EQ(TLMC_LAUNCH(swap_halves, dim3(1), dim3(32), 0, nullptr, data.data(), 0xffffu),
+            cudaErrorLaunchFailure);
+  EXPECT_NE(std::string(tlmc_emulation_message()).find("shuffles with mask 65535"),
+            std::string::npos)
+      << tlmc_emulation_message();
+  tlmc_emulation_reset();
+  // A second warp of 16 lanes: the full mask names lanes that do not exist.
+  EXPECT_EQ(TLMC_LAUNCH(swap_halves, dim3(1), dim3(48), 0, nullptr, data.data(), 0xffffffffu),
+            cudaErrorLaunchFailure);
+  EXPECT_NE(std::string(tlmc_emulation_message()).find("where the lanes of its warp are 65535"),
+            std::string::npos)
+      << tlmc_emulation_message();
+  tlmc_emulation_reset();
+  // Each warp names its own lanes, but lane k of the second takes lane k + 16's value,
+  // which does not exist.
+  EXPECT_EQ(TLMC_LAUNCH(swap_halves, dim3(1), dim3(48), 0, nullptr, data.data(), 0u),
+            cudaErrorLaunchFailure);
+  EXPECT_NE(std::string(tlmc_emulation_message()).find("past the 16 lanes of its warp"),
+            std::string::npos)
+      << tlmc_emulation_message();
+  tlmc_emulation_reset();
+}
+
+TEST_P(Emulator, MoreThan48KiBOfDynamicSharedMemoryNeedsTheOptIn) {
+  std::vector<float> data(32, 1.0f);
+  const size_t bytes = 64 * 1024;
+  EXPECT_EQ(TLMC_LAUNCH(stage_dynamic, dim3(1), dim3(32), bytes, nullptr, data.data()),
+            cudaErrorInvalidValue);
+  EXPECT_NE(std::string(tlmc_emulation_message())
+                .find("65536 bytes of dynamic shared memory, over 48 KiB, and its "
+                      "cudaFuncAttributeMaxDynamicSharedMemorySize is 0"),
+            std::string::npos)
+      << tlmc_emulation_message();
+  EXPECT_EQ(data[0], 1.0f) << "it did not run";
+  ASSERT_EQ(cudaFuncSetAttribute(stage_dynamic, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                 static_cast<int>(bytes)),
+            cudaSuccess);
+  EXPECT_EQ(TLMC_LAUNCH(stage_dynamic, dim3(1), dim3(32), bytes, nullptr, data.data()), cudaSuccess)
+      << tlmc_emulation_message();
+  EXPECT_EQ(data[0], 2.0f);
+  EXPECT_EQ(TLMC_LAUNCH(stage_dynamic, dim3(1), dim3(32), bytes + 4, nullptr, data.data()),
+            cudaErrorInvalidValue);
+  tlmc_emulation_reset();
+}
+
+TEST_P(Emulator, AGridPastItsLimitsDoesNotLaunch) {
+  std::vector<float> data(64, 0.0f);
+  EXPECT_EQ(TLMC_LAUNCH(early_return, dim3(2147483648u), dim3(64), 0, nullptr, data.data(), 64),
+            cudaErrorInvalidConfiguration);
+  EXPECT_NE(std::string(tlmc_emulation_message()).find("a grid of 2147483648x1x1 blocks"),
+            std::string::npos)
+      << tlmc_emulation_message();
+  EXPECT_EQ(TLMC_LAUNCH(early_return, dim3(1, 65536), dim3(64), 0, nullptr, data.data(), 64),
+            cudaErrorInvalidConfiguration);
+  tlmc_emulation_reset();
+}
+
+// An allocation ends at an inaccessible page: a kernel reading one element past it faults,
+// as on a GPU, where it read whatever lay beyond before.
+TEST_P(Emulator, ReadingPastAnAllocationFaults) {
+  float* in = nullptr;
+  float* out = nullptr;
+  ASSERT_EQ(cudaMalloc(&in, 16 * sizeof(float)), cudaSuccess);
+  ASSERT_EQ(cudaMalloc(&out, sizeof(float)), cudaSuccess);
+  for (int i = 0; i < 16; ++i) in[i] = static_cast<float>(i);
+  ASSERT_EQ(TLMC_LAUNCH(read_at, dim3(1), dim3(1), 0, nullptr, in, out, 15), cudaSuccess);
+  EXPECT_EQ(*out, 15.0f);
+  EXPECT_DEATH(TLMC_LAUNCH(read_at, dim3(1), dim3(1), 0, nullptr, in, out, 16), "");
+  EXPECT_EQ(cudaFree(in), cudaSuccess);
+  EXPECT_EQ(cudaFree(out), cudaSuccess);
+}
+
+// Blocks writing different values to one word: the result follows the order they ran in,
+// which `tlmc --check` runs both ways to see.
+TEST(EmulatorOrder, RacingBlocksDisagreeBetweenTheTwoOrders) {
+  float out[2] = {-1.0f, -1.0f};
+  for (int reverse = 0; reverse < 2; ++reverse) {
+    tlmc_emulation_set_reverse(reverse == 1);
+    ASSERT_EQ(TLMC_LAUNCH(last_block_wins, dim3(4), dim3(32), 0, nullptr, &out[reverse]),
+              cudaSuccess)
+        << tlmc_emulation_message();
+  }
+  tlmc_emulation_set_reverse(false);
+  EXPECT_EQ(out[0], 3.0f);
+  EXPECT_EQ(out[1], 0.0f);
 }
 
 INSTANTIATE_TEST_SUITE_P(Orders, Emulator, ::testing::Values(false, true),

@@ -89,3 +89,41 @@ __global__ void copy_fours(const float* __restrict__ in, float* __restrict__ out
   __syncthreads();
   for (int i = 0; i < 4; ++i) out[4 * threadIdx.x + i] = fours[127 - 4 * threadIdx.x - i];
 }
+
+// The first 32 threads write their element of a shared array; after the barrier every
+// thread reads its own: with more than 32 threads, some read what no thread wrote.
+__global__ void read_unwritten(float* __restrict__ out) {
+  TLMC_SHARED(float, staged, 64);
+  if (threadIdx.x < 32) staged[threadIdx.x] = (float)threadIdx.x;
+  __syncthreads();
+  out[threadIdx.x] = staged[threadIdx.x];
+}
+
+// Each lane takes the value of the lane 16 away, its mask naming `mask` (0: the lanes its
+// warp has): right only when the mask names exactly the warp's lanes and the lane 16 away
+// is one of them.
+__global__ void swap_halves(float* __restrict__ data, unsigned mask) {
+  const unsigned left = blockDim.x - threadIdx.x / 32 * 32;
+  const unsigned lanes = left >= 32 ? 0xffffffffu : (1u << left) - 1u;
+  data[threadIdx.x] = __shfl_xor_sync(mask != 0 ? mask : lanes, data[threadIdx.x], 16);
+}
+
+// Stages a block's part of `data` through dynamic shared memory of blockDim.x floats per
+// 1024 bytes asked: past 48 KiB it needs the kernel's opt-in (cudaFuncSetAttribute).
+__global__ void stage_dynamic(float* __restrict__ data) {
+  TLMC_DYNAMIC_SHARED(float, staged);
+  staged[threadIdx.x] = data[threadIdx.x] + 1.0f;
+  __syncthreads();
+  data[threadIdx.x] = staged[threadIdx.x];
+}
+
+// Reads element n of `in`: one past an allocation of n elements.
+__global__ void read_at(const float* __restrict__ in, float* __restrict__ out, int n) {
+  out[0] = in[n];
+}
+
+// Every block writes its index to out[0]: which remains depends on the order blocks run in,
+// the race `tlmc --check` looks for by running the blocks in both orders.
+__global__ void last_block_wins(float* __restrict__ out) {
+  if (threadIdx.x == 0) out[0] = (float)blockIdx.x;
+}
