@@ -175,7 +175,7 @@ class OnnxReader {
       sc.kind = ir::TensorKind::Weight;
       sc.type.shape = {rank};
       auto bytes = std::make_shared<std::vector<uint8_t>>(shape.size() * 8);
-      std::memcpy(bytes->data(), shape.data(), bytes->size());
+      if (!shape.empty()) std::memcpy(bytes->data(), shape.data(), bytes->size());
       sc.data = bytes;
       ir::Node flatten{n.name, "Flatten", {n.inputs[0]}, {flat}, {{"axis", ir::Attr{axis, n.loc}}},
                        n.loc};

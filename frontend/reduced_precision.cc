@@ -53,7 +53,7 @@ int int64_weight(ir::Graph& out, const std::string& base, const std::vector<int6
   t.kind = ir::TensorKind::Weight;
   t.loc = loc;
   auto bytes = std::make_shared<std::vector<uint8_t>>(8 * values.size());
-  std::memcpy(bytes->data(), values.data(), bytes->size());
+  if (!values.empty()) std::memcpy(bytes->data(), values.data(), bytes->size());
   t.data = bytes;
   out.tensors.push_back(t);
   return static_cast<int>(out.tensors.size()) - 1;

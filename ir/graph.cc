@@ -155,7 +155,8 @@ std::vector<int64_t> weight_ints(const Tensor& t) {
   std::vector<double> d = weight_values(t);
   if (t.type.dtype == DType::Int64) {  // exact, beyond 2^53
     std::vector<int64_t> out(d.size());
-    std::memcpy(out.data(), t.data->data(), out.size() * 8);
+    // An empty tensor's data may have no storage: memcpy takes no null pointer.
+    if (!out.empty()) std::memcpy(out.data(), t.data->data(), out.size() * 8);
     return out;
   }
   return std::vector<int64_t>(d.begin(), d.end());
