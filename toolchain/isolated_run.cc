@@ -12,6 +12,8 @@
 #include <cstring>
 #include <map>
 
+#include "toolchain/limited_child.h"
+
 namespace tlmc::toolchain {
 namespace {
 
@@ -155,6 +157,7 @@ IsolatedRun run_isolated(const std::string& shared_library, const std::string& m
     return result;
   }
   if (pid == 0) {
+    toolchain::default_crash_signals();
     alarm(static_cast<unsigned>(timeout_seconds));
     run_child(header, out_area, call_area, copy_area, shared_library, model_name, inputs,
               output_bytes, timing_runs, min_timing_seconds, profile_calls, copy_bytes);

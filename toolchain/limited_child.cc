@@ -75,6 +75,10 @@ void limit_this_process(const ChildLimits& limits) {
   }
 }
 
+void default_crash_signals() {
+  for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) signal(sig, SIG_DFL);
+}
+
 void limit_cpu_from_now(double seconds) {
   rlimit now{};
   if (getrlimit(RLIMIT_CPU, &now) != 0) return;

@@ -31,6 +31,10 @@ struct ChildLimits {
 // In a child, right after the fork: the CPU time and file size limits of `limits`, and no
 // core file (a crashing candidate must not write gigabytes).
 void limit_this_process(const ChildLimits& limits);
+// In a child that runs generated code: a crash of that code ends the child by its signal,
+// as a crash does, even where tlmc's own handlers (a sanitizer's, which reports tlmc's bugs
+// and exits with status 1) are installed.
+void default_crash_signals();
 // Allows this process `seconds` more of CPU time from now (a long-lived child does this
 // before each piece of work; 0: no limit).
 void limit_cpu_from_now(double seconds);

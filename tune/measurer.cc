@@ -380,6 +380,7 @@ Reply run_candidate(const MeasureTask& task, const MeasureOptions& options, int 
   toolchain::ChildLimits limits;
   limits.file_bytes = options.file_bytes;
   toolchain::limit_this_process(limits);
+  toolchain::default_crash_signals();
   const std::vector<int> cpus = allowed_cpus();
   ReadsByPacking reads;
   for (;;) {
