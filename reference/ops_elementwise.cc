@@ -3,6 +3,7 @@
 // inputs' own element type.
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <limits>
 #include <type_traits>
@@ -82,6 +83,14 @@ void clip(const ir::Graph&, const ir::Node&, const KernelInputs& in, HostTensor&
 
 // To bool: non-zero is true. A float to an integer type: truncated toward zero to int64,
 // then wrapped to the narrower type (what ONNX Runtime does for floats in range).
+// A float truncated toward zero to int64, as x86-64's cvttsd2si does, which the generated
+// C's cast compiles to: NaN and values outside int64's range give INT64_MIN. (The C++ cast
+// of such a value is undefined behaviour, which UBSan reported.)
+int64_t truncated_int64(double x) {
+  if (!(x >= -9223372036854775808.0 && x < 9223372036854775808.0)) return INT64_MIN;
+  return static_cast<int64_t>(x);
+}
+
 void cast(const ir::Graph& g, const ir::Node& n, const KernelInputs& in, HostTensor& out) {
   // float16 and bfloat16 go through float32: widened exactly, or rounded to nearest even.
   if (ir::dtype_is_half(in[0]->type.dtype)) {
@@ -109,7 +118,7 @@ void cast(const ir::Graph& g, const ir::Node& n, const KernelInputs& in, HostTen
         if (to_bool) {
           y[i] = x[i] != 0 ? 1 : 0;
         } else if (std::is_floating_point_v<S> && std::is_integral_v<D>) {
-          y[i] = static_cast<D>(static_cast<int64_t>(x[i]));
+          y[i] = static_cast<D>(truncated_int64(static_cast<double>(x[i])));
         } else {
           // int8 widens with its sign, as it should.
           y[i] = static_cast<D>(x[i]);  // NOLINT(bugprone-signed-char-misuse)
