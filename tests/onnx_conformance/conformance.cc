@@ -357,7 +357,7 @@ std::optional<std::vector<uint8_t>> tensor_bytes(const onnx::TensorProto& t) {
   std::vector<uint8_t> out(n * size);
   if (t.has_raw_data()) {
     if (t.raw_data().size() != out.size()) return std::nullopt;
-    std::memcpy(out.data(), t.raw_data().data(), out.size());
+    if (!out.empty()) std::memcpy(out.data(), t.raw_data().data(), out.size());  // may be null
     return out;
   }
   auto copy_each = [&](int have, auto value_at) {
