@@ -6,6 +6,7 @@ set -euo pipefail
 packages=(
   cmake ninja-build g++ gcc clang binutils pkg-config   # build; clang also checks generated C
   libclang-rt-14-dev                                     # clang's sanitizer and libFuzzer runtimes (tests/fuzz)
+  libasan8 libubsan1 libtsan2                            # gcc's sanitizer runtimes (--check --sanitize, the TSan test)
   libyaml-cpp-dev libboost-program-options-dev           # frontend, driver
   libonnx-dev libprotobuf-dev protobuf-compiler          # ONNX import
   python3-onnx python3-torch python3-torchvision        # model-zoo and ONNX conformance tests
