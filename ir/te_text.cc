@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "ir/diagnostic.h"
+#include "ir/graph.h"
 
 namespace tlmc::ir {
 
@@ -19,6 +20,8 @@ constexpr std::string_view kMagic = "tlmc-te";
 constexpr int kVersion = 1;
 // Expressions nest no deeper than this (a damaged text could otherwise exhaust the stack).
 constexpr int kDeepest = 2000;
+// A stage's iterations, all its loops together: products of extents never overflow.
+constexpr int64_t kMaxStageIterations = int64_t{1} << 62;
 
 // Names become one whitespace-free word: '%', blanks and bytes outside printable ASCII as
 // %XX; the empty name as a lone '%'.
@@ -209,7 +212,7 @@ std::vector<Axis> read_axes(Reader& r, int next_var) {
   for (Axis& a : axes) {
     a.var_id = static_cast<int>(r.integer(0, next_var - 1));
     a.name = r.name();
-    a.extent = r.integer(1, INT64_MAX);
+    a.extent = r.integer(1, kMaxDimension);
   }
   return axes;
 }
@@ -232,7 +235,10 @@ TeProgram read_program(Reader& r) {
     t.name = r.name();
     t.dtype = r.dtype();
     t.shape.resize(static_cast<size_t>(r.integer(0, 64)));
-    for (int64_t& d : t.shape) d = r.integer(0, INT64_MAX);
+    for (int64_t& d : t.shape) d = r.integer(0, kMaxDimension);
+    // A model's limits (ir/graph.h), so that no size computed from the shape overflows.
+    if (const std::string why = shape_beyond_limits(t.shape); !why.empty())
+      r.fail("tensor " + t.name + ": " + why);
     t.stage = static_cast<int>(r.integer(-1, static_cast<int64_t>(p.stages.size()) - 1));
     t.constant = r.integer(0, 1) == 1;
   }
@@ -255,11 +261,16 @@ TeProgram read_program(Reader& r) {
     // never writes two alike, and its scheduler relies on that.
     std::set<std::string> names;
     std::set<int> vars;
+    int64_t iterations = 1;  // of all its loops: at most kMaxStageIterations
     for (const std::vector<Axis>* axes : {&s.axes, &s.reduce_axes})
-      for (const Axis& a : *axes)
+      for (const Axis& a : *axes) {
         if (!names.insert(a.name).second || !vars.insert(a.var_id).second)
           r.fail("stage " + s.name + " has two loops named " + a.name + " or of variable " +
                  std::to_string(a.var_id));
+        if (iterations > kMaxStageIterations / a.extent)
+          r.fail("stage " + s.name + " runs more than 2^62 iterations");
+        iterations *= a.extent;
+      }
     s.body = read_expr(r, p, 0);
   }
   r.expect("inputs");

@@ -82,6 +82,29 @@ end
       << error_of(twice);
 }
 
+// Shapes and loops within a model's limits (found by fuzzing: an axis of 1.6e18 overflowed
+// the element count, undefined behaviour).
+TEST(TeText, SizesPastTheLimitsAreRefused) {
+  const std::string text = R"(tlmc-te 1
+vars 1 tensors 1 stages 0
+tensor a float32 2 AXIS 1024 -1 0
+inputs 1 0
+outputs 0
+end
+)";
+  auto with_axis = [&](const std::string& axis) {
+    std::string t = text;
+    t.replace(t.find("AXIS"), 4, axis);
+    return error_of(t);
+  };
+  EXPECT_EQ(with_axis("2"), "no error");
+  EXPECT_NE(with_axis("1644444444444444444").find("1644444444444444444 is out of range"),
+            std::string::npos)
+      << with_axis("1644444444444444444");
+  EXPECT_NE(with_axis("2147483647").find("tensor a: "), std::string::npos)
+      << with_axis("2147483647");
+}
+
 // An expression nested a million deep is refused at 2000 levels, before the reader's
 // recursion could exhaust the stack.
 TEST(TeText, DeeplyNestedExpressionsAreRefused) {
