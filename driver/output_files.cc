@@ -83,6 +83,11 @@ void commit(const std::vector<std::pair<fs::path, fs::path>>& moves) {
 
 namespace {
 
+// The files a CPU target's library is built from, in the folder write_files wrote.
+std::vector<std::string> c_library_sources(const std::string& name) {
+  return {name + ".c", name + "_runtime.c", name + "_weights.S"};
+}
+
 std::vector<std::string> build_objects(const CompiledModel& m, const fs::path& dir,
                                        const ir::Target& target, bool pic, CCompiler cc) {
   const std::string& n = m.plan.name;
@@ -95,7 +100,7 @@ std::vector<std::string> build_objects(const CompiledModel& m, const fs::path& d
       objects.push_back(o);
     return objects;
   }
-  const std::vector<std::string> sources = {n + ".c", n + "_runtime.c", n + "_weights.S"};
+  const std::vector<std::string> sources = c_library_sources(n);
   if (cc == CCompiler::System)
     return toolchain::compile_objects(dir.string(), sources, target, pic);
   return toolchain::compile_objects_in_process(dir.string(), sources, target, pic);
@@ -187,8 +192,8 @@ toolchain::SanitizedRun run_sanitized_library(const CompiledModel& m, const std:
   TLMC_ASSERT(!target.is_cuda(), "a CUDA target's library is not run under sanitizers");
   write_files(m.files, dir);
   const std::string& n = m.plan.name;
-  return toolchain::run_sanitized(dir, {n + ".c", n + "_runtime.c", n + "_weights.S"}, n + ".h", n,
-                                  target, inputs, output_bytes, timeout_seconds);
+  return toolchain::run_sanitized(dir, c_library_sources(n), n + ".h", n, target, inputs,
+                                  output_bytes, timeout_seconds);
 }
 
 std::string hosted_entry(const CompiledModel& m, const ir::Target& target) {
