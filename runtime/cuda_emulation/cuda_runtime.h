@@ -190,12 +190,17 @@ struct State {
   std::vector<Allocation> allocations;
 };
 
-inline State& state() {
-  static State s;
-  return s;
+// The accessors every checked access and every threadIdx goes through: inlined even at the
+// -O1 the emulated library is compiled with (a call each costs more than the access).
+#define TLMC_EMU_HOT inline __attribute__((always_inline))
+#define TLMC_EMU_COLD __attribute__((noinline, cold))
+inline State the_state;
+TLMC_EMU_HOT State& state() { return the_state; }
+TLMC_EMU_HOT Launch& launch() { return *the_state.launch; }
+TLMC_EMU_HOT Fiber& self() {
+  Launch& l = launch();
+  return l.fibers[l.current];
 }
-inline Launch& launch() { return *state().launch; }
-inline Fiber& self() { return launch().fibers[launch().current]; }
 
 // --- Fibers: a context switch that saves the callee-saved registers. ---
 #if defined(__x86_64__)
@@ -326,35 +331,45 @@ inline void fiber_main(void* fiber) {
 }
 
 // --- Shared memory, checked. ---
-inline void touch(ShadowWord& w, bool write, bool atomic, const char* array, long long index) {
+// What touch() found wrong, reported out of line (the checks themselves are inlined).
+[[noreturn]] TLMC_EMU_COLD inline void unwritten_read(bool atomic, const char* array,
+                                                      long long index) {
+  fail("shared array " + std::string(array) + "[" + std::to_string(index) + "] " +
+       (atomic ? "updated atomically" : "read") + " by thread " + thread_text(self()) +
+       " before any thread of its block wrote it");
+}
+[[noreturn]] TLMC_EMU_COLD inline void shared_race(const ShadowWord& w, bool write,
+                                                   const char* array, long long index) {
   Launch& l = launch();
   const Fiber& f = self();
   const int32_t me = static_cast<int32_t>(f.linear);
+  const std::string where = std::string(array) + "[" + std::to_string(index) + "]";
+  const std::string mine = "thread " + thread_text(f) + (write ? " wrote" : " read");
+  auto other = [&](int32_t t) { return "thread " + thread_text(l.fibers[size_t(t)]); };
+  if (w.writer >= 0 && w.writer != me)
+    fail("shared-memory race on " + where + ": " + other(w.writer) + " wrote it and " + mine +
+         " it with no __syncthreads() between");
+  if (w.reader == -2)
+    fail("shared-memory race on " + where + ": threads read it and " + mine +
+         " it with no __syncthreads() between");
+  fail("shared-memory race on " + where + ": " + other(w.reader) + " read it and " + mine +
+       " it with no __syncthreads() between");
+}
+
+TLMC_EMU_HOT void touch(ShadowWord& w, bool write, bool atomic, const char* array,
+                        long long index) {
+  Launch& l = launch();
+  const int32_t me = static_cast<int32_t>(l.fibers[l.current].linear);
   if (w.epoch != l.epoch) w = ShadowWord{l.epoch, -1, -1, true, w.written_block};
-  if ((!write || atomic) && w.written_block != l.block_serial)
-    fail("shared array " + std::string(array) + "[" + std::to_string(index) + "] " +
-         (atomic ? "updated atomically" : "read") + " by thread " + thread_text(f) +
-         " before any thread of its block wrote it");
+  if ((!write || atomic) && w.written_block != l.block_serial) unwritten_read(atomic, array, index);
   w.written_block = l.block_serial;
   if (atomic && w.atomic) {  // atomics alone on a word do not race
     w.writer = me;
     return;
   }
-  const bool race = (w.writer >= 0 && w.writer != me) ||
-                    (write && (w.reader == -2 || (w.reader >= 0 && w.reader != me)));
-  if (race) {
-    const std::string where = std::string(array) + "[" + std::to_string(index) + "]";
-    const std::string mine = "thread " + thread_text(f) + (write ? " wrote" : " read");
-    auto other = [&](int32_t t) { return "thread " + thread_text(l.fibers[size_t(t)]); };
-    if (w.writer >= 0 && w.writer != me)
-      fail("shared-memory race on " + where + ": " + other(w.writer) + " wrote it and " + mine +
-           " it with no __syncthreads() between");
-    if (w.reader == -2)
-      fail("shared-memory race on " + where + ": threads read it and " + mine +
-           " it with no __syncthreads() between");
-    fail("shared-memory race on " + where + ": " + other(w.reader) + " read it and " + mine +
-         " it with no __syncthreads() between");
-  }
+  if ((w.writer >= 0 && w.writer != me) ||
+      (write && (w.reader == -2 || (w.reader >= 0 && w.reader != me))))
+    shared_race(w, write, array, index);
   w.atomic = false;
   if (write) {
     w.writer = me;
@@ -369,13 +384,13 @@ inline void touch(ShadowWord& w, bool write, bool atomic, const char* array, lon
 template <typename T>
 class SharedRef {
  public:
-  SharedRef(T* p, ShadowWord* shadow, const char* array, long long index)
+  TLMC_EMU_HOT SharedRef(T* p, ShadowWord* shadow, const char* array, long long index)
       : p_(p), shadow_(shadow), array_(array), index_(index) {}
-  operator T() const {
+  TLMC_EMU_HOT operator T() const {
     check(false);
     return *p_;
   }
-  SharedRef& operator=(T v) {
+  TLMC_EMU_HOT SharedRef& operator=(T v) {
     check(true);
     *p_ = v;
     return *this;
@@ -392,7 +407,7 @@ class SharedRef {
   }
 
  private:
-  void check(bool write) const {
+  TLMC_EMU_HOT void check(bool write) const {
     const size_t words = (sizeof(T) + 3) / 4;
     for (size_t i = 0; i < words; ++i) touch(shadow_[i], write, false, array_, index_);
   }
@@ -424,30 +439,35 @@ class SharedArray {
   bool aligned(long long i, long long bytes) const {
     return (offset_ + i * static_cast<long long>(sizeof(T))) % bytes == 0;
   }
-  SharedRef<T> operator[](long long i) {
+  TLMC_EMU_HOT SharedRef<T> operator[](long long i) {
     T* base = data();
     ShadowWord* shadow = shadow_words();
     const long long n = size();
-    if (i < 0 || i >= n)
-      fail("shared array " + std::string(name_) + " read or written at " + std::to_string(i) +
-           ", outside its " + std::to_string(n) + " elements");
+    if (i < 0 || i >= n) out_of_bounds(i, n);
     return SharedRef<T>(base + i, shadow + i * static_cast<long long>(sizeof(T) / 4), name_, i);
   }
 
  private:
-  T* data() {
+  [[noreturn]] TLMC_EMU_COLD void out_of_bounds(long long i, long long n) const {
+    fail("shared array " + std::string(name_) + " read or written at " + std::to_string(i) +
+         ", outside its " + std::to_string(n) + " elements");
+  }
+  [[noreturn]] TLMC_EMU_COLD void past_dynamic(size_t bytes) const {
+    fail("shared array " + std::string(name_) + " lies past the " + std::to_string(bytes) +
+         " bytes of dynamic shared memory the launch gave");
+  }
+  TLMC_EMU_HOT T* data() {
     if (!dynamic_) return data_.data();
     std::vector<unsigned char>& bytes = launch().dynamic_shared;
     if (placed_ &&
         offset_ + count_ * static_cast<long long>(sizeof(T)) > static_cast<long long>(bytes.size()))
-      fail("shared array " + std::string(name_) + " lies past the " + std::to_string(bytes.size()) +
-           " bytes of dynamic shared memory the launch gave");
+      past_dynamic(bytes.size());
     return reinterpret_cast<T*>(bytes.data() + offset_);
   }
-  ShadowWord* shadow_words() {
+  TLMC_EMU_HOT ShadowWord* shadow_words() {
     return dynamic_ ? launch().dynamic_shadow.data() + offset_ / 4 : shadow_.data();
   }
-  long long size() const {
+  TLMC_EMU_HOT long long size() const {
     if (!dynamic_ || placed_) return count_;
     return static_cast<long long>(launch().dynamic_shared.size() / sizeof(T));
   }

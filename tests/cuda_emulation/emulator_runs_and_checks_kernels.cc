@@ -237,6 +237,9 @@ TEST_P(Emulator, MoreThan48KiBOfDynamicSharedMemoryNeedsTheOptIn) {
   EXPECT_EQ(TLMC_LAUNCH(stage_dynamic, dim3(1), dim3(32), bytes + 4, nullptr, data.data()),
             cudaErrorInvalidValue);
   tlmc_emulation_reset();
+  // The opt-in lasts the process, as on a GPU: withdrawn for the test's other order.
+  EXPECT_EQ(cudaFuncSetAttribute(stage_dynamic, cudaFuncAttributeMaxDynamicSharedMemorySize, 0),
+            cudaSuccess);
 }
 
 TEST_P(Emulator, AGridPastItsLimitsDoesNotLaunch) {
