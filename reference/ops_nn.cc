@@ -15,6 +15,19 @@ using ir::Shape;
 
 // numpy matmul: a 1-D left operand is a row [1, K], a 1-D right operand a column [K, 1];
 // batch dimensions broadcast.
+// acc[j] = sum over p of x[p] * y[p * n + j], in double, p ascending: each sum in the order
+// of the textbook loop, with the rows of y read in turn (the order vectorises over j).
+void row_times_matrix(const float* x, const float* y, int64_t k, int64_t n,
+                      std::vector<double>& acc) {
+  std::fill(acc.begin(), acc.end(), 0.0);
+  double* a = acc.data();
+  for (int64_t p = 0; p < k; ++p) {
+    const double xp = x[p];
+    const float* row = y + p * n;
+    for (int64_t j = 0; j < n; ++j) a[j] += xp * row[j];
+  }
+}
+
 void matmul(const ir::Graph&, const ir::Node&, const KernelInputs& in, HostTensor& out) {
   const Shape& a_shape = in[0]->type.shape;
   const Shape& b_shape = in[1]->type.shape;
@@ -29,16 +42,15 @@ void matmul(const ir::Graph&, const ir::Node&, const KernelInputs& in, HostTenso
   const float* x = x_operand.data();
   const float* y = y_operand.data();
   float* z = out.f32();
+  std::vector<double> acc(static_cast<size_t>(n));
   for (int64_t bi = 0; bi < ir::shape_numel(batch); ++bi) {
     const std::vector<int64_t> coords = unravel(bi, batch);
     const float* xa = x + offset_of(coords, a_strides) * m * k;
     const float* yb = y + offset_of(coords, b_strides) * k * n;
-    for (int64_t i = 0; i < m; ++i)
-      for (int64_t j = 0; j < n; ++j) {
-        double acc = 0;
-        for (int64_t p = 0; p < k; ++p) acc += double(xa[i * k + p]) * yb[p * n + j];
-        z[(bi * m + i) * n + j] = static_cast<float>(acc);
-      }
+    for (int64_t i = 0; i < m; ++i) {
+      row_times_matrix(xa + i * k, yb, k, n, acc);
+      for (int64_t j = 0; j < n; ++j) z[(bi * m + i) * n + j] = static_cast<float>(acc[j]);
+    }
   }
 }
 
@@ -51,18 +63,31 @@ void gemm(const ir::Graph&, const ir::Node& node, const KernelInputs& in, HostTe
   const FloatOperand a_operand(*in[0]), b_operand(*in[1]);
   const float* a = a_operand.data();
   const float* b = b_operand.data();
-  auto a_at = [&](int64_t i, int64_t p) { return trans_a ? a[p * m + i] : a[i * k + p]; };
-  auto b_at = [&](int64_t p, int64_t j) { return trans_b ? b[j * k + p] : b[p * n + j]; };
+  // A' and B' in row-major order.
+  std::vector<float> a_rows, b_rows;
+  if (trans_a) {
+    a_rows.resize(static_cast<size_t>(m * k));
+    for (int64_t p = 0; p < k; ++p)
+      for (int64_t i = 0; i < m; ++i) a_rows[i * k + p] = a[p * m + i];
+    a = a_rows.data();
+  }
+  if (trans_b) {
+    b_rows.resize(static_cast<size_t>(k * n));
+    for (int64_t j = 0; j < n; ++j)
+      for (int64_t p = 0; p < k; ++p) b_rows[p * n + j] = b[j * k + p];
+    b = b_rows.data();
+  }
   std::vector<int64_t> c_strides;
   if (in.size() > 2 && in[2]) c_strides = broadcast_strides(in[2]->type.shape, {m, n});
-  for (int64_t i = 0; i < m; ++i)
+  std::vector<double> acc(static_cast<size_t>(n));
+  for (int64_t i = 0; i < m; ++i) {
+    row_times_matrix(a + i * k, b, k, n, acc);
     for (int64_t j = 0; j < n; ++j) {
-      double acc = 0;
-      for (int64_t p = 0; p < k; ++p) acc += double(a_at(i, p)) * b_at(p, j);
-      double y = alpha * acc;
+      double y = alpha * acc[j];
       if (!c_strides.empty()) y += beta * in[2]->f32()[offset_of({i, j}, c_strides)];
       out.f32()[i * n + j] = static_cast<float>(y);
     }
+  }
 }
 
 // Every kernel position's coordinates, in row-major order of the kernel.
