@@ -12,8 +12,7 @@ cmake -S . -B build-asan -G Ninja -DTLMC_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithD
 cmake --build build-asan
 # The fast part: the tests of tests/longest_tests.txt (12 s or more in a plain build, and
 # ten times that or more under the sanitizers) are left out, by name.
-slow=$(grep -v '^#' tests/longest_tests.txt | awk '{print $1}' | sed 's/[][\.*^$"/()+?{}|]/\\&/g' |
-  paste -sd'|')
+slow=$(bash scripts/slow-tests-regex.sh)
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0
 export UBSAN_OPTIONS=print_stacktrace=1
 # Labels left out: TLMC_SANITIZE_SKIP (the operator tests, ops, compile and run many kernels
