@@ -13,8 +13,6 @@ namespace {
 
 using ir::Shape;
 
-// numpy matmul: a 1-D left operand is a row [1, K], a 1-D right operand a column [K, 1];
-// batch dimensions broadcast.
 // acc[j] = sum over p of x[p] * y[p * n + j], in double, p ascending: each sum in the order
 // of the textbook loop, with the rows of y read in turn (the order vectorises over j).
 void row_times_matrix(const float* x, const float* y, int64_t k, int64_t n,
@@ -28,6 +26,16 @@ void row_times_matrix(const float* x, const float* y, int64_t k, int64_t n,
   }
 }
 
+// The [cols, rows] matrix m holds, row-major: m's transpose.
+std::vector<float> transposed(const float* m, int64_t rows, int64_t cols) {
+  std::vector<float> t(static_cast<size_t>(rows * cols));
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c) t[c * rows + r] = m[r * cols + c];
+  return t;
+}
+
+// numpy matmul: a 1-D left operand is a row [1, K], a 1-D right operand a column [K, 1];
+// batch dimensions broadcast.
 void matmul(const ir::Graph&, const ir::Node&, const KernelInputs& in, HostTensor& out) {
   const Shape& a_shape = in[0]->type.shape;
   const Shape& b_shape = in[1]->type.shape;
@@ -63,20 +71,10 @@ void gemm(const ir::Graph&, const ir::Node& node, const KernelInputs& in, HostTe
   const FloatOperand a_operand(*in[0]), b_operand(*in[1]);
   const float* a = a_operand.data();
   const float* b = b_operand.data();
-  // A' and B' in row-major order.
+  // A' [M, K] and B' [K, N] in row-major order.
   std::vector<float> a_rows, b_rows;
-  if (trans_a) {
-    a_rows.resize(static_cast<size_t>(m * k));
-    for (int64_t p = 0; p < k; ++p)
-      for (int64_t i = 0; i < m; ++i) a_rows[i * k + p] = a[p * m + i];
-    a = a_rows.data();
-  }
-  if (trans_b) {
-    b_rows.resize(static_cast<size_t>(k * n));
-    for (int64_t j = 0; j < n; ++j)
-      for (int64_t p = 0; p < k; ++p) b_rows[p * n + j] = b[j * k + p];
-    b = b_rows.data();
-  }
+  if (trans_a) a = (a_rows = transposed(a, k, m)).data();
+  if (trans_b) b = (b_rows = transposed(b, n, k)).data();
   std::vector<int64_t> c_strides;
   if (in.size() > 2 && in[2]) c_strides = broadcast_strides(in[2]->type.shape, {m, n});
   std::vector<double> acc(static_cast<size_t>(n));

@@ -359,7 +359,7 @@ inline void fiber_main(void* fiber) {
 TLMC_EMU_HOT void touch(ShadowWord& w, bool write, bool atomic, const char* array,
                         long long index) {
   Launch& l = launch();
-  const int32_t me = static_cast<int32_t>(l.fibers[l.current].linear);
+  const int32_t me = static_cast<int32_t>(self().linear);
   if (w.epoch != l.epoch) w = ShadowWord{l.epoch, -1, -1, true, w.written_block};
   if ((!write || atomic) && w.written_block != l.block_serial) unwritten_read(atomic, array, index);
   w.written_block = l.block_serial;
