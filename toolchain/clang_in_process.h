@@ -1,6 +1,7 @@
 // Compiles C held in memory into an x86-64 ELF object held in memory, with the Clang and
-// LLVM libraries inside this process: no process is started and no file is written. Each
-// call has its own compiler instance, so threads may compile at once.
+// LLVM libraries inside this process: no process is started, and C compiled before comes
+// from the object cache (object_cache.h). Each call has its own compiler instance, so
+// threads may compile at once.
 #pragma once
 
 #include <string>

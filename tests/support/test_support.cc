@@ -14,6 +14,16 @@
 #include <stdexcept>
 
 namespace tlmc::test {
+namespace {
+
+// The tests, and the tlmc commands they run, share an object cache of their own in the build
+// folder (toolchain/object_cache.h) unless the environment names one ("off": none): C that
+// one test compiled is not compiled again by the next, and the developer's cache is left
+// alone. Set before main, so before any compilation.
+const bool kObjectCacheChosen =
+    setenv("TLMC_OBJECT_CACHE", TLMC_BINARY_DIR "/object-cache", /*overwrite=*/0) == 0;
+
+}  // namespace
 
 TempDir::TempDir() {
   std::string templ = (std::filesystem::temp_directory_path() / "tlmc-test-XXXXXX").string();
