@@ -130,6 +130,7 @@ InProcessObject compile(const std::string& source, const std::vector<std::string
 // A stream that only digests what is written to it.
 class DigestStream : public llvm::raw_ostream {
  public:
+  ~DigestStream() override { flush(); }
   std::string hex() {
     flush();
     return llvm::toHex(sha_.final(), /*LowerCase=*/true);
@@ -167,9 +168,14 @@ class PrintPreprocessed : public clang::PreprocessorFrontendAction {
 // included), the flags but the include folders (the preprocessed text holds what was read
 // through them), Clang's version and the default triple; and the host's CPU, should a
 // flag ever ask for the host's own (generated_code_flags does not). nullopt when the
-// preprocessor fails: the compilation then reports why.
+// preprocessor fails (the compilation then reports why), and for flags that make the object
+// depend on more than that text: debug information, profiling and sanitizers, which record
+// lines and the folders files were read from.
 std::optional<std::string> compilation_key(const std::string& source,
                                            const std::vector<std::string>& flags) {
+  for (const std::string& f : flags)
+    for (const char* unkeyed : {"-g", "-fprofile", "-fcoverage", "-fsanitize"})
+      if (f.rfind(unkeyed, 0) == 0) return std::nullopt;
   clang::IgnoringDiagConsumer quiet;  // the compilation reports what is wrong
   llvm::IntrusiveRefCntPtr<clang::DiagnosticOptions> diag_options = new clang::DiagnosticOptions();
   llvm::IntrusiveRefCntPtr<clang::DiagnosticsEngine> diags = new clang::DiagnosticsEngine(

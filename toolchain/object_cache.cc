@@ -1,6 +1,8 @@
 #include "toolchain/object_cache.h"
 
 #include <fcntl.h>
+#include <strings.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -9,9 +11,12 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <filesystem>
+#include <mutex>
 #include <vector>
 
 #include "llvm/ADT/ArrayRef.h"
@@ -43,9 +48,20 @@ std::array<uint8_t, 32> digest_of(const std::string& bytes) {
       llvm::ArrayRef<uint8_t>(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()));
 }
 
-fs::path entry_path(const ObjectCache& cache, const std::string& key) {
-  return fs::path(cache.folder) / (key + ".o");
+// Entries are kept in 16 folders by their key's first digit, each held to a sixteenth of
+// the size: a store looks at the entries of one folder, not at every entry (a full cache of
+// 1 GiB holds some 80,000 objects of a few kernels each).
+constexpr int kBuckets = 16;
+
+fs::path bucket_of(const ObjectCache& cache, const std::string& key) {
+  return fs::path(cache.folder) / key.substr(0, 1);
 }
+
+fs::path entry_path(const ObjectCache& cache, const std::string& key) {
+  return bucket_of(cache, key) / (key + ".o");
+}
+
+int64_t bucket_bytes(const ObjectCache& cache) { return cache.max_bytes / kBuckets; }
 
 bool read_all(int fd, char* out, size_t bytes) {
   while (bytes > 0) {
@@ -86,10 +102,10 @@ std::optional<std::string> read_entry(int fd) {
   return object;
 }
 
-// Removes the least recently used entries while the folder holds more than its size, down
-// to three quarters of it (so that the next stores do not each remove one), and leftovers of
-// writers that died more than an hour ago.
-void trim(const ObjectCache& cache) {
+// Removes the least recently used entries while the bucket holds more than its share of the
+// size, down to three quarters of it (so that the next stores do not each remove one), and
+// leftovers of writers that died more than an hour ago.
+void trim(const fs::path& bucket, int64_t max_bytes) {
   struct Entry {
     fs::path path;
     fs::file_time_type used;
@@ -99,12 +115,14 @@ void trim(const ObjectCache& cache) {
   uintmax_t total = 0;
   std::error_code ec;
   const fs::file_time_type stale = fs::file_time_type::clock::now() - std::chrono::hours(1);
-  for (fs::directory_iterator it(cache.folder, ec), end; !ec && it != end; it.increment(ec)) {
+  for (fs::directory_iterator it(bucket, ec), end; !ec && it != end; it.increment(ec)) {
     const fs::path& p = it->path();
+    std::error_code kind, size, time;
+    if (!it->is_regular_file(kind) || kind) continue;
+    const uintmax_t bytes = it->file_size(size);
+    const fs::file_time_type used = it->last_write_time(time);
+    if (size || time) continue;
     std::error_code e;
-    const uintmax_t bytes = it->file_size(e);
-    const fs::file_time_type used = it->last_write_time(e);
-    if (e || !it->is_regular_file(e)) continue;
     const std::string name = p.filename().string();
     if (name.rfind(".tmp-", 0) == 0) {
       if (used < stale) fs::remove(p, e);
@@ -114,7 +132,7 @@ void trim(const ObjectCache& cache) {
     entries.push_back(Entry{p, used, bytes});
     total += bytes;
   }
-  const auto limit = static_cast<uintmax_t>(std::max<int64_t>(cache.max_bytes, 0));
+  const auto limit = static_cast<uintmax_t>(std::max<int64_t>(max_bytes, 0));
   if (total <= limit) return;
   std::sort(entries.begin(), entries.end(),
             [](const Entry& a, const Entry& b) { return a.used < b.used; });
@@ -128,12 +146,49 @@ void trim(const ObjectCache& cache) {
   }
 }
 
+// Marks an entry, or the file about to become one, as used now. The file system's own stamp
+// moves in steps of a scheduler tick (milliseconds), within which a store and a hit would
+// tie for least recently used.
+void stamp_now(const fs::path& file) {
+  timespec now[2];
+  clock_gettime(CLOCK_REALTIME, &now[0]);
+  now[1] = now[0];
+  ::utimensat(AT_FDCWD, file.c_str(), now, 0);
+}
+
+// Whether the folder is one only this user can change: its objects are linked and run.
+bool owned_alone(const std::string& folder) {
+  struct stat st {};
+  if (::stat(folder.c_str(), &st) != 0) return errno == ENOENT;  // made by the first store
+  return S_ISDIR(st.st_mode) && st.st_uid == ::geteuid() && (st.st_mode & (S_IWGRP | S_IWOTH)) == 0;
+}
+
+// The size in MiB that TLMC_OBJECT_CACHE_MB names; 1024 when unset, and when it is not a
+// number (said once).
+int64_t size_in_mib() {
+  const char* size = std::getenv("TLMC_OBJECT_CACHE_MB");
+  if (!size || !*size) return 1024;
+  char* end = nullptr;
+  errno = 0;
+  const long long v = std::strtoll(size, &end, 10);
+  if (errno == 0 && end && *end == '\0' && v >= 0)
+    return std::min<int64_t>(v, int64_t{1} << 30);  // a petabyte: no limit
+  static std::once_flag said;
+  std::call_once(said, [size] {
+    std::fprintf(stderr,
+                 "tlmc: warning: TLMC_OBJECT_CACHE_MB=%s is not a size in MiB; the object "
+                 "cache keeps to 1024\n",
+                 size);
+  });
+  return 1024;
+}
+
 }  // namespace
 
 std::optional<ObjectCache> object_cache_from_environment() {
   ObjectCache cache;
   const char* named = std::getenv("TLMC_OBJECT_CACHE");
-  if (named && std::strcmp(named, "off") == 0) return std::nullopt;
+  if (named && (strcasecmp(named, "off") == 0 || std::strcmp(named, "0") == 0)) return std::nullopt;
   if (named && *named) {
     cache.folder = named;
   } else if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) {
@@ -143,13 +198,9 @@ std::optional<ObjectCache> object_cache_from_environment() {
   } else {
     return std::nullopt;
   }
-  int64_t mb = 1024;
-  if (const char* size = std::getenv("TLMC_OBJECT_CACHE_MB"); size && *size) {
-    char* end = nullptr;
-    const long long v = std::strtoll(size, &end, 10);
-    if (end && *end == '\0' && v >= 0 && v < (int64_t{1} << 40)) mb = v;
-  }
-  cache.max_bytes = mb << 20;
+  const int64_t mib = size_in_mib();
+  if (mib == 0 || !owned_alone(cache.folder)) return std::nullopt;
+  cache.max_bytes = mib << 20;
   return cache;
 }
 
@@ -170,20 +221,30 @@ std::optional<std::string> load_cached_object(const ObjectCache& cache, const st
     return std::nullopt;
   }
   ++hits;
-  ::utimensat(AT_FDCWD, path.c_str(), nullptr, 0);  // recently used: trimmed last
+  stamp_now(path);  // recently used: trimmed last
   return object;
 }
 
 void store_cached_object(const ObjectCache& cache, const std::string& key,
                          const std::string& object) {
+  // An object over half its bucket's share would only push out the others, and then itself;
+  // one over the process's file size limit (a candidate's compiling child) would kill it.
+  const int64_t entry_bytes = static_cast<int64_t>(sizeof(EntryHeader) + object.size());
+  if (entry_bytes > bucket_bytes(cache) / 2) return;
+  rlimit files{};
+  if (::getrlimit(RLIMIT_FSIZE, &files) == 0 && files.rlim_cur != RLIM_INFINITY &&
+      static_cast<uint64_t>(entry_bytes) > files.rlim_cur)
+    return;
   std::error_code ec;
   if (fs::create_directories(cache.folder, ec))  // its objects are run: the owner's alone
     fs::permissions(cache.folder, fs::perms::owner_all, ec);
   if (ec) return;
+  const fs::path bucket = bucket_of(cache, key);
+  fs::create_directories(bucket, ec);
+  if (ec) return;
   static std::atomic<uint64_t> serial{0};
   const fs::path temporary =
-      fs::path(cache.folder) /
-      (".tmp-" + key + "-" + std::to_string(::getpid()) + "-" + std::to_string(serial++));
+      bucket / (".tmp-" + key + "-" + std::to_string(::getpid()) + "-" + std::to_string(serial++));
   const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
   if (fd < 0) return;
   EntryHeader h{};
@@ -198,15 +259,14 @@ void store_cached_object(const ObjectCache& cache, const std::string& key,
     fs::remove(temporary, ec);
     return;
   }
+  stamp_now(temporary);
   fs::rename(temporary, entry_path(cache, key), ec);
   if (ec) {
     fs::remove(temporary, ec);
     return;
   }
   ++stores;
-  // A look at every entry's size and time: milliseconds for thousands of entries, against
-  // the tenths of a second to seconds of the compilation that came before.
-  trim(cache);
+  trim(bucket, bucket_bytes(cache));
 }
 
 ObjectCacheCounts object_cache_counts() {

@@ -11,12 +11,13 @@ namespace tlmc::toolchain {
 
 struct ObjectCache {
   std::string folder;
-  int64_t max_bytes = 0;  // past this, the least recently used entries are removed
+  int64_t max_bytes = 0;  // past about this, the least recently used entries are removed
 };
 
-// The cache of this process's environment: $TLMC_OBJECT_CACHE names the folder ("off": no
-// cache), else $XDG_CACHE_HOME/tlmc/objects, else ~/.cache/tlmc/objects;
-// $TLMC_OBJECT_CACHE_MB its size (default 1024). nullopt when off or no folder is named.
+// The cache of this process's environment: $TLMC_OBJECT_CACHE names the folder ("off" or
+// "0": no cache), else $XDG_CACHE_HOME/tlmc/objects, else ~/.cache/tlmc/objects;
+// $TLMC_OBJECT_CACHE_MB its size (default 1024; 0: no cache). nullopt when off, when no
+// folder is named, and when the folder is one that another user owns or can write.
 std::optional<ObjectCache> object_cache_from_environment();
 
 // The object stored under `key` (a hex digest), when there is one and it is whole; a damaged
@@ -25,7 +26,9 @@ std::optional<std::string> load_cached_object(const ObjectCache& cache, const st
 
 // Stores `object` under `key`: written beside, then renamed into place, so that a reader in
 // another process sees the whole entry or none. A folder that cannot be written is no error
-// (the cache only saves time). Keeps the folder under its size.
+// (the cache only saves time). The entries are kept in 16 buckets by the key's first digit,
+// each held to a sixteenth of max_bytes by dropping its least recently used entries; an
+// object over half of that is not kept.
 void store_cached_object(const ObjectCache& cache, const std::string& key,
                          const std::string& object);
 
