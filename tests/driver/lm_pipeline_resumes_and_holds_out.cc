@@ -316,9 +316,10 @@ TEST(LmPipeline, ProductsInBfloat16AreSampledAndFineTunedOn) {
     r.measured_at = "2026-11-28T10:00:00Z";
     r.workload = text;
     // The descriptor read back names no bf16 unit: there the tile unit's points are none.
-    if (lm::sentence_text(sentences[i].tokens).find("tensorize") != std::string::npos)
+    if (lm::sentence_text(sentences[i].tokens).find("tensorize") != std::string::npos) {
       EXPECT_FALSE(scheduler::listed_space_point(
           scheduler::generate_sketches(program, *ir::parse_descriptor(r.target)), r.schedule));
+    }
     records.push_back(r);
   }
   EXPECT_GT(tiled, 0u) << "the MLP's products take the tile unit";
