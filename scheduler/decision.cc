@@ -541,14 +541,67 @@ std::string_view decision_kind_name(DecisionKind k) { return info(k).name; }
 
 namespace {
 
+// Only the regions a decision can change are inferred again (the others were checked when
+// their stage was attached, or after an earlier decision). A region is a function of the
+// program, of whether its stage is a shared copy, and of the loops of the stages it reads
+// through (mark_region_readers), not of its own loops: its first indices are expressions of
+// those stages' loop variables, and the loops it ranges over (a shared copy's thread
+// loops) are among them. The decisions of kinds that change one stage's loops and
+// annotations (and nothing of the program or of other stages; a shared reduction the
+// stage's own flag too) change the regions read through that stage and no other.
+bool changes_one_stage(DecisionKind k) {
+  switch (k) {
+    case DecisionKind::Split:
+    case DecisionKind::Reorder:
+    case DecisionKind::Fuse:
+    case DecisionKind::Parallel:
+    case DecisionKind::Vectorize:
+    case DecisionKind::Unroll:
+    case DecisionKind::Pack:
+    case DecisionKind::Bind:
+    case DecisionKind::ThreadReduce:
+    case DecisionKind::Tensorize:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Marks the stages whose loops the region of attached stage `p` is inferred from: its
+// consumer and the stages attached beside it (infer_region's readers), and, for those that
+// are attached themselves, the stages their own regions are inferred from (axis_values).
+void mark_region_readers(const ScheduleState& st, size_t p, std::vector<bool>& marked) {
+  const StageState& ps = st.stages[p];
+  const auto mark = [&](size_t reader) {
+    if (marked[reader]) return;
+    marked[reader] = true;
+    if (st.stages[reader].attach == Attach::At) mark_region_readers(st, reader, marked);
+  };
+  mark(static_cast<size_t>(ps.at_stage));
+  for (size_t q = 0; q < st.stages.size(); ++q) {
+    const StageState& qs = st.stages[q];
+    if (q != p && qs.attach == Attach::At && qs.at_stage == ps.at_stage && qs.at_iter == ps.at_iter)
+      mark(q);
+  }
+}
+
 // What a decision on one stage may break for the others: a stage computed inside a loop has
 // its region inferred from every reader there, the consumer and stages attached beside it.
 // The consumer's loops are frozen, but a reader attached beside it may still be split,
 // fused or reordered; its change must leave the region affine and of the recorded size.
+// Readers come after the stages they read, so the regions are checked last stage first: a
+// region read through an attached reader is inferred after that reader's own was found
+// affine (axis_values asserts that it is).
 void check_attached_regions(const ScheduleState& st, const Decision& d) {
-  for (size_t p = 0; p < st.stages.size(); ++p) {
+  for (size_t p = st.stages.size(); p-- > 0;) {
     const StageState& ps = st.stages[p];
     if (ps.attach != Attach::At) continue;
+    if (changes_one_stage(d.kind) &&
+        (static_cast<int>(p) != d.stage || d.kind != DecisionKind::ThreadReduce)) {
+      std::vector<bool> readers(st.stages.size());
+      mark_region_readers(st, p, readers);
+      if (!readers.at(static_cast<size_t>(d.stage))) continue;
+    }
     const Region r = infer_region(st, static_cast<int>(p), ps.at_stage, ps.at_iter);
     if (r.min.empty())
       invalid(d, "stage " + std::to_string(p) +
