@@ -616,10 +616,14 @@ void check_attached_regions(const ScheduleState& st, const Decision& d) {
 
 }  // namespace
 
+void apply_decision_in_place(ScheduleState& st, const Decision& d) {
+  info(d.kind).apply(st, d);
+  check_attached_regions(st, d);
+}
+
 void apply_decision(ScheduleState& st, const Decision& d) {
   ScheduleState next = st;
-  info(d.kind).apply(next, d);
-  check_attached_regions(next, d);
+  apply_decision_in_place(next, d);
   st = std::move(next);
 }
 

@@ -76,6 +76,9 @@ class InvalidDecision : public std::runtime_error {
 // Checks `d` against `st` and applies it; throws InvalidDecision and leaves `st` unchanged
 // when it does not fit.
 void apply_decision(ScheduleState& st, const Decision& d);
+// The same without a copy of the state: on an InvalidDecision `st` is left part-changed,
+// for a caller that then discards it (a trial copy of its own).
+void apply_decision_in_place(ScheduleState& st, const Decision& d);
 
 // Applies every decision in order to a fresh state of `program`.
 ScheduleState apply_schedule(const ir::TeProgram& program, const std::vector<Decision>& schedule);

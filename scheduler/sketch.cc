@@ -72,7 +72,7 @@ std::optional<SpaceKind> parse_space_kind(std::string_view name) {
 }
 
 void SketchRun::emit(Decision d) {
-  apply_decision(state, d);
+  apply_decision_in_place(state, d);
   decisions.push_back(std::move(d));
 }
 

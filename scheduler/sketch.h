@@ -55,7 +55,8 @@ struct SketchRun {
   ScheduleState state;
   std::vector<Decision> decisions;
   std::vector<int64_t> values;  // of the space steps passed so far
-  // Applies a decision (InvalidDecision when it does not fit) and keeps it.
+  // Applies a decision and keeps it. InvalidDecision when it does not fit, and the run is
+  // then left part-changed: steps and rules emit on a trial copy, dropped on failure.
   void emit(Decision d);
   // Position of the loop named `iter` among the leaves of `stage`; InvalidDecision if absent.
   int64_t position(int stage, const std::string& iter) const;
