@@ -124,9 +124,8 @@ Decision random_decision(const ScheduleState& st, std::mt19937_64& rng) {
 }
 
 // apply_decision infers again only the regions a decision can change (those read through
-// the stage it changes, and shared copies'). Whatever it skipped is unchanged: after every
-// decision it accepts, on top of random points of the sketches, every region is still as
-// recorded.
+// the stage it changes). Whatever it skipped is unchanged: after every decision it accepts,
+// on top of random points of the sketches, every region is still as recorded.
 TEST(AcceptedDecisions, EveryAttachedRegionStaysAsRecorded) {
   const std::vector<std::string> models = {kSoftmax, test::matmul_yaml(24, 40, 20),
                                            R"(
