@@ -25,9 +25,9 @@ std::string compile_cuda_object(const std::string& dir, const std::string& cu,
 void link_cuda_shared_library(const std::string& dir, const std::vector<std::string>& objects,
                               const std::string& out);
 
-// Compiles `sources` of `dir` (.cu as C++, .S assembled) against the CPU emulator's
-// cuda_runtime.h (`emulator`, its text, written into `dir`/emulation/) and links them into
-// the shared library `out` (a file name inside `dir`).
+// Compiles `sources` of `dir` (.cu as C++, all of them one translation unit, in their order;
+// .S assembled) against the CPU emulator's cuda_runtime.h (`emulator`, its text, written into
+// `dir`/emulation/) and links them into the shared library `out` (a file name inside `dir`).
 void build_emulated_library(const std::string& dir, const std::vector<std::string>& sources,
                             const std::string& out, const std::string& emulator);
 
