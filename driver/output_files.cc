@@ -157,6 +157,26 @@ std::vector<std::string> write_output(const CompiledModel& m, EmitKind kind,
   return written;
 }
 
+namespace {
+
+// The optimisation an emulated library is worth: -O1 where the kernels' work makes up for
+// its longer compile, -Og where it does not. The work of one run: the floating-point
+// operations of every call, and an operation for each element of the inputs, outputs and
+// workspace (a copy or a reindexing has no arithmetic). -O1 saved about 2.5 ns an operation
+// (ResNet-50, its two runs in the emulator: forward and reverse) and cost about 0.4 s more
+// to compile; at 2^25 (34 M) operations -Og's slower runs cost about 0.16 s of that.
+toolchain::EmulatedCode emulated_code_for(const codegen::ModelPlan& plan) {
+  double work = 0;
+  for (const codegen::Call& c : plan.calls) work += plan.kernels[c.kernel].flops;
+  double bytes = static_cast<double>(plan.workspace_bytes);
+  for (const codegen::TensorInfo& t : plan.inputs) bytes += static_cast<double>(t.type.bytes());
+  for (const codegen::TensorInfo& t : plan.outputs) bytes += static_cast<double>(t.type.bytes());
+  work += bytes / 4;
+  return work < 0x1p25 ? toolchain::EmulatedCode::Quick : toolchain::EmulatedCode::Fast;
+}
+
+}  // namespace
+
 std::string build_shared_library(const CompiledModel& m, const std::string& dir,
                                  const ir::Target& target, CCompiler cc) {
   write_files(m.files, dir);
@@ -174,7 +194,8 @@ std::string build_shared_library(const CompiledModel& m, const std::string& dir,
       toolchain::link_cuda_shared_library(dir, objects, so);
     } else {
       toolchain::build_emulated_library(dir, {n + ".cu", harness.name, n + "_weights.S"}, so,
-                                        codegen::runtime_file("cuda_runtime.h"));
+                                        codegen::runtime_file("cuda_runtime.h"),
+                                        emulated_code_for(m.plan));
     }
     return (fs::path(dir) / so).string();
   }

@@ -36,7 +36,9 @@ std::string cxx_compiler() {
 }
 
 // How the emulated sources are compiled, and their precompiled header with them.
-constexpr const char* kEmulatedFlags = "-std=c++17 -O1 -fPIC";
+std::string emulated_flags(EmulatedCode code) {
+  return std::string("-std=c++17 ") + (code == EmulatedCode::Fast ? "-O1" : "-Og") + " -fPIC";
+}
 
 // At most this many precompiled emulator headers (some 45 MB each) are kept: one per
 // version of tlmc's emulator and C++ compiler in use.
@@ -73,10 +75,11 @@ void trim_precompiled_headers(const fs::path& folder) {
 // none. Returns the header to -include (its .gch beside
 // it), or nullopt without a cache or where the compiler cannot precompile it: the build
 // goes on without one.
-std::optional<fs::path> precompiled_emulator(const std::string& emulator) {
+std::optional<fs::path> precompiled_emulator(const std::string& emulator,
+                                             const std::string& flags) {
   const std::optional<ObjectCache> cache = object_cache_from_environment();
   if (!cache) return std::nullopt;
-  const std::string identity = emulator + '\0' + cxx_compiler() + '\0' + kEmulatedFlags;
+  const std::string identity = emulator + '\0' + cxx_compiler() + '\0' + flags;
   const std::string digest =
       llvm::toHex(llvm::SHA256::hash(llvm::ArrayRef<uint8_t>(
                       reinterpret_cast<const uint8_t*>(identity.data()), identity.size())),
@@ -103,10 +106,9 @@ std::optional<fs::path> precompiled_emulator(const std::string& emulator) {
     written = static_cast<bool>(f.flush());
   }
   std::string log;
-  if (!written ||
-      run_shell("cd " + shell_quote(building.string()) + " && " + cxx_compiler() +
-                    " -x c++-header " + kEmulatedFlags + " cuda_runtime.h -o cuda_runtime.h.gch",
-                &log) != 0) {
+  if (!written || run_shell("cd " + shell_quote(building.string()) + " && " + cxx_compiler() +
+                                " -x c++-header " + flags + " cuda_runtime.h -o cuda_runtime.h.gch",
+                            &log) != 0) {
     fs::remove_all(building, ec);
     return std::nullopt;
   }
@@ -165,7 +167,8 @@ void link_cuda_shared_library(const std::string& dir, const std::vector<std::str
 }
 
 void build_emulated_library(const std::string& dir, const std::vector<std::string>& sources,
-                            const std::string& out, const std::string& emulator) {
+                            const std::string& out, const std::string& emulator,
+                            EmulatedCode code) {
   const fs::path prelude = fs::path(dir) / "emulation";
   fs::create_directories(prelude);
   {
@@ -194,14 +197,15 @@ void build_emulated_library(const std::string& dir, const std::vector<std::strin
     const std::string name = out.substr(0, out.rfind('.')) + "_emulated";
     std::ofstream(fs::path(dir) / (name + ".cc")) << unit;
     const std::string what = "compiling the generated sources for the CUDA emulator";
+    const std::string flags = emulated_flags(code);
     const std::string compile = "cd " + shell_quote(dir) + " && " + cxx_compiler() + " -x c++ " +
-                                kEmulatedFlags + " -I emulation -I . -c " +
-                                shell_quote(name + ".cc") + " -o " + shell_quote(name + ".o");
+                                flags + " -I emulation -I . -c " + shell_quote(name + ".cc") +
+                                " -o " + shell_quote(name + ".o");
     // The precompiled header is included first; the sources' own #include <cuda_runtime.h>
     // then finds its guard defined. A compile that fails with it (a damaged file, or one the
     // compiler will not use: -Werror=invalid-pch) is run again without it, and that one
     // removed, to be made again by the next build.
-    const std::optional<fs::path> header = precompiled_emulator(emulator);
+    const std::optional<fs::path> header = precompiled_emulator(emulator, flags);
     std::string log;
     if (!header ||
         run_shell(compile + " -Werror=invalid-pch -include " + shell_quote(header->string()),

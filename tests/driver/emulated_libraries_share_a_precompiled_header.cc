@@ -2,9 +2,9 @@
 // by every later library built for the emulator (toolchain/cuda_toolkit.cc): made by the
 // first check, used unchanged by the next, and a damaged one, cut short or not a
 // precompiled header at all, is set aside and the library built without it, then made
-// again. With the cache off nothing is kept and the library is built as before. The C++
-// compiler is a script that logs each command and runs c++, so that the test sees what
-// was compiled and with what.
+// again. With the cache off nothing is kept and the library is built as before. A model of
+// little work is compiled at -Og, one of much at -O1. The C++ compiler is a script that
+// logs each command and runs c++, so that the test sees what was compiled and with what.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
@@ -133,6 +133,27 @@ TEST_F(PrecompiledEmulator, ADamagedOneIsSetAsideAndMadeAgain) {
     // Whole again (not byte for byte: it names the folder it was made in).
     EXPECT_GT(fs::file_size(made), whole * 9 / 10);
   }
+}
+
+// A model of little work is compiled at -Og, one whose kernels' work makes up for -O1's
+// longer compile at -O1 (driver/output_files.cc): 2 x 256 x 512 x 256 operations here.
+TEST_F(PrecompiledEmulator, TheModelsWorkChoosesTheOptimisation) {
+  const std::vector<std::string> tiny = unit_compiles(check("off"));
+  ASSERT_EQ(tiny.size(), 1u);
+  EXPECT_NE(tiny[0].find(" -Og "), std::string::npos) << tiny[0];
+  write_file(dir.file("tiny.yaml"), R"(tlmc: 1
+name: wide
+inputs:
+  x: {shape: [256, 512]}
+weights:
+  w: {shape: [512, 256], init: {uniform: [-1, 1]}, seed: 3}
+nodes:
+  - {op: MatMul, inputs: [x, w], outputs: [y]}
+outputs: [y]
+)");
+  const std::vector<std::string> wide = unit_compiles(check("off"));
+  ASSERT_EQ(wide.size(), 1u);
+  EXPECT_NE(wide[0].find(" -O1 "), std::string::npos) << wide[0];
 }
 
 TEST_F(PrecompiledEmulator, WithTheCacheOffNothingIsKept) {
