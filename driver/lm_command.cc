@@ -24,6 +24,7 @@
 #include "frontend/fold_constants.h"
 #include "frontend/reduced_precision.h"
 #include "ir/diagnostic.h"
+#include "ir/normalised_key.h"
 #include "ir/te_text.h"
 #include "lm/checkpoint.h"
 #include "lm/default_model.h"
@@ -62,7 +63,8 @@ constexpr const char* kUsage =
     "The tensor language model's pipeline (docs/lm.md). CORPUS is a folder the commands\n"
     "keep their work in; each command resumes where a killed run of it stopped.\n"
     "  keys      prints the workload key of each distinct subgraph of each MODEL (all layout\n"
-    "            plans), its model and plan: a --hold-out file\n"
+    "            plans), its model, plan and normalised key (its shape family), tab-separated:\n"
+    "            a --hold-out file\n"
     "  sample    the distinct subgraphs of each MODEL (.yaml or .onnx), except those whose\n"
     "            workload key --hold-out lists, each written as N sentences whose decisions\n"
     "            are drawn at random from its spaces (CORPUS/sentences/), or as the one\n"
@@ -152,9 +154,11 @@ SplitModel split_model_file(const std::string& model, const ir::Target& target, 
 int keys(const std::vector<std::string>& models, const ir::Target& target, bool bf16) {
   for (const std::string& model : models) {
     const SplitModel split = split_model_file(model, target, bf16);
-    for (const Distinct& d : split.distinct)
-      std::cout << d.key << "\t" << model << "\t" << split.plans[static_cast<size_t>(d.plan)].name
-                << "\n";
+    for (const Distinct& d : split.distinct) {
+      const LayoutPlan& plan = split.plans[static_cast<size_t>(d.plan)];
+      std::cout << d.key << "\t" << model << "\t" << plan.name << "\t"
+                << ir::normalised_key(plan.graph, d.nodes) << "\n";
+    }
   }
   return 0;
 }
