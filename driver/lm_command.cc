@@ -66,7 +66,8 @@ constexpr const char* kUsage =
     "            plans), its model, plan and normalised key (its shape family), tab-separated:\n"
     "            a --hold-out file\n"
     "  sample    the distinct subgraphs of each MODEL (.yaml or .onnx), except those whose\n"
-    "            workload key --hold-out lists, each written as N sentences whose decisions\n"
+    "            workload key or shape family --hold-out lists (lines as keys prints them,\n"
+    "            or 'family NORMALISED KEY'), each written as N sentences whose decisions\n"
     "            are drawn at random from its spaces (CORPUS/sentences/), or as the one\n"
     "            point the -O0 rule chooses (--decisions rule) or, for a CUDA target, the\n"
     "            analytic model's best of the 32 points -O2 ranks (--decisions estimate),\n"
@@ -117,8 +118,51 @@ std::set<std::string> read_keys(const std::string& path) {
   return keys;
 }
 
+// What `sample --hold-out FILE` keeps out of a corpus: subgraphs by exact workload key, and
+// whole shape families by normalised key (ir/normalised_key.h). The file's lines:
+//   KEY ...                 a workload key (16 hex digits), whatever follows it
+//   KEY\tMODEL\tPLAN\tFAMILY  as `tlmc lm keys` prints them: the key and its family both
+//   family FAMILY           a normalised key alone
+//   # ...                   a comment (so is an empty line)
+struct HeldOut {
+  std::set<std::string> keys, families;
+  bool holds(const std::string& key, const std::string& family) const {
+    return keys.count(key) > 0 || families.count(family) > 0;
+  }
+};
+
+HeldOut read_held_out(const std::string& path) {
+  std::ifstream f(path);
+  if (!f) throw Diagnostic({path}, "cannot read the held-out keys file");
+  HeldOut out;
+  int number = 0;
+  for (std::string line; std::getline(f, line);) {
+    ++number;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.empty() || line[0] == '#') continue;
+    if (line.rfind("family ", 0) == 0) {
+      out.families.insert(line.substr(7));
+      continue;
+    }
+    const std::string key = line.substr(0, line.find_first_of(" \t"));
+    if (key.size() != 16 || key.find_first_not_of("0123456789abcdef") != std::string::npos)
+      throw Diagnostic({path, number, 1},
+                       "'" + key +
+                           "' is no workload key (16 hex digits) and the line does not start "
+                           "with 'family ': write the lines `tlmc lm keys` prints, or "
+                           "'family NORMALISED KEY'");
+    out.keys.insert(key);
+    std::vector<std::string> fields;
+    std::istringstream split(line);
+    for (std::string field; std::getline(split, field, '\t');) fields.push_back(field);
+    if (fields.size() >= 4) out.families.insert(fields[3]);
+  }
+  return out;
+}
+
 // A `.keys` file as `sample` wrote it, in order: each subgraph's workload key and the
-// absolute path of the model it came from (a third column names the layout plan).
+// absolute path of the model it came from (a third column names the layout plan, a fourth
+// its normalised key).
 struct SampledKey {
   std::string key, model;
 };
@@ -189,7 +233,7 @@ scheduler::SpacePoint chosen_point(SampledDecisions decisions, const ir::TeProgr
 // the held-out check reads), each with its model's absolute path (demonstrate reads it).
 int sample(const fs::path& corpus, const std::vector<std::string>& models, int per_subgraph,
            SampledDecisions decisions, uint64_t seed, const ir::Target& target, bool bf16,
-           const std::set<std::string>& held_out) {
+           const HeldOut& held_out) {
   fs::create_directories(corpus / "sentences");
   fs::create_directories(corpus / "programs");
   std::set<std::string> sampled;
@@ -222,7 +266,9 @@ int sample(const fs::path& corpus, const std::vector<std::string>& models, int p
     std::vector<lm::Sentence> sentences;
     size_t skipped_held_out = 0;
     for (const Distinct& d : split.distinct) {
-      if (held_out.count(d.key)) {
+      const std::string family =
+          ir::normalised_key(split.plans[static_cast<size_t>(d.plan)].graph, d.nodes);
+      if (held_out.holds(d.key, family)) {
         ++skipped_held_out;
         continue;
       }
@@ -239,7 +285,7 @@ int sample(const fs::path& corpus, const std::vector<std::string>& models, int p
                                     : chosen_point(decisions, program, sketches, target, d.key)));
       replace_file(program_path(corpus, d.key), ir::te_to_text(program), "the file");
       keys += d.key + "\t" + fs::absolute(model).string() + "\t" +
-              split.plans[static_cast<size_t>(d.plan)].name + "\n";
+              split.plans[static_cast<size_t>(d.plan)].name + "\t" + family + "\n";
     }
     replace_file(file(model, ".keys"), keys, "the file");
     lm::write_sentences(file(model, ".bin"), sentences);
@@ -878,8 +924,8 @@ static int run_lm_command_checked(const std::vector<std::string>& args) {
                                   " writes one sentence per subgraph: leave out --per-subgraph");
     const int per = decisions == SampledDecisions::Uniform ? vm["per-subgraph"].as<int>() : 1;
     if (per < 1) throw std::invalid_argument("--per-subgraph takes a count >= 1");
-    std::set<std::string> held_out;
-    if (vm.count("hold-out")) held_out = read_keys(vm["hold-out"].as<std::string>());
+    HeldOut held_out;
+    if (vm.count("hold-out")) held_out = read_held_out(vm["hold-out"].as<std::string>());
     return sample(corpus, std::vector<std::string>(words.begin() + 2, words.end()), per, decisions,
                   vm["seed"].as<uint64_t>(), target, parse_precision_option(vm, target), held_out);
   }

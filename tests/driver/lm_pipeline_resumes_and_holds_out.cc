@@ -72,6 +72,73 @@ TEST(LmPipeline, SamplingResumesAndHoldsOutTheListedWorkloads) {
             3 * listed);
 }
 
+std::string conv_then_product(int batch, int size, bool relu) {
+  const std::string b = std::to_string(batch), hw = std::to_string(size);
+  return "tlmc: 1\nname: family\ninputs:\n  x: {shape: [" + b + ", 16, " + hw + ", " + hw +
+         "]}\n  v: {shape: [" + b +
+         ", 40]}\nweights:\n"
+         "  w: {shape: [16, 16, 3, 3], init: {uniform: [-1, 1]}, seed: 1}\n"
+         "  m: {shape: [40, 24], init: {uniform: [-1, 1]}, seed: 2}\n"
+         "nodes:\n"
+         "  - {op: Conv, inputs: [x, w], outputs: [" +
+         (relu ? "c" : "y") + "], attrs: {pads: [1, 1, 1, 1]}}\n" +
+         (relu ? "  - {op: Relu, inputs: [c], outputs: [y]}\n" : "") +
+         "  - {op: MatMul, inputs: [v, m], outputs: [z]}\noutputs: [y, z]\n";
+}
+
+// A hold-out file as `tlmc lm keys` prints it holds out shape families, not only keys: the
+// same convolution at another batch and image size, without its ReLU, in every layout plan,
+// is not sampled; a "family" line holds out a family alone; the corpus's .keys name each
+// sampled subgraph's family.
+TEST(LmPipeline, HoldingOutAFamilyDropsItsSubgraphsAtEveryShape) {
+  test::TempDir dir;
+  test::write_file(dir.file("benchmark.yaml"), conv_then_product(1, 28, true));
+  test::write_file(dir.file("near_copy.yaml"), conv_then_product(4, 20, false));
+  const test::CommandResult keys = run_command(std::string(TLMC_EXE) + " lm keys --target " +
+                                               "x86-64-avx2 " + dir.file("benchmark.yaml"));
+  ASSERT_EQ(keys.exit_code, 0) << keys.out;
+  const char* conv = "Conv cin=16 cout=16 kernel=3x3 stride=1x1 pads=1,1,1,1 dilation=1x1 groups=1";
+  ASSERT_NE(keys.out.find(conv), std::string::npos) << keys.out;
+  // Only the convolution's lines: the product stays in.
+  std::string held;
+  std::istringstream lines(keys.out);
+  for (std::string line; std::getline(lines, line);)
+    if (line.find("\tConv ") != std::string::npos) held += line + "\n";
+  test::write_file(dir.file("held_out.txt"), held);
+  const test::CommandResult r = run_command(
+      tlmc_lm("sample " + dir.file("corpus") + " " + dir.file("near_copy.yaml") +
+              " --per-subgraph 1 --target x86-64-avx2 --hold-out " + dir.file("held_out.txt")));
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const std::string sampled =
+      test::read_file(dir.file("corpus") + "/sentences/near_copy.x86-64-avx2.keys");
+  EXPECT_EQ(sampled.find("Conv "), std::string::npos) << sampled;
+  EXPECT_NE(sampled.find("\tMatMul k=40 n=24\n"), std::string::npos) << sampled;
+  EXPECT_EQ(r.out.find("(0 held out)"), std::string::npos) << r.out;
+
+  // "family FAMILY" alone: now the product goes too.
+  test::write_file(dir.file("families.txt"), "# by hand\nfamily MatMul k=40 n=24\n" + held);
+  const test::CommandResult both = run_command(
+      tlmc_lm("sample " + dir.file("corpus2") + " " + dir.file("near_copy.yaml") +
+              " --per-subgraph 1 --target x86-64-avx2 --hold-out " + dir.file("families.txt")));
+  ASSERT_EQ(both.exit_code, 0) << both.out;
+  const std::string rest =
+      test::read_file(dir.file("corpus2") + "/sentences/near_copy.x86-64-avx2.keys");
+  EXPECT_EQ(rest.find("MatMul k=40"), std::string::npos) << rest;
+  EXPECT_EQ(rest.find("Conv "), std::string::npos) << rest;
+
+  // A line that is neither is refused where it stands, before anything is sampled.
+  test::write_file(dir.file("bad.txt"), "# fine\nConv cin=16\n");
+  const test::CommandResult bad =
+      run_command(tlmc_lm("sample " + dir.file("corpus3") + " " + dir.file("near_copy.yaml") +
+                          " --target x86-64-avx2 --hold-out " + dir.file("bad.txt")));
+  EXPECT_EQ(bad.exit_code, 1) << bad.out;
+  EXPECT_NE(bad.out.find(dir.file("bad.txt") + ":2:1: error: 'Conv' is no workload key"),
+            std::string::npos)
+      << bad.out;
+  EXPECT_FALSE(
+      std::filesystem::exists(dir.file("corpus3") + "/sentences/near_copy.x86-64-avx2.keys"));
+}
+
 TEST(LmPipeline, AModelTlmcCannotReadIsListedWithItsReasonAndSamplingGoesOn) {
   test::TempDir dir;
   test::write_file(dir.file("odd.yaml"),
