@@ -46,6 +46,8 @@ namespace po = boost::program_options;
 
 constexpr const char* kUsage =
     "Usage: tlmc lm keys MODEL... [--target T] [--precision fp32|bf16]\n"
+    "       tlmc lm overlap MODEL... [--corpus CORPUS] [--tuning-db FILE] [--target T]\n"
+    "                                     [--precision fp32|bf16]\n"
     "       tlmc lm sample CORPUS MODEL... [--per-subgraph N]\n"
     "                                     [--decisions uniform|rule|estimate]\n"
     "                                     [--seed S] [--target T] [--hold-out FILE]\n"
@@ -65,6 +67,9 @@ constexpr const char* kUsage =
     "  keys      prints the workload key of each distinct subgraph of each MODEL (all layout\n"
     "            plans), its model, plan and normalised key (its shape family), tab-separated:\n"
     "            a --hold-out file\n"
+    "  overlap   each distinct subgraph of each MODEL that CORPUS sampled or the tuning\n"
+    "            database holds (what a model trained on them saw), by workload key (exact)\n"
+    "            or by shape family (family), and a count per MODEL\n"
     "  sample    the distinct subgraphs of each MODEL (.yaml or .onnx), except those whose\n"
     "            workload key or shape family --hold-out lists (lines as keys prints them,\n"
     "            or 'family NORMALISED KEY'), each written as N sentences whose decisions\n"
@@ -204,6 +209,92 @@ int keys(const std::vector<std::string>& models, const ir::Target& target, bool 
                 << ir::normalised_key(plan.graph, d.nodes) << "\n";
     }
   }
+  return 0;
+}
+
+// What a language model was trained on, for `overlap`: workload keys, each with its shape
+// family where known ("" where not) and where it came from.
+struct TrainedOn {
+  struct Entry {
+    std::string family, source;
+  };
+  std::map<std::string, Entry> keys;
+  std::map<std::string, std::string> families;  // family -> one source of it
+};
+
+// Every subgraph CORPUS sampled (its .keys files), and every workload of the tuning
+// database `db` (its records: what finetune reads), its family taken from the corpus where
+// the corpus lists its key.
+TrainedOn trained_on(const std::optional<fs::path>& corpus, const std::optional<std::string>& db) {
+  TrainedOn out;
+  if (corpus) {
+    const fs::path folder = *corpus / "sentences";
+    if (!fs::is_directory(folder))
+      throw Diagnostic({corpus->string()},
+                       "is no corpus: it has no sentences/ folder (tlmc lm sample writes one)");
+    std::vector<fs::path> files;
+    for (const fs::directory_entry& e : fs::directory_iterator(folder))
+      if (e.path().extension() == ".keys") files.push_back(e.path());
+    std::sort(files.begin(), files.end());
+    for (const fs::path& file : files) {
+      std::ifstream f(file);
+      for (std::string line; std::getline(f, line);) {
+        std::vector<std::string> fields;
+        std::istringstream split(line);
+        for (std::string field; std::getline(split, field, '\t');) fields.push_back(field);
+        if (fields.empty() || fields[0].empty()) continue;
+        const std::string source = fields.size() > 1 ? fields[1] : file.string();
+        const std::string family = fields.size() > 3 ? fields[3] : "";
+        out.keys.emplace(fields[0], TrainedOn::Entry{family, source});
+        if (!family.empty()) out.families.emplace(family, source);
+      }
+    }
+  }
+  if (db && !fs::exists(*db))
+    throw Diagnostic({*db}, "no such tuning database: name the file tlmc tuned into");
+  if (db)
+    for (const scheduler::TuningSummary& w :
+         scheduler::TuningDb::open(*db, scheduler::DbAccess::Read).summary())
+      out.keys.emplace(w.workload_key, TrainedOn::Entry{"", "tuning database " + *db});
+  return out;
+}
+
+// For each model, each distinct subgraph that the corpus or database holds by workload key
+// ("exact") or by shape family alone ("family"), then a count per model. Keys whose family
+// the corpus does not record (a corpus sampled before .keys had it, a database's workload
+// that no corpus lists) are matched by key only, and counted.
+int overlap(const std::vector<std::string>& models, const std::optional<fs::path>& corpus,
+            const std::optional<std::string>& db, const ir::Target& target, bool bf16) {
+  const TrainedOn trained = trained_on(corpus, db);
+  int64_t unknown = 0;
+  for (const auto& [key, entry] : trained.keys) unknown += entry.family.empty();
+  std::ostringstream summary;
+  for (const std::string& model : models) {
+    const SplitModel split = split_model_file(model, target, bf16);
+    int64_t exact = 0, family_only = 0;
+    for (const Distinct& d : split.distinct) {
+      const LayoutPlan& plan = split.plans[static_cast<size_t>(d.plan)];
+      const std::string family = ir::normalised_key(plan.graph, d.nodes);
+      std::string line = d.key;
+      line.append("\t").append(model).append("\t").append(plan.name).append("\t");
+      line.append(family).append("\t");
+      if (const auto k = trained.keys.find(d.key); k != trained.keys.end()) {
+        ++exact;
+        std::cout << line << "exact\t" << k->second.source << "\n";
+      } else if (const auto f = trained.families.find(family); f != trained.families.end()) {
+        ++family_only;
+        std::cout << line << "family\t" << f->second << "\n";
+      }
+    }
+    summary << "# " << model << ": " << split.distinct.size() << " subgraphs, " << exact
+            << " trained on by workload key, " << family_only << " more by shape family\n";
+  }
+  std::cout << summary.str();
+  if (unknown > 0)
+    std::cout << "# " << unknown << " of the " << trained.keys.size()
+              << " workloads trained on have no recorded family: they are matched by key only "
+                 "(a database's workloads take theirs from the --corpus that sampled them; a "
+                 "corpus sampled before .keys recorded families must be sampled again)\n";
   return 0;
 }
 
@@ -854,7 +945,7 @@ static int run_lm_command_checked(const std::vector<std::string>& args) {
                                                          po::value<int>()->default_value(1))(
       "search", po::value<std::string>()->default_value("model"))(
       "draw", po::value<std::string>()->default_value("uniform"))(
-      "min-gain", po::value<double>()->default_value(1.0))(
+      "min-gain", po::value<double>()->default_value(1.0))("corpus", po::value<std::string>())(
       "precision", po::value<std::string>()->default_value("fp32"));
   po::variables_map vm;
   const std::vector<std::string> words = parse_subcommand(args, opts, vm);
@@ -881,6 +972,19 @@ static int run_lm_command_checked(const std::vector<std::string>& args) {
     const ir::Target target = parse_target_option(vm);
     return keys(std::vector<std::string>(words.begin() + 1, words.end()), target,
                 parse_precision_option(vm, target));
+  }
+  if (verb == "overlap") {
+    if (words.size() < 2) throw std::invalid_argument("tlmc lm overlap needs models");
+    if (!vm.count("corpus") && !vm.count("tuning-db"))
+      throw std::invalid_argument(
+          "tlmc lm overlap needs what was trained on: --corpus CORPUS, --tuning-db FILE or both");
+    std::optional<fs::path> corpus;
+    if (vm.count("corpus")) corpus = vm["corpus"].as<std::string>();
+    std::optional<std::string> db;
+    if (vm.count("tuning-db")) db = vm["tuning-db"].as<std::string>();
+    const ir::Target target = parse_target_option(vm);
+    return overlap(std::vector<std::string>(words.begin() + 1, words.end()), corpus, db, target,
+                   parse_precision_option(vm, target));
   }
   if (verb == "finetune") {
     if (words.size() > 1) throw std::invalid_argument("tlmc lm finetune takes no folder or model");
@@ -968,7 +1072,7 @@ static int run_lm_command_checked(const std::vector<std::string>& args) {
                        vm["seed"].as<uint64_t>());
   }
   throw std::invalid_argument("unknown lm command '" + verb +
-                              "' (known: keys, sample, pretrain, demonstrate, finetune)");
+                              "' (known: keys, overlap, sample, pretrain, demonstrate, finetune)");
 }
 
 int run_lm_command(const std::vector<std::string>& args) {

@@ -1,5 +1,6 @@
-// `tlmc lm sample|pretrain`: the language model's pipeline from the command line, each
-// command resumable (run it again after a kill and it goes on) and reporting its progress.
+// `tlmc lm keys|overlap|sample|pretrain|demonstrate|finetune`: the language model's pipeline from
+// the command line, each command resumable (run it again after a kill and it goes on) and reporting
+// its progress.
 #pragma once
 
 #include <string>

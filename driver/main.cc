@@ -109,7 +109,8 @@ int run(int argc, char** argv) {
       "       tlmc --profile MODEL [options]\n"
       "       tlmc import MODEL.onnx -o MODEL.yaml [--input-shape ...]\n"
       "       tlmc db list|export|import|prune|check [...]   (tlmc db --help)\n"
-      "       tlmc lm sample|pretrain [...]                   (tlmc lm --help)\n\n"
+      "       tlmc lm keys|overlap|sample|pretrain|demonstrate|finetune [...]\n"
+      "                                                       (tlmc lm --help)\n\n"
       "Compiles MODEL (a .yaml graph or an .onnx file) into a C kernel library.\n\nOptions");
   po::options_description_easy_init option = visible.add_options();
   option("output,o", po::value<std::string>(),

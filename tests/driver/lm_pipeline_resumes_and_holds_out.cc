@@ -139,6 +139,75 @@ TEST(LmPipeline, HoldingOutAFamilyDropsItsSubgraphsAtEveryShape) {
       std::filesystem::exists(dir.file("corpus3") + "/sentences/near_copy.x86-64-avx2.keys"));
 }
 
+// `tlmc lm overlap` reports what a corpus holds of a model: a near copy's subgraphs by
+// family, the model's own by workload key, with the corpus model they came from.
+TEST(LmPipeline, OverlapReportsSubgraphsTrainedOnByKeyAndByFamily) {
+  test::TempDir dir;
+  test::write_file(dir.file("benchmark.yaml"), conv_then_product(1, 28, true));
+  test::write_file(dir.file("near_copy.yaml"), conv_then_product(4, 20, false));
+  const std::string corpus = dir.file("corpus");
+  ASSERT_EQ(run_command(tlmc_lm("sample " + corpus + " " + dir.file("near_copy.yaml") +
+                                " --per-subgraph 1 --target x86-64-avx2"))
+                .exit_code,
+            0);
+  const test::CommandResult near = run_command(tlmc_lm(
+      "overlap " + dir.file("benchmark.yaml") + " --corpus " + corpus + " --target x86-64-avx2"));
+  ASSERT_EQ(near.exit_code, 0) << near.out;
+  EXPECT_NE(near.out.find("\tConv cin=16 cout=16 kernel=3x3 stride=1x1 pads=1,1,1,1 "
+                          "dilation=1x1 groups=1\tfamily\t" +
+                          std::filesystem::absolute(dir.file("near_copy.yaml")).string()),
+            std::string::npos)
+      << near.out;
+  EXPECT_NE(near.out.find("\tMatMul k=40 n=24\tfamily\t"), std::string::npos) << near.out;
+  EXPECT_EQ(near.out.find("\texact\t"), std::string::npos) << near.out;
+  EXPECT_NE(near.out.find(" 0 trained on by workload key, "), std::string::npos) << near.out;
+
+  const test::CommandResult own = run_command(tlmc_lm(
+      "overlap " + dir.file("near_copy.yaml") + " --corpus " + corpus + " --target x86-64-avx2"));
+  ASSERT_EQ(own.exit_code, 0) << own.out;
+  EXPECT_NE(own.out.find("\tMatMul k=40 n=24\texact\t"), std::string::npos) << own.out;
+  EXPECT_EQ(own.out.find("\tfamily\t"), std::string::npos) << own.out;
+  EXPECT_NE(own.out.find(" 0 more by shape family"), std::string::npos) << own.out;
+
+  // A tuning database's workloads: the product's record, its family from the corpus.
+  std::string product_key;
+  std::istringstream lines(test::read_file(corpus + "/sentences/near_copy.x86-64-avx2.keys"));
+  for (std::string line; std::getline(lines, line);)
+    if (line.find("\tMatMul ") != std::string::npos) product_key = line.substr(0, 16);
+  ASSERT_EQ(product_key.size(), 16u);
+  {
+    scheduler::TuningRecord r;
+    r.workload_key = product_key;
+    r.target = "x86-64-avx2";
+    r.schedule = "tlmc-schedule 1\n";
+    r.seconds = 1e-6;
+    r.measured_at = "2026-12-07T00:00:00Z";
+    scheduler::TuningDb::open(dir.file("t.db"), scheduler::DbAccess::Write).add({r});
+  }
+  const test::CommandResult tuned =
+      run_command(tlmc_lm("overlap " + dir.file("near_copy.yaml") + " --tuning-db " +
+                          dir.file("t.db") + " --target x86-64-avx2"));
+  ASSERT_EQ(tuned.exit_code, 0) << tuned.out;
+  EXPECT_NE(tuned.out.find("\tMatMul k=40 n=24\texact\ttuning database " + dir.file("t.db")),
+            std::string::npos)
+      << tuned.out;
+  EXPECT_NE(tuned.out.find(" 1 trained on by workload key, 0 more by shape family"),
+            std::string::npos)
+      << tuned.out;
+  EXPECT_NE(tuned.out.find("# 1 of the 1 workloads trained on have no recorded family"),
+            std::string::npos)
+      << tuned.out;
+  const test::CommandResult missing =
+      run_command(tlmc_lm("overlap " + dir.file("near_copy.yaml") + " --tuning-db " +
+                          dir.file("none.db") + " --target x86-64-avx2"));
+  EXPECT_EQ(missing.exit_code, 1) << missing.out;
+  EXPECT_FALSE(std::filesystem::exists(dir.file("none.db")));
+
+  const test::CommandResult neither = run_command(tlmc_lm("overlap " + dir.file("benchmark.yaml")));
+  EXPECT_NE(neither.exit_code, 0);
+  EXPECT_NE(neither.out.find("needs what was trained on"), std::string::npos) << neither.out;
+}
+
 TEST(LmPipeline, AModelTlmcCannotReadIsListedWithItsReasonAndSamplingGoesOn) {
   test::TempDir dir;
   test::write_file(dir.file("odd.yaml"),
