@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <map>
 #include <numeric>
@@ -19,6 +20,7 @@
 
 #include "driver/compile.h"
 #include "driver/layout_plans.h"
+#include "driver/lm_keys.h"
 #include "driver/output_files.h"
 #include "driver/subcommand_words.h"
 #include "frontend/fold_constants.h"
@@ -28,6 +30,7 @@
 #include "ir/te_text.h"
 #include "lm/checkpoint.h"
 #include "lm/default_model.h"
+#include "lm/lineage.h"
 #include "lm/sentence_file.h"
 #include "lm/tensor_sentence.h"
 #include "lm/train.h"
@@ -46,8 +49,8 @@ namespace po = boost::program_options;
 
 constexpr const char* kUsage =
     "Usage: tlmc lm keys MODEL... [--target T] [--precision fp32|bf16]\n"
-    "       tlmc lm overlap MODEL... [--corpus CORPUS] [--tuning-db FILE] [--target T]\n"
-    "                                     [--precision fp32|bf16]\n"
+    "       tlmc lm overlap MODEL... [--corpus CORPUS] [--tuning-db FILE] [--lineage FILE]\n"
+    "                                     [--target T] [--precision fp32|bf16]\n"
     "       tlmc lm sample CORPUS MODEL... [--per-subgraph N]\n"
     "                                     [--decisions uniform|rule|estimate]\n"
     "                                     [--seed S] [--target T] [--hold-out FILE]\n"
@@ -60,16 +63,17 @@ constexpr const char* kUsage =
     "                                     [--search model|evolutionary] [--seed S]\n"
     "       tlmc lm finetune --from-db FILE -o MODEL.tlm [--model M.tlm] [--top K] [--epochs E]\n"
     "                                     [--min-gain G] [--rehearse CORPUS [--rehearse-count N]]\n"
-    "                                     [--batch B]\n"
+    "                                     [--hold-out FILE] [--batch B]\n"
     "                                     [--learning-rate R] [--seed S]\n\n"
     "The tensor language model's pipeline (docs/lm.md). CORPUS is a folder the commands\n"
     "keep their work in; each command resumes where a killed run of it stopped.\n"
     "  keys      prints the workload key of each distinct subgraph of each MODEL (all layout\n"
     "            plans), its model, plan and normalised key (its shape family), tab-separated:\n"
     "            a --hold-out file\n"
-    "  overlap   each distinct subgraph of each MODEL that CORPUS sampled or the tuning\n"
-    "            database holds (what a model trained on them saw), by workload key (exact)\n"
-    "            or by shape family (family), and a count per MODEL\n"
+    "  overlap   each distinct subgraph of each MODEL that CORPUS sampled, the tuning\n"
+    "            database holds or a model's lineage file lists (what a model trained on them\n"
+    "            saw), by workload key (exact) or by shape family (family), and a count per\n"
+    "            MODEL\n"
     "  sample    the distinct subgraphs of each MODEL (.yaml or .onnx), except those whose\n"
     "            workload key or shape family --hold-out lists (lines as keys prints them,\n"
     "            or 'family NORMALISED KEY'), each written as N sentences whose decisions\n"
@@ -95,7 +99,11 @@ constexpr const char* kUsage =
     "            workload's -O0 record, and the -O0 schedule where there is none. --rehearse\n"
     "            adds as many sentences of CORPUS's other subgraphs (N of them if given), so\n"
     "            that the model keeps what it knew of them, or imitates a corpus of rule\n"
-    "            sentences where it knew nothing\n";
+    "            sentences where it knew nothing. --hold-out leaves out the workloads it\n"
+    "            holds, by key or by family (one of unknown family too, where it names\n"
+    "            families)\n"
+    "pretrain and finetune write MODEL.tlm.lineage beside the model: the workload keys and\n"
+    "shape families of every stage it was trained on, whose digest the model file keeps.\n";
 
 // The marker of a sentence file's stem whose model's products are in bfloat16 (no model's
 // name has a '+' once made safe).
@@ -123,179 +131,9 @@ std::set<std::string> read_keys(const std::string& path) {
   return keys;
 }
 
-// What `sample --hold-out FILE` keeps out of a corpus: subgraphs by exact workload key, and
-// whole shape families by normalised key (ir/normalised_key.h). The file's lines:
-//   KEY ...                 a workload key (16 hex digits), whatever follows it
-//   KEY\tMODEL\tPLAN\tFAMILY  as `tlmc lm keys` prints them: the key and its family both
-//   family FAMILY           a normalised key alone
-//   # ...                   a comment (so is an empty line)
-struct HeldOut {
-  std::set<std::string> keys, families;
-  bool holds(const std::string& key, const std::string& family) const {
-    return keys.count(key) > 0 || families.count(family) > 0;
-  }
-};
-
-HeldOut read_held_out(const std::string& path) {
-  std::ifstream f(path);
-  if (!f) throw Diagnostic({path}, "cannot read the held-out keys file");
-  HeldOut out;
-  int number = 0;
-  for (std::string line; std::getline(f, line);) {
-    ++number;
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (line.empty() || line[0] == '#') continue;
-    if (line.rfind("family ", 0) == 0) {
-      out.families.insert(line.substr(7));
-      continue;
-    }
-    const std::string key = line.substr(0, line.find_first_of(" \t"));
-    if (key.size() != 16 || key.find_first_not_of("0123456789abcdef") != std::string::npos)
-      throw Diagnostic({path, number, 1},
-                       "'" + key +
-                           "' is no workload key (16 hex digits) and the line does not start "
-                           "with 'family ': write the lines `tlmc lm keys` prints, or "
-                           "'family NORMALISED KEY'");
-    out.keys.insert(key);
-    std::vector<std::string> fields;
-    std::istringstream split(line);
-    for (std::string field; std::getline(split, field, '\t');) fields.push_back(field);
-    if (fields.size() >= 4) out.families.insert(fields[3]);
-  }
-  return out;
-}
-
-// A `.keys` file as `sample` wrote it, in order: each subgraph's workload key and the
-// absolute path of the model it came from (a third column names the layout plan, a fourth
-// its normalised key).
-struct SampledKey {
-  std::string key, model;
-};
-std::vector<SampledKey> read_sampled_keys(const fs::path& path) {
-  std::vector<SampledKey> out;
-  std::ifstream f(path);
-  for (std::string line; std::getline(f, line);) {
-    const size_t tab = line.find('\t');
-    out.push_back(
-        {line.substr(0, tab), tab == std::string::npos
-                                  ? std::string()
-                                  : line.substr(tab + 1, line.find('\t', tab + 1) - tab - 1)});
-  }
-  return out;
-}
-
 // Where the corpus keeps a subgraph's program (ir/te_text.h), by workload key.
 std::string program_path(const fs::path& corpus, const std::string& key) {
   return (corpus / "programs" / (key + ".te")).string();
-}
-
-// A model's distinct subgraphs on `target`, in all its layout plans; with `bf16`, those of
-// `--precision bf16` (its products' operands in bfloat16, as the compile pipeline demotes them).
-SplitModel split_model_file(const std::string& model, const ir::Target& target, bool bf16) {
-  CompileOptions o;
-  o.model_path = model;
-  o.target = target;
-  ir::Graph graph = frontend::fold_constants(read_model(o));
-  if (bf16) graph = frontend::demote_products_to_bf16(graph, frontend::PrecisionOptions{});
-  return split_model(graph, target, ActivationLayout::Auto, nullptr);
-}
-
-int keys(const std::vector<std::string>& models, const ir::Target& target, bool bf16) {
-  for (const std::string& model : models) {
-    const SplitModel split = split_model_file(model, target, bf16);
-    for (const Distinct& d : split.distinct) {
-      const LayoutPlan& plan = split.plans[static_cast<size_t>(d.plan)];
-      std::cout << d.key << "\t" << model << "\t" << plan.name << "\t"
-                << ir::normalised_key(plan.graph, d.nodes) << "\n";
-    }
-  }
-  return 0;
-}
-
-// What a language model was trained on, for `overlap`: workload keys, each with its shape
-// family where known ("" where not) and where it came from.
-struct TrainedOn {
-  struct Entry {
-    std::string family, source;
-  };
-  std::map<std::string, Entry> keys;
-  std::map<std::string, std::string> families;  // family -> one source of it
-};
-
-// Every subgraph CORPUS sampled (its .keys files), and every workload of the tuning
-// database `db` (its records: what finetune reads), its family taken from the corpus where
-// the corpus lists its key.
-TrainedOn trained_on(const std::optional<fs::path>& corpus, const std::optional<std::string>& db) {
-  TrainedOn out;
-  if (corpus) {
-    const fs::path folder = *corpus / "sentences";
-    if (!fs::is_directory(folder))
-      throw Diagnostic({corpus->string()},
-                       "is no corpus: it has no sentences/ folder (tlmc lm sample writes one)");
-    std::vector<fs::path> files;
-    for (const fs::directory_entry& e : fs::directory_iterator(folder))
-      if (e.path().extension() == ".keys") files.push_back(e.path());
-    std::sort(files.begin(), files.end());
-    for (const fs::path& file : files) {
-      std::ifstream f(file);
-      for (std::string line; std::getline(f, line);) {
-        std::vector<std::string> fields;
-        std::istringstream split(line);
-        for (std::string field; std::getline(split, field, '\t');) fields.push_back(field);
-        if (fields.empty() || fields[0].empty()) continue;
-        const std::string source = fields.size() > 1 ? fields[1] : file.string();
-        const std::string family = fields.size() > 3 ? fields[3] : "";
-        out.keys.emplace(fields[0], TrainedOn::Entry{family, source});
-        if (!family.empty()) out.families.emplace(family, source);
-      }
-    }
-  }
-  if (db && !fs::exists(*db))
-    throw Diagnostic({*db}, "no such tuning database: name the file tlmc tuned into");
-  if (db)
-    for (const scheduler::TuningSummary& w :
-         scheduler::TuningDb::open(*db, scheduler::DbAccess::Read).summary())
-      out.keys.emplace(w.workload_key, TrainedOn::Entry{"", "tuning database " + *db});
-  return out;
-}
-
-// For each model, each distinct subgraph that the corpus or database holds by workload key
-// ("exact") or by shape family alone ("family"), then a count per model. Keys whose family
-// the corpus does not record (a corpus sampled before .keys had it, a database's workload
-// that no corpus lists) are matched by key only, and counted.
-int overlap(const std::vector<std::string>& models, const std::optional<fs::path>& corpus,
-            const std::optional<std::string>& db, const ir::Target& target, bool bf16) {
-  const TrainedOn trained = trained_on(corpus, db);
-  int64_t unknown = 0;
-  for (const auto& [key, entry] : trained.keys) unknown += entry.family.empty();
-  std::ostringstream summary;
-  for (const std::string& model : models) {
-    const SplitModel split = split_model_file(model, target, bf16);
-    int64_t exact = 0, family_only = 0;
-    for (const Distinct& d : split.distinct) {
-      const LayoutPlan& plan = split.plans[static_cast<size_t>(d.plan)];
-      const std::string family = ir::normalised_key(plan.graph, d.nodes);
-      std::string line = d.key;
-      line.append("\t").append(model).append("\t").append(plan.name).append("\t");
-      line.append(family).append("\t");
-      if (const auto k = trained.keys.find(d.key); k != trained.keys.end()) {
-        ++exact;
-        std::cout << line << "exact\t" << k->second.source << "\n";
-      } else if (const auto f = trained.families.find(family); f != trained.families.end()) {
-        ++family_only;
-        std::cout << line << "family\t" << f->second << "\n";
-      }
-    }
-    summary << "# " << model << ": " << split.distinct.size() << " subgraphs, " << exact
-            << " trained on by workload key, " << family_only << " more by shape family\n";
-  }
-  std::cout << summary.str();
-  if (unknown > 0)
-    std::cout << "# " << unknown << " of the " << trained.keys.size()
-              << " workloads trained on have no recorded family: they are matched by key only "
-                 "(a database's workloads take theirs from the --corpus that sampled them; a "
-                 "corpus sampled before .keys recorded families must be sampled again)\n";
-  return 0;
 }
 
 // What `sample` writes as a subgraph's decisions.
@@ -478,15 +316,52 @@ void sort_sentences(std::vector<lm::Sentence>& sentences) {
             [](const lm::Sentence& a, const lm::Sentence& b) { return a.tokens < b.tokens; });
 }
 
+// A trained model's file and its lineage beside it (MODEL.lineage), the lineage first: the
+// model file is written last, when both are whole.
+void save_with_lineage(const std::string& output, const lm::Gpt& model,
+                       const lm::Lineage& lineage) {
+  try {
+    lm::write_lineage(output + ".lineage", lineage);
+  } catch (const lm::LineageError& e) {
+    throw Diagnostic({}, e.what());
+  }
+  lm::save_checkpoint(output, model, nullptr, lm::lineage_digest(lineage));
+}
+
+// What a model file says of its lineage: the lineage file beside it (MODEL.lineage) when its
+// digest is the model's; else the model's digest alone (its lists are not at hand); for a
+// model written before lineages were kept, a digest of its parameters stands for it.
+lm::Lineage lineage_of(const std::string& path, const lm::Checkpoint& c) {
+  const std::string file = path + ".lineage";
+  if (c.lineage.empty() || !fs::exists(file))
+    return lm::unlisted_lineage(c.lineage, c.model.parameters());
+  lm::Lineage out;
+  try {
+    out = lm::read_lineage(file);
+  } catch (const lm::LineageError& e) {
+    throw Diagnostic({}, e.what());
+  }
+  if (lm::lineage_digest(out) != c.lineage)
+    throw Diagnostic({file}, "is the lineage of another model than " + path + " (digest " +
+                                 lm::lineage_digest(out) + ", the model's " + c.lineage +
+                                 "): it was trained again; remove the stale file");
+  return out;
+}
+
 int pretrain(const fs::path& corpus, const std::string& output, const lm::GptConfig& config,
              TrainRun run) {
   std::vector<lm::Sentence> sentences;
   if (!fs::is_directory(corpus / "sentences"))
     throw Diagnostic({(corpus / "sentences").string()},
                      "no sentences: run `tlmc lm sample` with this corpus folder first");
+  lm::LineageStage stage{"pretrain", {}};  // the subgraphs of the sentences read
   for (const auto& entry : fs::directory_iterator(corpus / "sentences"))
     if (entry.path().extension() == ".bin") {
       std::vector<lm::Sentence> s = lm::read_sentences(entry.path().string());
+      if (s.empty()) continue;
+      fs::path keys = entry.path();
+      keys.replace_extension(".keys");
+      for (const SampledKey& k : read_sampled_keys(keys)) stage.keys.emplace(k.key, k.family);
       sentences.insert(sentences.end(), std::make_move_iterator(s.begin()),
                        std::make_move_iterator(s.end()));
     }
@@ -514,16 +389,25 @@ int pretrain(const fs::path& corpus, const std::string& output, const lm::GptCon
                sentences.size(), model.parameters().size(), config.channels, config.layers,
                config.heads, static_cast<long long>(run.steps), run.batch);
   train(model, sentences, run);
-  lm::save_checkpoint(output, model);
-  std::fprintf(stderr, "tlmc lm pretrain: wrote %s\n", output.c_str());
+  save_with_lineage(output, model, lm::Lineage{std::nullopt, {std::move(stage)}});
+  std::fprintf(stderr, "tlmc lm pretrain: wrote %s and its lineage\n", output.c_str());
   return 0;
 }
 
 // The starting model of finetune and demonstrate: --model's file, else a bundled one: the
 // CUDA model where `from_db`'s successful records are of CUDA targets (measured on a GPU by
 // -O2 or -O3), else the CPU model. A database of both kinds needs --model.
-lm::Gpt starting_model(const po::variables_map& vm, const std::string& from_db = "") {
-  if (vm.count("model")) return lm::load_checkpoint(vm["model"].as<std::string>()).model;
+struct StartingModel {
+  lm::Gpt model;
+  lm::Lineage lineage;  // as far as known (lineage_of)
+};
+StartingModel starting_model(const po::variables_map& vm, const std::string& from_db = "") {
+  if (vm.count("model")) {
+    const std::string path = vm["model"].as<std::string>();
+    lm::Checkpoint c = lm::load_checkpoint(path);
+    lm::Lineage lineage = lineage_of(path, c);
+    return {std::move(c.model), std::move(lineage)};
+  }
   bool cpu = false, cuda = false;
   if (!from_db.empty() && fs::exists(from_db))
     for (const scheduler::TuningRecord& r :
@@ -539,10 +423,11 @@ lm::Gpt starting_model(const po::variables_map& vm, const std::string& from_db =
     std::fprintf(stderr,
                  "tlmc lm finetune: starting from the bundled CUDA model (the records "
                  "are of CUDA targets)\n");
-    return lm::default_model(*ir::parse_target("cuda-sm80"));
+    const ir::Target cuda_target = *ir::parse_target("cuda-sm80");
+    return {lm::default_model(cuda_target), lm::default_model_lineage(cuda_target)};
   }
   const ir::Target cpu_target;
-  return lm::default_model(cpu_target);
+  return {lm::default_model(cpu_target), lm::default_model_lineage(cpu_target)};
 }
 
 // The spaces a workload's records were measured in, and each record's point of them
@@ -594,10 +479,12 @@ RecordedSpaces recorded_spaces(const ir::TeProgram& program, ir::Target target,
 // and why, is counted in the progress line. Each is written for `model`: its context, and
 // without the spaces it cannot name (as it is asked to write them); a point of a sketch it
 // cannot name counts as not a point of the spaces.
-// `demonstrated` gets each workload-target pair that gave one ("KEY\nDESCRIPTOR").
-std::vector<lm::Sentence> demonstrations(const std::string& db_path, int top, double min_gain,
-                                         const lm::GptConfig& model,
-                                         std::set<std::string>& demonstrated) {
+// `demonstrated` gets each workload-target pair that gave one ("KEY\nDESCRIPTOR"). A
+// workload that `held_out` holds is left out, counted.
+std::vector<lm::Sentence> demonstrations(
+    const std::string& db_path, int top, double min_gain, const lm::GptConfig& model,
+    const std::function<bool(const std::string& key)>& held_out,
+    std::set<std::string>& demonstrated) {
   if (!fs::exists(db_path))
     throw Diagnostic({db_path}, "no tuning database here (give one that -O2 or -O3 wrote)");
   const scheduler::TuningDb db = scheduler::TuningDb::open(db_path, scheduler::DbAccess::Read);
@@ -606,8 +493,12 @@ std::vector<lm::Sentence> demonstrations(const std::string& db_path, int top, do
     if (r.status == scheduler::MeasureStatus::Ok)
       groups[r.workload_key + "\n" + r.target].push_back(std::move(r));
   std::vector<lm::Sentence> out;
-  size_t in_model = 0, no_program = 0, other_form = 0, too_long = 0, as_rule = 0;
+  size_t in_model = 0, no_program = 0, other_form = 0, too_long = 0, as_rule = 0, held = 0;
   for (const auto& [group, records] : groups) {
+    if (held_out(records[0].workload_key)) {
+      ++held;
+      continue;
+    }
     // A descriptor with words after it (" context=model") timed the kernel inside a model:
     // not a time of the kernel alone.
     const std::optional<ir::Target> target = ir::parse_descriptor(records[0].target);
@@ -667,26 +558,29 @@ std::vector<lm::Sentence> demonstrations(const std::string& db_path, int top, do
   }
   std::fprintf(stderr,
                "tlmc lm finetune: %zu demonstrations from %zu workload-target pairs of %s (%zu "
-               "of them the -O0 schedule, nothing %.2f times faster; left out: %zu timed in a "
-               "model, %zu without their program, %zu not a point of the spaces, %zu longer "
-               "than the context)\n",
-               out.size(), groups.size(), db_path.c_str(), as_rule, min_gain, in_model, no_program,
-               other_form, too_long);
+               "of them the -O0 schedule, nothing %.2f times faster; left out: %zu pairs held "
+               "out, %zu timed in a model, %zu without their program, %zu not a point of the "
+               "spaces, %zu longer than the context)\n",
+               out.size(), groups.size(), db_path.c_str(), as_rule, min_gain, held, in_model,
+               no_program, other_form, too_long);
   return out;
 }
 
 // Rehearsal: up to `count` sentences of the corpus (drawn by the seed) whose subgraph and
 // target have no demonstration, so that fine-tuning on a few hundred subgraphs does not
 // unlearn what the model knew of the others. A sentence's subgraph is its file's key at
-// its index over the sentences per subgraph (sample writes them in that order).
+// its index over the sentences per subgraph (sample writes them in that order). Subgraphs
+// that `held_out` holds are not rehearsed; `rehearsed` gets the keys of those that are.
 std::vector<lm::Sentence> rehearsal(const fs::path& corpus,
                                     const std::set<std::string>& demonstrated, size_t count,
-                                    uint64_t seed, int context) {
+                                    uint64_t seed, int context,
+                                    const std::function<bool(const std::string& key)>& held_out,
+                                    std::set<std::string>& rehearsed) {
   if (!fs::is_directory(corpus / "sentences"))
     throw Diagnostic(
         {(corpus / "sentences").string()},
         "no sentences to rehearse: run `tlmc lm sample` with this corpus folder first");
-  std::vector<lm::Sentence> pool;
+  std::vector<std::pair<lm::Sentence, std::string>> pool;  // each with its subgraph's key
   for (const auto& entry : fs::directory_iterator(corpus / "sentences")) {
     if (entry.path().extension() != ".bin") continue;
     const std::string stem = entry.path().stem().string();
@@ -703,45 +597,101 @@ std::vector<lm::Sentence> rehearsal(const fs::path& corpus,
                                                  " sentences: sample this model again");
     const size_t per_key = s.size() / keys.size();
     const std::string descriptor = target->descriptor();
-    for (size_t i = 0; i < s.size(); ++i)
-      if (!demonstrated.count(keys[i / per_key].key + "\n" + descriptor) &&
-          s[i].tokens.size() <= static_cast<size_t>(context))
-        pool.push_back(std::move(s[i]));
+    for (size_t i = 0; i < s.size(); ++i) {
+      const std::string& key = keys[i / per_key].key;
+      std::string pair = key;
+      pair.append("\n").append(descriptor);
+      if (!demonstrated.count(pair) &&
+          s[i].tokens.size() <= static_cast<size_t>(context) && !held_out(key))
+        pool.emplace_back(std::move(s[i]), key);
+    }
   }
-  sort_sentences(pool);
+  std::sort(pool.begin(), pool.end(), [](const auto& a, const auto& b) {
+    return std::tie(a.first.tokens, a.second) < std::tie(b.first.tokens, b.second);
+  });
   std::mt19937_64 rng(seed);
   std::shuffle(pool.begin(), pool.end(), rng);
   pool.resize(std::min(pool.size(), count));
-  std::fprintf(stderr, "tlmc lm finetune: %zu sentences of %s rehearsed\n", pool.size(),
+  std::vector<lm::Sentence> out;
+  for (auto& [sentence, key] : pool) {
+    out.push_back(std::move(sentence));
+    rehearsed.insert(key);
+  }
+  std::fprintf(stderr, "tlmc lm finetune: %zu sentences of %s rehearsed\n", out.size(),
                corpus.string().c_str());
-  return pool;
+  return out;
 }
 
-int finetune(const std::string& db_path, const std::string& output, const lm::Gpt& start, int top,
-             double min_gain, int epochs, const std::optional<fs::path>& rehearse,
-             size_t rehearse_count, TrainRun run) {
+// What finetune holds out: the workloads `held_out` holds by key or by shape family, a
+// workload's family taken from the starting model's lineage and the rehearsed corpus. Where
+// the file names families, a workload of unknown family is held out too (it may be of one),
+// and counted in `unknown`.
+std::function<bool(const std::string&)> finetune_hold_out(
+    const std::optional<HeldOut>& held_out, const std::map<std::string, std::string>& families,
+    std::set<std::string>& unknown) {
+  if (!held_out) return [](const std::string&) { return false; };
+  return [&held_out = *held_out, &families, &unknown](const std::string& key) {
+    if (held_out.keys.count(key)) return true;
+    if (held_out.families.empty()) return false;
+    const auto f = families.find(key);
+    if (f == families.end() || f->second.empty()) {
+      unknown.insert(key);
+      return true;
+    }
+    return held_out.families.count(f->second) > 0;
+  };
+}
+
+int finetune(const std::string& db_path, const std::string& output, const StartingModel& start,
+             int top, double min_gain, int epochs, const std::optional<fs::path>& rehearse,
+             size_t rehearse_count, const std::optional<HeldOut>& held_out, TrainRun run) {
   // The model learns the words the language gained since it was trained (the spaces they
   // name become its to decide): their rows start as <unk>'s, as it read them until now.
-  lm::Gpt model = lm::with_whole_vocabulary(start);
-  if (model.config().vocab != start.config().vocab)
+  lm::Gpt model = lm::with_whole_vocabulary(start.model);
+  if (model.config().vocab != start.model.config().vocab)
     std::fprintf(stderr,
                  "tlmc lm finetune: the model knew %d of the language's %d tokens; the others "
                  "start as it read them, as <unk>\n",
-                 start.config().vocab, model.config().vocab);
+                 start.model.config().vocab, model.config().vocab);
+  // Shape families of the workloads, as far as known: the starting model's lineage, then
+  // the rehearsed corpus's listing.
+  std::map<std::string, std::string> families;
+  for (const lm::LineageStage& stage : start.lineage.stages)
+    for (const auto& [key, family] : stage.keys)
+      if (!family.empty()) families[key] = family;
+  if (rehearse)
+    for (const auto& [key, family] : corpus_families(*rehearse))
+      if (!family.empty()) families[key] = family;
+  std::set<std::string> unknown;
+  const auto holds = finetune_hold_out(held_out, families, unknown);
   std::set<std::string> demonstrated;
   std::vector<lm::Sentence> sentences =
-      demonstrations(db_path, top, min_gain, model.config(), demonstrated);
+      demonstrations(db_path, top, min_gain, model.config(), holds, demonstrated);
+  if (!unknown.empty())
+    std::fprintf(stderr,
+                 "tlmc lm finetune: %zu workloads held out for want of their shape family (the "
+                 "hold-out names families; --rehearse the corpus they were sampled in tells "
+                 "theirs)\n",
+                 unknown.size());
   if (sentences.empty())
     throw Diagnostic({db_path},
                      "no demonstrations: the database has no successful record "
-                     "that reads back as a tensor sentence");
+                     "that reads back as a tensor sentence and is not held out");
+  lm::LineageStage stage{"finetune", {}};  // the subgraphs of the sentences trained on
+  const auto add = [&](const std::string& key) {
+    const auto f = families.find(key);
+    stage.keys.emplace(key, f == families.end() ? "" : f->second);
+  };
+  for (const std::string& pair : demonstrated) add(pair.substr(0, pair.find('\n')));
   if (rehearse) {
     // As many rehearsed sentences as demonstrations unless told: half of each batch, on
     // average. More where the model is to imitate the corpus's rule sentences (spaces it
     // never saw: a few hundred measured subgraphs teach it little of them).
+    std::set<std::string> rehearsed;
     std::vector<lm::Sentence> r =
         rehearsal(*rehearse, demonstrated, rehearse_count ? rehearse_count : sentences.size(),
-                  run.seed, model.config().context);
+                  run.seed, model.config().context, holds, rehearsed);
+    for (const std::string& key : rehearsed) add(key);
     sentences.insert(sentences.end(), std::make_move_iterator(r.begin()),
                      std::make_move_iterator(r.end()));
   }
@@ -750,9 +700,11 @@ int finetune(const std::string& db_path, const std::string& output, const lm::Gp
       1, (static_cast<int64_t>(sentences.size()) * epochs + run.batch - 1) / run.batch);
   run.checkpoint = output + ".ckpt";
   train(model, sentences, run);
-  lm::save_checkpoint(output, model);
+  lm::Lineage lineage = start.lineage;
+  lineage.stages.push_back(std::move(stage));
+  save_with_lineage(output, model, lineage);
   fs::remove(run.checkpoint);
-  std::fprintf(stderr, "tlmc lm finetune: wrote %s\n", output.c_str());
+  std::fprintf(stderr, "tlmc lm finetune: wrote %s and its lineage\n", output.c_str());
   return 0;
 }
 
@@ -946,7 +898,8 @@ static int run_lm_command_checked(const std::vector<std::string>& args) {
       "search", po::value<std::string>()->default_value("model"))(
       "draw", po::value<std::string>()->default_value("uniform"))(
       "min-gain", po::value<double>()->default_value(1.0))("corpus", po::value<std::string>())(
-      "precision", po::value<std::string>()->default_value("fp32"));
+      "lineage", po::value<std::string>())("precision",
+                                           po::value<std::string>()->default_value("fp32"));
   po::variables_map vm;
   const std::vector<std::string> words = parse_subcommand(args, opts, vm);
   if (std::optional<int> status = usage_asked(vm, words, kUsage)) return *status;
@@ -970,21 +923,22 @@ static int run_lm_command_checked(const std::vector<std::string>& args) {
   if (verb == "keys") {
     if (words.size() < 2) throw std::invalid_argument("tlmc lm keys needs models");
     const ir::Target target = parse_target_option(vm);
-    return keys(std::vector<std::string>(words.begin() + 1, words.end()), target,
-                parse_precision_option(vm, target));
+    return print_keys(std::vector<std::string>(words.begin() + 1, words.end()), target,
+                      parse_precision_option(vm, target));
   }
   if (verb == "overlap") {
     if (words.size() < 2) throw std::invalid_argument("tlmc lm overlap needs models");
-    if (!vm.count("corpus") && !vm.count("tuning-db"))
+    if (!vm.count("corpus") && !vm.count("tuning-db") && !vm.count("lineage"))
       throw std::invalid_argument(
-          "tlmc lm overlap needs what was trained on: --corpus CORPUS, --tuning-db FILE or both");
-    std::optional<fs::path> corpus;
-    if (vm.count("corpus")) corpus = vm["corpus"].as<std::string>();
-    std::optional<std::string> db;
-    if (vm.count("tuning-db")) db = vm["tuning-db"].as<std::string>();
+          "tlmc lm overlap needs what was trained on: --corpus CORPUS, --tuning-db FILE, "
+          "--lineage FILE, or several");
+    TrainingSources sources;
+    if (vm.count("corpus")) sources.corpus = vm["corpus"].as<std::string>();
+    if (vm.count("tuning-db")) sources.tuning_db = vm["tuning-db"].as<std::string>();
+    if (vm.count("lineage")) sources.lineage = vm["lineage"].as<std::string>();
     const ir::Target target = parse_target_option(vm);
-    return overlap(std::vector<std::string>(words.begin() + 1, words.end()), corpus, db, target,
-                   parse_precision_option(vm, target));
+    return print_overlap(std::vector<std::string>(words.begin() + 1, words.end()), sources, target,
+                         parse_precision_option(vm, target));
   }
   if (verb == "finetune") {
     if (words.size() > 1) throw std::invalid_argument("tlmc lm finetune takes no folder or model");
@@ -1003,9 +957,12 @@ static int run_lm_command_checked(const std::vector<std::string>& args) {
     const double min_gain = vm["min-gain"].as<double>();
     if (!(min_gain >= 1.0))
       throw std::invalid_argument("--min-gain takes a ratio >= 1 (1: the fastest record)");
+    std::optional<HeldOut> held_out;
+    if (vm.count("hold-out")) held_out = read_held_out(vm["hold-out"].as<std::string>());
     return finetune(vm["from-db"].as<std::string>(), vm["output"].as<std::string>(),
                     starting_model(vm, vm["from-db"].as<std::string>()), top, min_gain, epochs,
-                    rehearse, static_cast<size_t>(rehearse_count), train_run("finetune", 3e-4f));
+                    rehearse, static_cast<size_t>(rehearse_count), held_out,
+                    train_run("finetune", 3e-4f));
   }
   if (words.size() < 2) throw std::invalid_argument("tlmc lm " + verb + " needs a corpus folder");
   const fs::path corpus = words[1];
@@ -1064,7 +1021,7 @@ static int run_lm_command_checked(const std::vector<std::string>& args) {
     const std::string draw = vm["draw"].as<std::string>();
     if (draw != "uniform" && draw != "by-kind")
       throw std::invalid_argument("--draw takes uniform or by-kind, not '" + draw + "'");
-    const lm::Gpt model = starting_model(vm);
+    const lm::Gpt model = starting_model(vm).model;
     return demonstrate(corpus, vm["tuning-db"].as<std::string>(), model,
                        static_cast<size_t>(subgraphs),
                        draw == "by-kind" ? Draw::ByKind : Draw::Uniform, trials, round,

@@ -9,13 +9,17 @@ constexpr char kMagic[8] = {'T', 'L', 'M', 'C', 'G', 'P', 'T', '\n'};
 
 }  // namespace
 
-void save_checkpoint(const std::string& path, const Gpt& model, const AdamWState* optimiser) {
+void save_checkpoint(const std::string& path, const Gpt& model, const AdamWState* optimiser,
+                     const std::string& lineage) {
+  if (lineage.size() > 255) throw CheckpointError(path + ": a lineage digest over 255 characters");
   BinaryWriter out(kMagic, kCheckpointVersion, "model file");
   out.put(kLanguageVersion);
   const GptConfig& c = model.config();
   out.put(Vocabulary::get().fingerprint(static_cast<size_t>(c.vocab)));
   for (int32_t x : {c.vocab, c.context, c.channels, c.layers, c.heads}) out.put(x);
   out.put(static_cast<uint8_t>(c.cuda ? 1 : 0));
+  out.put(static_cast<uint8_t>(lineage.size()));
+  for (char x : lineage) out.put(x);
   out.put_floats(model.parameters());
   out.put(static_cast<uint8_t>(optimiser ? 1 : 0));
   if (optimiser) {
@@ -56,8 +60,16 @@ Checkpoint read_checkpoint(BinaryReader& in, const std::string& path) {
   if (c.context < 1 || c.context > 1 << 16 || c.channels < 1 || c.channels > 1 << 14 ||
       c.layers < 0 || c.layers > 256 || c.heads < 1 || c.channels % c.heads != 0)
     throw CheckpointError(path + ": the model file's configuration is damaged");
+  std::string lineage;
+  if (version >= 3) {
+    lineage.resize(in.get<uint8_t>());
+    for (char& x : lineage) x = in.get<char>();
+    if (!lineage.empty() && (lineage.size() != 16 ||
+                             lineage.find_first_not_of("0123456789abcdef") != std::string::npos))
+      throw CheckpointError(path + ": the model file's lineage digest is damaged");
+  }
   std::vector<float> params = in.floats(GptLayout(c).total);
-  Checkpoint out{Gpt(c, std::move(params)), std::nullopt};
+  Checkpoint out{Gpt(c, std::move(params)), std::nullopt, std::move(lineage)};
   if (in.get<uint8_t>()) {
     AdamWState state;
     state.step = in.get<int64_t>();

@@ -13,6 +13,7 @@
 #include "ir/target.h"
 #include "ir/te_text.h"
 #include "lm/checkpoint.h"
+#include "lm/lineage.h"
 #include "lm/sentence_file.h"
 #include "lm/tensor_sentence.h"
 #include "scheduler/sketch_rules.h"
@@ -409,6 +410,115 @@ TEST(LmPipeline, DemonstrationsAreMeasuredRecordedAndFineTunedOn) {
   EXPECT_NE(missing.out.find("no tuning database here (give one that -O2 or -O3 wrote)"),
             std::string::npos)
       << missing.out;
+}
+
+// pretrain and finetune write the model's lineage beside it (MODEL.tlm.lineage): the corpus's
+// subgraphs, then each round's demonstrated and rehearsed ones, with their shape families,
+// whose chained digest the model file keeps. finetune --hold-out leaves out a held-out
+// family's demonstrations and rehearsals, and a workload whose family nothing tells.
+TEST(LmPipeline, TrainingWritesItsLineageAndFinetuneHoldsOutFamilies) {
+  if (!ir::host_target().runs_here) GTEST_SKIP() << "demonstrate measures on this machine";
+  test::TempDir dir;
+  const std::string corpus = dir.file("corpus");
+  ASSERT_EQ(run_command(tlmc_lm("sample " + corpus + " " + kExamples + "mlp.yaml --per-subgraph 2"))
+                .exit_code,
+            0);
+  std::map<std::string, std::string> sampled;  // key -> family, as the corpus lists them
+  {
+    std::ifstream keys(corpus + "/sentences/mlp." + ir::host_target().name + ".keys");
+    for (std::string line; std::getline(keys, line);) {
+      std::vector<std::string> fields;
+      std::istringstream split(line);
+      for (std::string f; std::getline(split, f, '\t');) fields.push_back(f);
+      ASSERT_EQ(fields.size(), 4u) << line;
+      sampled[fields[0]] = fields[3];
+    }
+  }
+  ASSERT_GE(sampled.size(), 3u);
+  const std::string tiny = " --channels 16 --layers 1 --heads 2 --batch 4 ";
+  ASSERT_EQ(run_command(tlmc_lm("pretrain " + corpus + tiny + "--steps 3 -o " + dir.file("p.tlm")))
+                .exit_code,
+            0);
+  const lm::Lineage pretrained = lm::read_lineage(dir.file("p.tlm.lineage"));
+  ASSERT_EQ(pretrained.stages.size(), 1u);
+  EXPECT_EQ(pretrained.stages[0].kind, "pretrain");
+  EXPECT_EQ(pretrained.stages[0].keys, sampled);
+  EXPECT_EQ(lm::load_checkpoint(dir.file("p.tlm")).lineage, lm::lineage_digest(pretrained));
+
+  ASSERT_EQ(run_command(tlmc_lm("demonstrate " + corpus + " --tuning-db " + dir.file("t.db") +
+                                " --model " + dir.file("p.tlm") + " --subgraphs 2 --trials 1"))
+                .exit_code,
+            0);
+  std::vector<std::string> demonstrated;
+  for (const scheduler::TuningSummary& w :
+       scheduler::TuningDb::open(dir.file("t.db"), scheduler::DbAccess::Read).summary())
+    demonstrated.push_back(w.workload_key);
+  ASSERT_EQ(demonstrated.size(), 2u);
+  const std::string finetune = "finetune --from-db " + dir.file("t.db") + " --epochs 1 --batch 1";
+  test::CommandResult tuned =
+      run_command(tlmc_lm(finetune + " --model " + dir.file("p.tlm") + " --rehearse " + corpus +
+                          " -o " + dir.file("f.tlm")));
+  ASSERT_EQ(tuned.exit_code, 0) << tuned.out;
+  EXPECT_NE(tuned.out.find("wrote " + dir.file("f.tlm") + " and its lineage"), std::string::npos)
+      << tuned.out;
+  const lm::Lineage finetuned = lm::read_lineage(dir.file("f.tlm.lineage"));
+  ASSERT_EQ(finetuned.stages.size(), 2u);
+  EXPECT_EQ(finetuned.stages[0].keys, sampled);
+  EXPECT_EQ(finetuned.stages[1].kind, "finetune");
+  for (const std::string& key : demonstrated) EXPECT_TRUE(finetuned.stages[1].keys.count(key));
+  EXPECT_GT(finetuned.stages[1].keys.size(), 2u) << "rehearsed subgraphs are listed too";
+  for (const auto& [key, family] : finetuned.stages[1].keys) EXPECT_EQ(family, sampled[key]);
+  EXPECT_EQ(lm::load_checkpoint(dir.file("f.tlm")).lineage, lm::lineage_digest(finetuned));
+
+  // A round from f.tlm goes on from its lineage: three stages.
+  ASSERT_EQ(
+      run_command(tlmc_lm(finetune + " --model " + dir.file("f.tlm") + " -o " + dir.file("g.tlm")))
+          .exit_code,
+      0);
+  EXPECT_EQ(lm::read_lineage(dir.file("g.tlm.lineage")).stages.size(), 3u);
+
+  // Holding out the first demonstrated workload's family: none of that family is trained on.
+  const std::string held_family = sampled[demonstrated[0]];
+  test::write_file(dir.file("hold.txt"), "family " + held_family + "\n");
+  test::CommandResult held =
+      run_command(tlmc_lm(finetune + " --model " + dir.file("p.tlm") + " --rehearse " + corpus +
+                          " --hold-out " + dir.file("hold.txt") + " -o " + dir.file("h.tlm")));
+  ASSERT_EQ(held.exit_code, 0) << held.out;
+  size_t of_family = 0;
+  for (const std::string& key : demonstrated) of_family += sampled[key] == held_family;
+  EXPECT_NE(held.out.find("left out: " + std::to_string(of_family) + " pairs held out"),
+            std::string::npos)
+      << held.out;
+  const lm::Lineage held_lineage = lm::read_lineage(dir.file("h.tlm.lineage"));
+  ASSERT_EQ(held_lineage.stages.size(), 2u);
+  EXPECT_FALSE(held_lineage.stages[1].keys.empty());
+  for (const auto& [key, family] : held_lineage.stages[1].keys) EXPECT_NE(family, held_family);
+
+  // Without the lists that tell the workloads' families (no lineage beside the model, no
+  // corpus), a hold-out of families leaves every workload out, and says why.
+  std::filesystem::copy_file(dir.file("p.tlm"), dir.file("bare.tlm"));
+  test::CommandResult blind =
+      run_command(tlmc_lm(finetune + " --model " + dir.file("bare.tlm") + " --hold-out " +
+                          dir.file("hold.txt") + " -o " + dir.file("b.tlm")));
+  EXPECT_EQ(blind.exit_code, 1) << blind.out;
+  EXPECT_NE(blind.out.find("2 workloads held out for want of their shape family"),
+            std::string::npos)
+      << blind.out;
+  EXPECT_FALSE(std::filesystem::exists(dir.file("b.tlm")));
+  EXPECT_FALSE(std::filesystem::exists(dir.file("b.tlm.lineage")));
+  // A lineage file that is not the model's is refused.
+  std::filesystem::copy_file(dir.file("p.tlm.lineage"), dir.file("bare.tlm.lineage"));
+  std::filesystem::copy_file(dir.file("f.tlm"), dir.file("bare.tlm"),
+                             std::filesystem::copy_options::overwrite_existing);
+  test::CommandResult stale = run_command(
+      tlmc_lm(finetune + " --model " + dir.file("bare.tlm") + " -o " + dir.file("s.tlm")));
+  EXPECT_EQ(stale.exit_code, 1) << stale.out;
+  EXPECT_NE(stale.out.find(dir.file("bare.tlm.lineage") +
+                           ": error: is the lineage of another "
+                           "model than " +
+                           dir.file("bare.tlm")),
+            std::string::npos)
+      << stale.out;
 }
 
 // --precision bf16: keys and sample take the subgraphs whose products read bfloat16 (a target

@@ -1,5 +1,5 @@
 // Model files: written and read back bit for bit (with or without the optimiser's state, of
-// CPU or CUDA targets), files of the first format (the bundled models') still read; a file
+// CPU or CUDA targets, with their lineage's digest), files of earlier formats still read; a file
 // that is not a model of this tensor language is refused with its reason. A model grown to
 // the whole vocabulary computes what it computed before. Sentence files alike: damaged ones
 // are refused with their reason, before any memory their sizes ask for.
@@ -55,12 +55,12 @@ TEST(Checkpoint, ModelAndOptimiserStateRoundTrip) {
   EXPECT_EQ(test::count_entries(dir.path()), 1) << "no temporary file is left behind";
 }
 
-// The bytes of a model file of format 1: format 2's without the byte saying whether the model
-// speaks CUDA targets' sentences (after the configuration's five counts).
-std::string as_format_1(std::string v2) {
-  const uint32_t one = 1;
-  v2.replace(8, sizeof(one), reinterpret_cast<const char*>(&one), sizeof(one));
-  return v2.erase(44, 1);
+// The bytes of a model file of an earlier format, from those of format 3 without a lineage:
+// format 2 has no lineage digest's length (the byte after the configuration's five counts and
+// whether the model speaks CUDA targets' sentences), format 1 neither of the two bytes.
+std::string as_format(std::string v3, uint32_t version) {
+  v3.replace(8, sizeof(version), reinterpret_cast<const char*>(&version), sizeof(version));
+  return version == 2 ? v3.erase(45, 1) : v3.erase(44, 2);
 }
 
 TEST(Checkpoint, WhichTargetsTheModelSpeaksIsKeptAndFormat1IsRead) {
@@ -82,11 +82,35 @@ TEST(Checkpoint, WhichTargetsTheModelSpeaksIsKeptAndFormat1IsRead) {
     c.vocab = static_cast<int>(vocab);
     const Gpt model(c, 7);
     save_checkpoint(dir.file("m.tlm"), model);
-    test::write_file(dir.file("v1.tlm"), as_format_1(test::read_file(dir.file("m.tlm"))));
+    test::write_file(dir.file("v1.tlm"), as_format(test::read_file(dir.file("m.tlm")), 1));
     const Gpt back = load_checkpoint(dir.file("v1.tlm")).model;
     EXPECT_EQ(back.config().cuda, vocab > Vocabulary::get().cpu_size());
     EXPECT_EQ(back.parameters(), model.parameters());
   }
+  // Format 2: whether the model speaks CUDA targets' sentences, no lineage.
+  GptConfig c = tiny();
+  c.cuda = true;
+  save_checkpoint(dir.file("m.tlm"), Gpt(c, 9));
+  test::write_file(dir.file("v2.tlm"), as_format(test::read_file(dir.file("m.tlm")), 2));
+  const Checkpoint v2 = load_checkpoint(dir.file("v2.tlm"));
+  EXPECT_TRUE(v2.model.config().cuda);
+  EXPECT_EQ(v2.lineage, "");
+  EXPECT_EQ(v2.model.parameters(), Gpt(c, 9).parameters());
+}
+
+// Format 3 keeps the digest of the model's lineage (lm/lineage.h); a damaged one is refused.
+TEST(Checkpoint, TheLineageDigestIsKept) {
+  test::TempDir dir;
+  const Gpt model(tiny(), 5);
+  save_checkpoint(dir.file("m.tlm"), model, nullptr, "0123456789abcdef");
+  const Checkpoint back = load_checkpoint(dir.file("m.tlm"));
+  EXPECT_EQ(back.lineage, "0123456789abcdef");
+  EXPECT_EQ(back.model.parameters(), model.parameters());
+  std::string bytes = test::read_file(dir.file("m.tlm"));
+  bytes[46] = 'X';  // the digest's first character
+  test::write_file(dir.file("bad.tlm"), bytes);
+  EXPECT_EQ(error_of(dir.file("bad.tlm")),
+            dir.file("bad.tlm") + ": the model file's lineage digest is damaged");
 }
 
 TEST(Checkpoint, AModelGrownToTheWholeVocabularyComputesAsBefore) {

@@ -33,6 +33,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <iomanip>
 #include <iostream>
 #include <set>
@@ -544,7 +545,8 @@ const std::set<std::string> kTrainedBenchmarkKeys = {"69ae26b94b0440e9"};
 void expect_held_out(const std::vector<const char*>& zoo_models,
                      const std::vector<const char*>& targets, const std::set<std::string>* held_out,
                      const std::set<std::string>& trained, const std::string& trained_file,
-                     bool bf16 = false, std::set<std::string>* seen_trained = nullptr) {
+                     bool bf16 = false, std::set<std::string>* seen_trained = nullptr,
+                     bool unseen_shapes = false) {
   std::vector<std::string> models;
   for (const char* m : zoo_models) {
     SavedExport e;
@@ -554,6 +556,16 @@ void expect_held_out(const std::vector<const char*>& zoo_models,
   for (int w = 1; w <= 6; ++w)
     models.push_back(std::string(TLMC_SOURCE_DIR) + "/bench/workloads/W" + std::to_string(w) +
                      ".yaml");
+  if (unseen_shapes) {
+    const std::string folder = std::string(TLMC_SOURCE_DIR) + "/bench/unseen";
+    size_t count = 0;
+    for (const auto& e : std::filesystem::directory_iterator(folder))
+      if (e.path().extension() == ".yaml") {
+        models.push_back(e.path().string());
+        ++count;
+      }
+    EXPECT_GE(count, 20u) << folder;
+  }
   size_t checked = 0;
   for (const char* target : targets)
     for (const std::string& model : models) {
@@ -610,20 +622,20 @@ TEST(ZooBf16, ResNet50StandsFromItsReferenceAsTheModelNudgedDoes) {
 }
 
 // The bundled language model never trained on a benchmark workload (bench/README.md): every
-// subgraph of ResNet-50, MobileNetV2 and BERT-base at their benchmark shapes and of W1-W6, in
-// every layout plan and on every x86-64 target (with --precision bf16 too, on the targets
-// with a bf16 unit), is listed as held out, and none is among the workloads of its training
-// data.
+// subgraph of ResNet-50, MobileNetV2 and BERT-base at their benchmark shapes, of W1-W6 and of
+// the unseen shapes (bench/unseen/), in every layout plan and on every x86-64 target (with
+// --precision bf16 too, on the targets with a bf16 unit), is listed as held out, and none is
+// among the workloads of its training data.
 TEST(HeldOut, BenchmarkWorkloadsAreNotInTheBundledModelsTrainingData) {
   const std::set<std::string> held_out = key_file("held_out_keys.txt");
   const std::set<std::string> trained = key_file("training_keys.txt");
   ASSERT_GT(trained.size(), 1000u);
   expect_held_out({"resnet50", "mobilenet_v2", "bert"}, {"x86-64", "x86-64-avx2", "x86-64-avx512"},
-                  &held_out, trained, "the bundled model's training data");
+                  &held_out, trained, "the bundled model's training data", false, nullptr, true);
   // And with --precision bf16, on the targets that have a bf16 unit.
   std::set<std::string> seen;
   expect_held_out({"resnet50", "mobilenet_v2", "bert"}, {"x86-64-avx512-bf16", "x86-64-amx"},
-                  &held_out, trained, "the bundled model's training data", true, &seen);
+                  &held_out, trained, "the bundled model's training data", true, &seen, true);
   EXPECT_EQ(seen, kTrainedBenchmarkKeys) << "a listed overlap that is no benchmark subgraph now";
   for (const std::string& k : held_out)
     EXPECT_TRUE(!trained.count(k) || kTrainedBenchmarkKeys.count(k)) << k;
