@@ -601,8 +601,8 @@ std::vector<lm::Sentence> rehearsal(const fs::path& corpus,
       const std::string& key = keys[i / per_key].key;
       std::string pair = key;
       pair.append("\n").append(descriptor);
-      if (!demonstrated.count(pair) &&
-          s[i].tokens.size() <= static_cast<size_t>(context) && !held_out(key))
+      if (!demonstrated.count(pair) && s[i].tokens.size() <= static_cast<size_t>(context) &&
+          !held_out(key))
         pool.emplace_back(std::move(s[i]), key);
     }
   }

@@ -64,7 +64,6 @@ class Decoder {
       for (size_t i = 0; i < C; ++i)
         x[s * C + i] = p[w_.wte + static_cast<size_t>(m_.known_token(tokens[s])) * C + i] +
                        p[w_.wpe + static_cast<size_t>(pos) * C + i];
-    const float scale = 1.0f / std::sqrt(static_cast<float>(hs));
     std::vector<float> scores;
     for (int l = 0; l < c.layers; ++l) {
       const size_t lc = static_cast<size_t>(l) * C;
@@ -72,6 +71,13 @@ class Decoder {
                         p + w_.ln1b + lc, S, c.channels);
       matmul_forward(qkv.data(), ln.data(), p + w_.qkvw + 3 * lc * C, p + w_.qkvb + 3 * lc, S,
                      c.channels, 3 * c.channels);  // qkv [S, 3C]
+      // Each stream's own key and value at this position, then attention head by head: the
+      // shared prefix's part as products of all streams at once.
+      CachedHead head;
+      head.ldq = 3 * C;
+      head.prefix_length = prefix ? prefix->length : 0;
+      head.C = C;
+      head.hs = hs;
       for (size_t s = 0; s < S; ++s) {
         KvCache& own = *caches[s];
         std::vector<float>& k = own.k[static_cast<size_t>(l)];
@@ -80,36 +86,22 @@ class Decoder {
                  qkv.begin() + static_cast<std::ptrdiff_t>(s * 3 * C + 2 * C));
         v.insert(v.end(), qkv.begin() + static_cast<std::ptrdiff_t>(s * 3 * C + 2 * C),
                  qkv.begin() + static_cast<std::ptrdiff_t>(s * 3 * C + 3 * C));
-        const size_t P = prefix ? prefix->length : 0, own_length = k.size() / C;
-        scores.resize(P + own_length);
-        for (int hd = 0; hd < H; ++hd) {
-          const float* q = qkv.data() + s * 3 * C + static_cast<size_t>(hd * hs);
-          auto key = [&](size_t t) {
-            return t < P ? prefix->k[static_cast<size_t>(l)].data() + t * C
-                         : k.data() + (t - P) * C;
-          };
-          auto value = [&](size_t t) {
-            return t < P ? prefix->v[static_cast<size_t>(l)].data() + t * C
-                         : v.data() + (t - P) * C;
-          };
-          float top = -INFINITY;
-          for (size_t t = 0; t < scores.size(); ++t) {
-            const float* kk = key(t) + static_cast<ptrdiff_t>(hd) * hs;
-            float dot = 0;
-            for (int i = 0; i < hs; ++i) dot += q[i] * kk[i];
-            scores[t] = dot * scale;
-            top = std::max(top, scores[t]);
-          }
-          float sum = 0;
-          for (float& sc : scores) sum += sc = std::exp(sc - top);
-          float* o = y.data() + s * C + static_cast<size_t>(hd * hs);
-          std::fill(o, o + hs, 0.0f);
-          for (size_t t = 0; t < scores.size(); ++t) {
-            const float* vv = value(t) + static_cast<ptrdiff_t>(hd) * hs;
-            const float a = scores[t] / sum;
-            for (int i = 0; i < hs; ++i) o[i] += a * vv[i];
-          }
+        head.own_length.push_back(k.size() / C);
+      }
+      for (int hd = 0; hd < H; ++hd) {
+        const size_t offset = static_cast<size_t>(hd) * static_cast<size_t>(hs);
+        head.q = qkv.data() + offset;
+        if (prefix) {
+          head.prefix_k = prefix->k[static_cast<size_t>(l)].data() + offset;
+          head.prefix_v = prefix->v[static_cast<size_t>(l)].data() + offset;
         }
+        head.own_k.clear();
+        head.own_v.clear();
+        for (size_t s = 0; s < S; ++s) {
+          head.own_k.push_back(caches[s]->k[static_cast<size_t>(l)].data() + offset);
+          head.own_v.push_back(caches[s]->v[static_cast<size_t>(l)].data() + offset);
+        }
+        cached_attention_forward(y.data() + offset, head, scores);
       }
       matmul_forward(out.data(), y.data(), p + w_.attprojw + lc * C, p + w_.attprojb + lc, S,
                      c.channels, c.channels);

@@ -54,6 +54,23 @@ void attention_forward(float* out, float* att, const float* qkv, int B, int T, i
 void attention_backward(float* dqkv, float* datt, const float* dout, const float* qkv,
                         const float* att, int B, int T, int C, int H);
 
+// Decoding's attention for one head: each of S query rows attends to the P positions of a
+// prefix that all share, then to its own positions after them (own[s] of them, own_k[s] and
+// own_v[s]). Rows of the heads' slices: q rows ldq apart, keys and values C apart (a [T, C]
+// cache with the head's offset applied). out[s] [hs] rows C apart; scores: scratch.
+struct CachedHead {
+  const float* q;
+  size_t ldq;
+  const float* prefix_k = nullptr;
+  const float* prefix_v = nullptr;
+  size_t prefix_length;
+  std::vector<const float*> own_k, own_v;
+  std::vector<size_t> own_length;
+  size_t C;
+  int hs;
+};
+void cached_attention_forward(float* out, const CachedHead& head, std::vector<float>& scores);
+
 // GELU, tanh approximation, element-wise over n values.
 void gelu_forward(float* out, const float* inp, size_t n);
 void gelu_backward(float* dinp, const float* inp, const float* dout, size_t n);
