@@ -8,6 +8,7 @@
 #include "driver/temp_folder.h"
 #include "reference/random_inputs.h"
 #include "toolchain/isolated_run.h"
+#include "toolchain/timing_lock.h"
 
 namespace tlmc::driver {
 namespace {
@@ -47,9 +48,11 @@ ModelProfile profile_model(const CompiledModel& model, const ir::Target& target,
     if (copies) copy_bytes.push_back(static_cast<size_t>(bytes.back() / 2));
   }
   if (target.is_cuda()) copy_bytes.clear();  // the yardstick copies host memory
-  const toolchain::IsolatedRun run =
-      toolchain::run_isolated(so, hosted_entry(model, target), inputs, out_bytes, kTimeoutSeconds,
-                              kMinRuns, min_seconds, calls, copy_bytes);
+  const toolchain::IsolatedRun run = [&] {
+    const toolchain::TimingLock lock;  // one tlmc times at a time on this machine
+    return toolchain::run_isolated(so, hosted_entry(model, target), inputs, out_bytes,
+                                   kTimeoutSeconds, kMinRuns, min_seconds, calls, copy_bytes);
+  }();
   if (run.status != toolchain::IsolatedRun::Ok)
     throw InternalError("the generated library " + run.message +
                         " on random inputs; this is a bug in tlmc");

@@ -27,6 +27,7 @@
 #include "toolchain/limited_child.h"
 #include "toolchain/loaded_object.h"
 #include "toolchain/nvrtc.h"
+#include "toolchain/timing_lock.h"
 #include "tune/gpu_candidate.h"
 #include "tune/gpu_estimate_search.h"
 #include "tune/weight_eviction.h"
@@ -454,6 +455,9 @@ void Measurer::stop_worker() {
 MeasureResult Measurer::run_in_worker(const std::string& object, int64_t scratch_bytes,
                                       const std::vector<std::optional<ir::Packing>>& packings,
                                       const std::string& launches) {
+  // One tlmc times at a time on this machine (toolchain/timing_lock.h), candidate by
+  // candidate: processes of a parallel build interleave their candidates, never overlap.
+  const toolchain::TimingLock lock;
   // A new CUDA worker first loads the driver and creates a context: seconds, not the
   // candidate's.
   const double start_seconds = worker_ <= 0 && target_.is_cuda() ? kCudaWorkerStartSeconds : 0;

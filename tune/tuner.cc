@@ -12,6 +12,7 @@
 #include "ir/te_text.h"
 #include "scheduler/sketch.h"
 #include "scheduler/sketch_rules.h"
+#include "toolchain/timing_lock.h"
 #include "tune/search_strategy.h"
 
 namespace tlmc::tune {
@@ -347,6 +348,7 @@ std::vector<TaskReport> tune_tasks(const std::vector<TuneTask>& tasks, const ir:
   std::vector<TaskReport> reports;
   if (tasks.empty()) return reports;
   const Clock::time_point begin = Clock::now();
+  const double waited_before = toolchain::timing_lock_waited_seconds();
   std::vector<TaskState> states;
   states.reserve(tasks.size());
   int64_t spent = 0, measured = 0;
@@ -424,11 +426,18 @@ std::vector<TaskReport> tune_tasks(const std::vector<TuneTask>& tasks, const ir:
     m.compiling += s.measurer->times().compiling;
     m.running += s.measurer->times().running;
   }
-  char phases[160];
+  // Waiting for the timing lock (toolchain/timing_lock.h) is part of running.
+  const double waited = toolchain::timing_lock_waited_seconds() - waited_before;
+  char waiting[80] = "";
+  if (waited >= 0.5)
+    std::snprintf(waiting, sizeof waiting, " (%.0f s of it waiting for another tlmc's timing)",
+                  waited);
+  char phases[240];
   std::snprintf(phases, sizeof phases,
-                "proposing %.0f s, lowering %.0f s, compiling %.0f s, running %.0f s, "
+                "proposing %.0f s, lowering %.0f s, compiling %.0f s, running %.0f s%s, "
                 "recording %.0f s",
-                search_times.proposing, m.lowering, m.compiling, m.running, search_times.recording);
+                search_times.proposing, m.lowering, m.compiling, m.running, waiting,
+                search_times.recording);
   progress << "tlmc: tuned " << tasks.size() << (tasks.size() == 1 ? " subgraph" : " subgraphs")
            << " with " << spent << " trials (" << measured << " measured now) in " << std::fixed
            << std::setprecision(1) << seconds_since(begin) << std::defaultfloat << " s (" << phases
