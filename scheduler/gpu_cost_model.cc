@@ -106,7 +106,9 @@ bool float_arithmetic(const ir::ExprNode& e) {
 
 // What one block of one launch does, summed over its threads.
 struct BlockWork {
-  double instructions = 0;  // float instructions (an FMA as one)
+  // Float instructions' issue slots, in lanes (an FMA as one): a warp's instruction takes
+  // 32 lanes' slots however few of its lanes are threads of the block.
+  double instructions = 0;
   double flops = 0;
   double sector_bytes = 0;
   double shared_wavefronts = 0;
@@ -174,6 +176,9 @@ class LaunchWalker {
  private:
   void expression(const Expr& e, double per_thread, int thread_var, int64_t threads) {
     const double all = per_thread * static_cast<double>(threads);
+    // A block of 7 threads issues as a warp of 32: the SM's lanes that the other 25 would
+    // use stand idle (a block of 48, two warps, wastes 16).
+    const double slots = per_thread * 32.0 * std::ceil(static_cast<double>(threads) / 32.0);
     ir::visit_expr(e, [&](const ir::ExprNode& n) {
       if (n.kind == ExprKind::Load) {
         access(n.var_id, n.args[0], per_thread, thread_var, threads);
@@ -185,12 +190,12 @@ class LaunchWalker {
             std::any_of(n.args.begin(), n.args.end(), [](const Expr& a) {
               return a->kind == ExprKind::Binary && a->binary_op == ir::BinaryOp::Mul;
             });
-        if (!fused) w_.instructions += all;
+        if (!fused) w_.instructions += slots;
       } else if (n.kind == ExprKind::Unary && ir::dtype_is_float(n.dtype) &&
                  n.unary_op != ir::UnaryOp::Neg && n.unary_op != ir::UnaryOp::Abs &&
                  n.unary_op != ir::UnaryOp::Not) {
         w_.flops += all * kMathFunctionOps;
-        w_.instructions += all * kMathFunctionOps;
+        w_.instructions += slots * kMathFunctionOps;
       }
     });
   }
@@ -289,6 +294,7 @@ GpuLaunchEstimate estimate_launch(const ir::LoopProgram& p, const ir::GpuRoot& r
   e.occupancy = ir::occupancy(gpu, k);
   const double blocks = static_cast<double>(e.blocks);
   e.flops = w.flops * blocks;
+  e.lane_slots = w.instructions * blocks;
   for (int b : w.global_buffers) {
     const ir::Buffer& buf = p.buffers[static_cast<size_t>(b)];
     e.dram_bytes += static_cast<double>(buf.size * ir::dtype_size(buf.dtype));

@@ -16,8 +16,11 @@ namespace tlmc::scheduler {
 struct GpuLaunchEstimate {
   std::string kernel;  // the __global__ function, as the emitter names it
   int64_t blocks = 1, threads = 1;
-  double seconds = 0;            // the estimate
-  double flops = 0;              // float operations, an FMA as two
+  double seconds = 0;  // the estimate
+  double flops = 0;    // float operations, an FMA as two
+  // Float instructions' issue slots in lanes, an FMA as one: whole warps, so a block of 7
+  // threads takes a warp's 32 (what the compute time is of).
+  double lane_slots = 0;
   double dram_bytes = 0;         // the global buffers' bytes it touches, once each
   double sector_bytes = 0;       // global (and spilled local) memory moved in 32-byte sectors
   double shared_wavefronts = 0;  // shared-memory accesses, a bank conflict as more than one

@@ -3,10 +3,12 @@
 // a sector per row; a block too many for the SMs costs another wave; threads of a warp
 // reading one shared-memory bank in turn take 32 wavefronts; spilled registers add traffic;
 // more resident warps hide more latency; a thread's register tile reads each of its
-// operands once; a 16-byte copy moves what its four elements would.
+// operands once; a 16-byte copy moves what its four elements would; a block of fewer threads
+// than a warp issues as a whole warp.
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <map>
 
 #include "ir/target.h"
 #include "scheduler/gpu_cost_model.h"
@@ -98,6 +100,33 @@ TEST(GpuCostModel, MoreResidentWarpsHideMoreLatency) {
   const GpuEstimate wide = estimate_gpu_time(copy_kernel(kGpu.sms, 256, false, 4096), kGpu, {});
   EXPECT_DOUBLE_EQ(wide.flops, 8 * thin.flops);
   EXPECT_NEAR(wide.seconds, thin.seconds, 1e-3 * thin.seconds);
+}
+
+// A warp issues for 32 lanes however few of them are threads: the same work in blocks of 1,
+// 7, 32 and 48 threads takes 32, 32/7, 1 and 4/3 times the issue slots of the 32-thread
+// blocks, and blocks of 1 or 7 threads are estimated that much slower when compute bound.
+TEST(GpuCostModel, APartialWarpTakesAWholeWarpsIssueSlots) {
+  // 672 a multiple of 1, 7, 32 and 48; enough blocks that each SM holds as many warps as
+  // hide the FMAs' latency, whatever the block.
+  const int64_t threads_in_all = 672 * 4 * kGpu.sms;
+  std::map<int64_t, GpuLaunchEstimate> e;
+  for (int64_t threads : {1, 7, 32, 48})
+    e[threads] =
+        estimate_gpu_time(copy_kernel(threads_in_all / threads, threads, false, 4096), kGpu, {})
+            .launches.at(0);
+  for (int64_t threads : {1, 7, 48}) EXPECT_DOUBLE_EQ(e[threads].flops, e[32].flops);
+  EXPECT_DOUBLE_EQ(e[32].lane_slots, static_cast<double>(threads_in_all) * 4096);
+  EXPECT_DOUBLE_EQ(e[1].lane_slots, 32 * e[32].lane_slots);
+  EXPECT_DOUBLE_EQ(e[7].lane_slots, 32.0 / 7 * e[32].lane_slots);
+  EXPECT_DOUBLE_EQ(e[48].lane_slots, 64.0 / 48 * e[32].lane_slots);
+  for (int64_t threads : {1, 7, 32, 48}) EXPECT_EQ(e[threads].bound, "compute") << threads;
+  // The latency hidden in every case, the times past the launch's are in the slots' ratios.
+  const auto ratio = [&](int64_t threads) {
+    return (e[threads].seconds - 2e-6) / (e[32].seconds - 2e-6);
+  };
+  EXPECT_NEAR(ratio(1), 32.0, 1e-9);
+  EXPECT_NEAR(ratio(7), 32.0 / 7, 1e-9);
+  EXPECT_NEAR(ratio(48), 64.0 / 48, 1e-9);
 }
 
 TEST(GpuCostModel, SpillsAddTraffic) {
