@@ -1,16 +1,20 @@
 #!/usr/bin/python3
 """The language model against the evolutionary search, on workloads it never saw in training.
 
-For each held-out unit (W1-W6, and the ten subgraphs that weigh most in the latency of
-ResNet-50, MobileNetV2 and BERT-base at -O0: latency x occurrences, from `tlmc --profile`),
-it tunes the unit's kernels alone (`--tune-only`) from an empty tuning database:
+For each held-out unit (W1-W6, the unseen shapes S01-S22 of bench/unseen/, and the ten
+subgraphs that weigh most in the latency of ResNet-50, MobileNetV2 and BERT-base at -O0:
+latency x occurrences, from `tlmc --profile`), it tunes the unit's kernels alone
+(`--tune-only`) from an empty tuning database:
   - with the model: `tlmc -O2 --trials N`, N in --lm (1, 10, 32 per kernel), a fresh
     database for each N;
   - with the evolutionary search as it is without a model: `tlmc -O3 --search unseeded
     --early-stopping 0 --trials B`, B in --evo (64, 256, 1000 per kernel), each budget
     resuming the one before (its time is the sum of the runs so far);
-and reads back the best record of each kernel. Both measure the -O0 schedule first; it counts
-in both searches' best, and is shown alone in the -O0 column. The tuning time is what tlmc
+and reads back the best record of each kernel. Both measure the -O0 schedule first. lm@N is
+the best of the model's N points, the -O0 point not among them; max(-O0, lm@N) is what -O2
+builds (it has both), shown beside it. evo@B counts the -O0 point, where the search starts.
+Where the model wrote no new point, -O2 draws one uniformly: each lm@N says how many of its
+points were such (tlmc's count). The tuning time is what tlmc
 reports as such for each run (proposing, compiling, running and recording candidates; not
 reading the model, writing the code, or -O3's timing of its choice inside the whole model).
 
@@ -39,6 +43,8 @@ import tuning_curve  # noqa: E402  (the build, the workloads' MACs, plan keys)
 ROOT = tuning_curve.ROOT
 MODELS = {"resnet50": "ResNet-50", "mobilenet_v2": "MobileNetV2", "bert": "BERT-base"}
 WORKLOADS = ["W1", "W2", "W3", "W4", "W5", "W6"]
+UNSEEN = sorted(f[:-5] for f in os.listdir(os.path.join(ROOT, "bench", "unseen"))
+                if f.endswith(".yaml"))
 log = tuning_curve.log
 
 
@@ -85,10 +91,25 @@ def heaviest_subgraphs(tlmc, model, count, scratch):
     return [(key, n, us, flops) for key, (n, us, flops) in ranked]
 
 
+def unseen_units(tlmc, scratch):
+    """The unseen shapes (bench/unseen/), each a unit of its -O0 plan's kernels, its flops
+    those of the -O0 kernels (the profile's GFLOP/s times their time)."""
+    found = {}
+    for s in UNSEEN:
+        model = os.path.join(ROOT, "bench", "unseen", f"{s}.yaml")
+        flops = sum(n * f for _, n, _, f in heaviest_subgraphs(tlmc, model, 1000, scratch))
+        found[s] = {"model": model, "group": "unseen", "weight": 1,
+                    "keys": tuning_curve.plan_keys(tlmc, model, scratch), "flops": flops}
+    return found
+
+
 def units(tlmc, state, out, count):
-    """The units, each {model file, kernels, weight, flops}; found once, kept in the state."""
+    """The units, each {model file, kernels, weight, flops}; found once, kept in the state
+    (the unseen shapes are added to a state written before they were units)."""
     scratch = os.path.join(out, "scratch")
     os.makedirs(scratch, exist_ok=True)
+    if state["units"] and not any(u["group"] == "unseen" for u in state["units"].values()):
+        state["units"].update(unseen_units(tlmc, scratch))
     if not state["units"]:
         found = {}
         for w in WORKLOADS:
@@ -96,6 +117,7 @@ def units(tlmc, state, out, count):
             found[w] = {"model": model, "group": "W1-W6", "weight": 1,
                         "keys": tuning_curve.plan_keys(tlmc, model, scratch),
                         "flops": 2 * tuning_curve.MACS[w]}
+        found.update(unseen_units(tlmc, scratch))
         for name, path in export_models(out).items():
             log(f"{name}: profiling at -O0 for its heaviest subgraphs")
             for key, n, us, flops in heaviest_subgraphs(tlmc, path, count, scratch):
@@ -105,11 +127,11 @@ def units(tlmc, state, out, count):
     return state["units"]
 
 
-def results(db, keys, spent):
+def results(db, keys, spent, uniform=0):
     """What a run leaves: the sum over `keys` of each one's fastest record timed alone (not
-    in a model; None while a key has none), the -O0 schedule's (each key's first record,
-    which tuning measures first), the trials (the records less those first ones) and the
-    tuning time so far."""
+    in a model; None while a key has none), the same without the -O0 schedule's record (each
+    key's first, which tuning measures first), the -O0 schedule's, the trials (the records
+    less those first ones), the tuning time so far and the points drawn uniformly."""
     con = sqlite3.connect(db)
     try:
         upto = con.execute("SELECT MAX(rowid) FROM records").fetchone()[0] or 0
@@ -117,20 +139,24 @@ def results(db, keys, spent):
         n = con.execute(f"SELECT COUNT(*) FROM records WHERE workload_key IN ({marks}) AND "
                         "target NOT LIKE '% context=%'", keys).fetchone()[0]
         return {"seconds": tuning_curve.plan_seconds(con, keys, upto, alone=True),
+                "without_o0": tuning_curve.plan_seconds(con, keys, upto, alone=True,
+                                                        skip_first=True),
                 "o0": tuning_curve.plan_seconds(con, keys, upto, first_only=True, alone=True),
-                "trials": n - len(keys), "time": spent}
+                "trials": n - len(keys), "time": spent, "uniform": uniform}
     finally:
         con.close()
 
 
 TUNED = re.compile(r"^tlmc: tuned \d+ subgraphs? with \d+ trials \(\d+ measured now\) in "
                    r"([\d.]+) s", re.M)
+UNIFORM = re.compile(r"; (\d+) points? (?:was|were) drawn uniformly", re.M)
 
 
 def tune(tlmc, unit, level, budget, db, threads, scratch, extra=()):
     """Runs tlmc at `level` on the unit's kernels alone; returns the tuning time tlmc reports
     (proposing, compiling, running and recording candidates: not reading the model, nor
-    -O3's timing of the chosen candidates inside the whole model, nor writing the code)."""
+    -O3's timing of the chosen candidates inside the whole model, nor writing the code) and
+    the points it drew uniformly where the model wrote no new one."""
     cmd = [tlmc, unit["model"], f"-O{level}", "--tune-only", ",".join(unit["keys"]),
            "--trials", str(budget * len(unit["keys"])), "--tuning-db", db,
            "--threads", str(threads), "-j", str(threads), "--emit=source", "-o", scratch,
@@ -141,7 +167,9 @@ def tune(tlmc, unit, level, budget, db, threads, scratch, extra=()):
     if r.returncode != 0:
         sys.exit(f"lm_vs_search: tlmc failed (exit {r.returncode})")
     m = TUNED.search(r.stdout + r.stderr)
-    return float(m.group(1)) if m else 0.0  # nothing to tune: the records had it all
+    u = UNIFORM.search(r.stdout + r.stderr)
+    # Nothing to tune: the records had it all.
+    return (float(m.group(1)) if m else 0.0), (int(u.group(1)) if u else 0)
 
 
 def measure_unit(tlmc, name, unit, state, args, save):
@@ -161,7 +189,7 @@ def measure_unit(tlmc, name, unit, state, args, save):
             if os.path.exists(db + suffix):
                 os.remove(db + suffix)  # a fresh database: -O2 measures only what has none
         runs[tag] = results(db, unit["keys"],
-                            tune(tlmc, unit, 2, n, db, args.threads, scratch, model))
+                            *tune(tlmc, unit, 2, n, db, args.threads, scratch, model))
         save()
     db = os.path.join(dbs, f"evo-{safe}.db")
     # The budgets' runs go on from each other: the time so far is the last finished one's.
@@ -175,7 +203,7 @@ def measure_unit(tlmc, name, unit, state, args, save):
         # and its figures stay valid when the model changes. Without early stopping: B
         # trials are B trials.
         spent += tune(tlmc, unit, 3, b, db, args.threads, scratch,
-                      ("--search", "unseeded", "--early-stopping", "0"))
+                      ("--search", "unseeded", "--early-stopping", "0"))[0]
         runs[tag] = results(db, unit["keys"], spent)
         save()
 
@@ -191,9 +219,18 @@ def fmt_table(header, rows):
                      [line(r) for r in rows])
 
 
+def best(run, method):
+    """A run's seconds: lm@N without the -O0 point (a state written before that was kept
+    has the best with it), evo@B with it."""
+    if method.startswith("lm@") and "without_o0" in run:
+        return run["without_o0"]
+    return run["seconds"]
+
+
 def report(state, args, tlmc):
     units_ = state["units"]
     ms = methods(args)
+    lms = [m for m in ms if m.startswith("lm@")]
     ref = f"evo@{max(args.evo_budgets)}"
     cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo")
                 if l.startswith("model name")), "unknown CPU")
@@ -209,10 +246,13 @@ def report(state, args, tlmc):
         cells = [name, u["group"], u["weight"], f"{u['flops'] / o0 * 1e-9:.1f}" if o0 else "-"]
         for m in ms:
             x = r.get(m)
-            cells.append(f"{u['flops'] / x['seconds'] * 1e-9:.1f} ({x['time']:.1f} s)"
-                         if x and x["seconds"] else "-")
+            seconds = best(x, m) if x else None
+            uniform = f", {x['uniform']} uniform" if x and x.get("uniform") else ""
+            cells.append(f"{u['flops'] / seconds * 1e-9:.1f} ({x['time']:.1f} s{uniform})"
+                         if seconds else "-")
         rows.append(cells)
-    print("\nGFLOP/s of each unit's best records (the tuning time in brackets):\n")
+    print("\nGFLOP/s of each unit's best records (lm@N without the -O0 point; the tuning time "
+          "and the points drawn uniformly in brackets):\n")
     print(fmt_table(header, rows))
 
     # Weighted over a group as the paper's Table 2: the group's latency, each unit's best time
@@ -221,29 +261,48 @@ def report(state, args, tlmc):
     for u in units_.values():
         if u["group"] not in groups:
             groups.append(u["group"])
+    far = "evo 1.3x -O0"  # the units where the search found most beyond -O0
+
+    def complete(n):
+        r = state["runs"].get(n, {})
+        return all(r.get(m, {}).get("seconds") and best(r[m], m) for m in ms) and \
+            r[ref].get("o0")
+
+    def member(g, n):
+        if g == far:
+            r = state["runs"][n][ref]
+            return r["o0"] >= 1.3 * r["seconds"]
+        return g in ("all", units_[n]["group"])
+
     summary, curve = [], {}
-    for g in groups + ["all"]:
-        names = [n for n, u in units_.items() if g in ("all", u["group"])]
-        complete = [n for n in names
-                    if all(state["runs"].get(n, {}).get(m, {}).get("seconds") for m in ms)]
-        if not complete:
+    for g in groups + ["all", far]:
+        done = [n for n in units_ if complete(n) and member(g, n)]
+        names = done if g == far else [n for n in units_ if member(g, n)]
+        if not done:
             continue
-        cells = [g, f"{len(complete)}/{len(names)}"]
-        ref_lat = sum(units_[n]["weight"] * state["runs"][n][ref]["seconds"] for n in complete)
-        ref_time = sum(state["runs"][n][ref]["time"] for n in complete)
+        runs = {n: state["runs"][n] for n in done}
+        weight = {n: units_[n]["weight"] for n in done}
+        ref_lat = sum(weight[n] * runs[n][ref]["seconds"] for n in done)
+        o0_lat = sum(weight[n] * runs[n][ref]["o0"] for n in done)
+        ref_time = sum(runs[n][ref]["time"] for n in done)
+        cells = [g, f"{len(done)}/{len(names)}", f"{ref_lat / o0_lat:.2f}x"]
         points = []
         for m in ms:
-            lat = sum(units_[n]["weight"] * state["runs"][n][m]["seconds"] for n in complete)
-            t = sum(state["runs"][n][m]["time"] for n in complete)
+            lat = sum(weight[n] * best(runs[n][m], m) for n in done)
+            t = sum(runs[n][m]["time"] for n in done)
             cells.append(f"{ref_lat / lat:.2f}x ({t / 60:.1f} min)")
             points.append((m, t, ref_lat / lat))
-        cells.append(" / ".join(f"{ref_time / state_time(state, complete, m):.0f}x"
-                                for m in ms if m.startswith("lm@")))
+        for m in lms:  # what -O2 builds: the better of its points and the -O0 point
+            lat = sum(weight[n] * min(best(runs[n][m], m), runs[n][ref]["o0"]) for n in done)
+            cells.append(f"{ref_lat / lat:.2f}x")
+        cells.append(" / ".join(f"{ref_time / state_time(state, done, m):.0f}x" for m in lms))
         curve[g] = points
         summary.append(cells)
-    print(f"\nSpeed relative to {ref}, weighted (latency x occurrences; W1-W6 once each), with "
-          f"the tuning time added up, and {ref}'s tuning time over the model's:\n")
-    print(fmt_table(["group", "units"] + ms + [f"{ref} time / lm time"], summary))
+    print(f"\nSpeed relative to {ref}, weighted (latency x occurrences; W1-W6 and the unseen "
+          f"shapes once each), with the tuning time added up, and {ref}'s tuning time over the "
+          f"model's; '{far}': the units where {ref} ran at least 1.3 times faster than -O0:\n")
+    print(fmt_table(["group", "units", "-O0"] + ms + [f"max(-O0, {m})" for m in lms] +
+                    [f"{ref} time / lm time"], summary))
     plot = os.path.join(args.out, "lm_vs_search.svg")
     svg_curve(plot, curve)
     print(f"\ncurve: {plot}")
@@ -329,8 +388,8 @@ def main():
     ap.add_argument("--subgraphs", type=int, default=10,
                     help="heaviest subgraphs per model (default 10)")
     ap.add_argument("--only", default="",
-                    help="comma-separated groups or unit names: W1-W6, resnet50, mobilenet_v2, "
-                    "bert, W3, ... (default: all)")
+                    help="comma-separated groups or unit names: W1-W6, unseen, resnet50, "
+                    "mobilenet_v2, bert, W3, S04, ... (default: all)")
     ap.add_argument("--threads", type=int, default=os.cpu_count())
     ap.add_argument("--no-e2e", action="store_true", help="skip the end-to-end runs")
     ap.add_argument("--report-only", action="store_true", help="tables from --out/state.json")

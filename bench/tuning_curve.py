@@ -81,15 +81,22 @@ def plan_keys(tlmc, model, out_dir, layout=None):
             if line.startswith("# kernel ") and "(workload " in line]
 
 
-def plan_seconds(con, keys, upto, first_only=False, alone=False):
+def plan_seconds(con, keys, upto, first_only=False, alone=False, skip_first=False):
     """The latency of a plan by the records with rowid <= upto: the sum over its kernels of
-    the best successful record (first_only: the first record, the -O0 baseline); None
-    while a kernel has none. alone: only records of kernels timed alone, not those -O3
-    timed inside the model (their descriptor ends " context=model")."""
+    the best successful record (first_only: the first record, the -O0 baseline; skip_first:
+    the best but the first); None while a kernel has none. alone: only records of kernels
+    timed alone, not those -O3 timed inside the model (their descriptor ends
+    " context=model")."""
     where = " AND target NOT LIKE '% context=%'" if alone else ""
     total = 0.0
     for key in keys:
-        if first_only:
+        if skip_first:
+            first = con.execute("SELECT MIN(rowid) FROM records WHERE workload_key = ? AND "
+                                "rowid <= ?" + where, (key, upto)).fetchone()[0]
+            seconds = con.execute("SELECT MIN(seconds) FROM records WHERE workload_key = ? AND "
+                                  "status = 'ok' AND rowid <= ? AND rowid > ?" + where,
+                                  (key, upto, first or 0)).fetchone()[0]
+        elif first_only:
             row = con.execute("SELECT seconds, status FROM records WHERE workload_key = ? AND "
                               "rowid <= ?" + where + " ORDER BY rowid LIMIT 1",
                               (key, upto)).fetchone()

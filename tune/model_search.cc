@@ -47,9 +47,13 @@ class ModelSearch : public SearchStrategy {
                                options_.top_k, rng_()};
       take_likeliest(lm::sample_points(*options_.model, prompt_, sketches_, want, sample), n, out);
     }
+    const size_t drawn = out.size();
     add_random_points(sketches_, rng_, seen_, n, out);
+    uniform_ += static_cast<int64_t>(out.size() - drawn);
     return out;
   }
+
+  int64_t uniform_fill() const override { return uniform_; }
 
   void observe(const scheduler::SpacePoint& point, const MeasureResult& result) override {
     seen_.insert(point);
@@ -97,6 +101,7 @@ class ModelSearch : public SearchStrategy {
   std::set<scheduler::SpacePoint> seen_;
   std::vector<std::pair<double, scheduler::SpacePoint>> measured_;  // seconds, point
   bool beam_done_ = false;
+  int64_t uniform_ = 0;  // points add_random_points gave
 };
 
 }  // namespace

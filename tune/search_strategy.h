@@ -28,6 +28,10 @@ class SearchStrategy {
   virtual std::vector<scheduler::SpacePoint> propose(size_t n) = 0;
   // What a point measured (also for points measured in an earlier run, read back).
   virtual void observe(const scheduler::SpacePoint& point, const MeasureResult& result) = 0;
+  // Of the points proposed, those drawn uniformly where the strategy's own way wrote no new
+  // one (the model search's, when the model keeps writing points already seen): a figure of
+  // the model's is not the model's where these are among its points.
+  virtual int64_t uniform_fill() const { return 0; }
 };
 
 // Adds to `out` uniformly drawn points not in `seen` (and adds them to it) until `out` holds

@@ -438,10 +438,17 @@ std::vector<TaskReport> tune_tasks(const std::vector<TuneTask>& tasks, const ir:
                 "recording %.0f s",
                 search_times.proposing, m.lowering, m.compiling, m.running, waiting,
                 search_times.recording);
+  int64_t uniform = 0;
+  for (const TaskState& s : states)
+    if (s.search) uniform += s.search->uniform_fill();
   progress << "tlmc: tuned " << tasks.size() << (tasks.size() == 1 ? " subgraph" : " subgraphs")
            << " with " << spent << " trials (" << measured << " measured now) in " << std::fixed
            << std::setprecision(1) << seconds_since(begin) << std::defaultfloat << " s (" << phases
-           << "); records in " << db.path() << "\n";
+           << ")";
+  if (uniform > 0)
+    progress << "; " << uniform << (uniform == 1 ? " point was" : " points were")
+             << " drawn uniformly, the model writing no new one";
+  progress << "; records in " << db.path() << "\n";
   return reports;
 }
 

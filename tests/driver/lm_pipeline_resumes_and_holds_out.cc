@@ -251,6 +251,46 @@ TEST(LmPipeline, TheCorpusScriptExportsModelsThatSampleWithoutUnknownWords) {
         << lm::sentence_text(s.tokens);
 }
 
+// The synthetic models (scripts/lm_synthetic_models.py): the same files for the same seed,
+// every one a graph tlmc reads, of many shape families, whose sentences use known words.
+TEST(LmPipeline, TheSyntheticModelsScriptWritesModelsOfManyFamiliesThatSample) {
+  test::TempDir dir;
+  const std::string script = "/usr/bin/python3 " + std::string(TLMC_SOURCE_DIR) +
+                             "/scripts/lm_synthetic_models.py --count 16 --seed 3 --out ";
+  test::CommandResult first = run_command(script + dir.file("a") + " 2>&1");
+  ASSERT_EQ(first.exit_code, 0) << first.out;
+  EXPECT_NE(first.out.find("16 written, 0 there already"), std::string::npos) << first.out;
+  test::CommandResult again = run_command(script + dir.file("a") + " 2>&1");
+  EXPECT_NE(again.out.find("0 written, 16 there already"), std::string::npos) << again.out;
+  ASSERT_EQ(run_command(script + dir.file("b") + " 2>&1").exit_code, 0);
+  std::string models;
+  for (int i = 0; i < 16; ++i) {
+    char name[32];
+    std::snprintf(name, sizeof name, "syn_3_%05d.yaml", i);
+    EXPECT_EQ(test::read_file(dir.file("a/") + name), test::read_file(dir.file("b/") + name));
+    models += " " + dir.file("a/") + name;
+  }
+  test::CommandResult keys = run_command(tlmc_lm("keys" + models));
+  ASSERT_EQ(keys.exit_code, 0) << keys.out;
+  std::set<std::string> families;
+  std::istringstream lines(keys.out);
+  for (std::string line; std::getline(lines, line);)
+    families.insert(line.substr(line.rfind('\t') + 1));
+  EXPECT_GE(families.size(), 12u) << keys.out;
+  test::CommandResult sampled =
+      run_command(tlmc_lm("sample " + dir.file("corpus") + models + " --per-subgraph 1"));
+  ASSERT_EQ(sampled.exit_code, 0) << sampled.out;
+  size_t sentences = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir.file("corpus/sentences")))
+    if (e.path().extension() == ".bin")
+      for (const lm::Sentence& s : lm::read_sentences(e.path().string())) {
+        ++sentences;
+        EXPECT_EQ(std::count(s.tokens.begin(), s.tokens.end(), lm::Vocabulary::kUnk), 0)
+            << lm::sentence_text(s.tokens);
+      }
+  EXPECT_GE(sentences, 16u);
+}
+
 TEST(LmPipeline, PretrainingResumesAtItsCheckpointAndWritesAModel) {
   test::TempDir dir;
   const std::string corpus = dir.file("corpus");
