@@ -208,6 +208,35 @@ def measure_unit(tlmc, name, unit, state, args, save):
         save()
 
 
+def retime(tlmc, name, unit, state, args, save):
+    """Times each method's winner again, the unit's kernels side by side in one process (`tlmc
+    db retime`, 5 rounds, the least of each candidate's round medians): state["retimed"][name]
+    holds the unit's seconds for -O0, each lm@N without the -O0 point and the longest
+    evolutionary search (its database's best but -O0; -O0 counts on that side, as above).
+    A method whose database misses a kernel is left out."""
+    done = state.setdefault("retimed", {})
+    runs = state["runs"].get(name, {})
+    ms = [m for m in methods(args) if m.startswith("lm@")] + [f"evo@{max(args.evo_budgets)}"]
+    if name in done or not all(m in runs for m in ms):
+        return
+    safe = name.replace(":", "-")
+    dbs = [os.path.join(args.out, "db", f"lm{m[3:]}-{safe}.db") for m in ms[:-1]]
+    dbs.append(os.path.join(args.out, "db", f"evo-{safe}.db"))
+    cmd = [tlmc, "db", "retime", unit["model"], *dbs, "--only", ",".join(unit["keys"]),
+           "--without-o0", "--rounds", "5", "--threads", str(args.threads)]
+    log("+", " ".join(cmd))
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        sys.exit(f"lm_vs_search: tlmc db retime failed (exit {r.returncode}): {r.stderr}")
+    total = next(l.split("\t")[1:] for l in r.stdout.splitlines() if l.startswith("total\t"))
+    seconds = [float(x) * 1e-6 if x != "-" else None for x in total]
+    done[name] = {"o0": seconds[0]}
+    for m, x in zip(ms, seconds[1:]):
+        if x is not None:
+            done[name][m] = min(x, seconds[0]) if m.startswith("evo@") else x
+    save()
+
+
 def methods(args):
     return [f"lm@{n}" for n in args.lm_budgets] + [f"evo@{b}" for b in args.evo_budgets]
 
@@ -219,15 +248,27 @@ def fmt_table(header, rows):
                      [line(r) for r in rows])
 
 
-def best(run, method):
-    """A run's seconds: lm@N without the -O0 point (a state written before that was kept
-    has the best with it), evo@B with it."""
+RETIMED = {}  # unit -> {method or "o0": seconds}, from the state's re-timing
+
+
+def best(run, method, name=None):
+    """A run's seconds, re-timed where the unit's winners were (retime()): lm@N without the
+    -O0 point (a state written before that was kept has the best with it), evo@B with it."""
+    again = RETIMED.get(name, {})
+    if method in again:
+        return again[method]
     if method.startswith("lm@") and "without_o0" in run:
         return run["without_o0"]
     return run["seconds"]
 
 
+def o0_of(run, name):
+    return RETIMED.get(name, {}).get("o0", run["o0"])
+
+
 def report(state, args, tlmc):
+    RETIMED.clear()
+    RETIMED.update(state.get("retimed", {}))
     units_ = state["units"]
     ms = methods(args)
     lms = [m for m in ms if m.startswith("lm@")]
@@ -242,11 +283,11 @@ def report(state, args, tlmc):
     rows = []
     for name, u in units_.items():
         r = state["runs"].get(name, {})
-        o0 = next((r[m]["o0"] for m in ms if m in r and r[m]["o0"]), None)
+        o0 = next((o0_of(r[m], name) for m in ms if m in r and r[m]["o0"]), None)
         cells = [name, u["group"], u["weight"], f"{u['flops'] / o0 * 1e-9:.1f}" if o0 else "-"]
         for m in ms:
             x = r.get(m)
-            seconds = best(x, m) if x else None
+            seconds = best(x, m, name) if x else None
             uniform = f", {x['uniform']} uniform" if x and x.get("uniform") else ""
             cells.append(f"{u['flops'] / seconds * 1e-9:.1f} ({x['time']:.1f} s{uniform})"
                          if seconds else "-")
@@ -265,13 +306,13 @@ def report(state, args, tlmc):
 
     def complete(n):
         r = state["runs"].get(n, {})
-        return all(r.get(m, {}).get("seconds") and best(r[m], m) for m in ms) and \
+        return all(r.get(m, {}).get("seconds") and best(r[m], m, n) for m in ms) and \
             r[ref].get("o0")
 
     def member(g, n):
         if g == far:
             r = state["runs"][n][ref]
-            return r["o0"] >= 1.3 * r["seconds"]
+            return o0_of(r, n) >= 1.3 * best(r, ref, n)
         return g in ("all", units_[n]["group"])
 
     summary, curve = [], {}
@@ -282,25 +323,29 @@ def report(state, args, tlmc):
             continue
         runs = {n: state["runs"][n] for n in done}
         weight = {n: units_[n]["weight"] for n in done}
-        ref_lat = sum(weight[n] * runs[n][ref]["seconds"] for n in done)
-        o0_lat = sum(weight[n] * runs[n][ref]["o0"] for n in done)
+        ref_lat = sum(weight[n] * best(runs[n][ref], ref, n) for n in done)
+        o0_lat = sum(weight[n] * o0_of(runs[n][ref], n) for n in done)
         ref_time = sum(runs[n][ref]["time"] for n in done)
         cells = [g, f"{len(done)}/{len(names)}", f"{ref_lat / o0_lat:.2f}x"]
         points = []
         for m in ms:
-            lat = sum(weight[n] * best(runs[n][m], m) for n in done)
+            lat = sum(weight[n] * best(runs[n][m], m, n) for n in done)
             t = sum(runs[n][m]["time"] for n in done)
             cells.append(f"{ref_lat / lat:.2f}x ({t / 60:.1f} min)")
             points.append((m, t, ref_lat / lat))
         for m in lms:  # what -O2 builds: the better of its points and the -O0 point
-            lat = sum(weight[n] * min(best(runs[n][m], m), runs[n][ref]["o0"]) for n in done)
+            lat = sum(weight[n] * min(best(runs[n][m], m, n), o0_of(runs[n][ref], n))
+                      for n in done)
             cells.append(f"{ref_lat / lat:.2f}x")
         cells.append(" / ".join(f"{ref_time / state_time(state, done, m):.0f}x" for m in lms))
         curve[g] = points
         summary.append(cells)
+    retimed = sum(1 for n in units_ if n in RETIMED)
     print(f"\nSpeed relative to {ref}, weighted (latency x occurrences; W1-W6 and the unseen "
           f"shapes once each), with the tuning time added up, and {ref}'s tuning time over the "
-          f"model's; '{far}': the units where {ref} ran at least 1.3 times faster than -O0:\n")
+          f"model's; '{far}': the units where {ref} ran at least 1.3 times faster than -O0. "
+          f"-O0, lm@N and {ref} re-timed side by side for {retimed} of the {len(units_)} units "
+          f"(tlmc db retime); the shorter searches as they were timed:\n")
     print(fmt_table(["group", "units", "-O0"] + ms + [f"max(-O0, {m})" for m in lms] +
                     [f"{ref} time / lm time"], summary))
     plot = os.path.join(args.out, "lm_vs_search.svg")
@@ -410,6 +455,12 @@ def main():
                 continue
             log(f"{name}: tuning")
             measure_unit(tlmc, name, unit, state, args, save)
+        # Last, each unit's winners timed again side by side (the tuning runs were hours
+        # apart, on a machine whose speed drifts).
+        for name, unit in all_units.items():
+            if only and not any(o in (name, name.split(":")[0], unit["group"]) for o in only):
+                continue
+            retime(tlmc, name, unit, state, args, save)
         if not args.no_e2e:
             end_to_end(tlmc, state, args, save)
     report(state, args, tlmc)

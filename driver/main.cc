@@ -108,7 +108,8 @@ int run(int argc, char** argv) {
       "       tlmc --check MODEL [options]\n"
       "       tlmc --profile MODEL [options]\n"
       "       tlmc import MODEL.onnx -o MODEL.yaml [--input-shape ...]\n"
-      "       tlmc db list|export|import|prune|check [...]   (tlmc db --help)\n"
+      "       tlmc db list|export|import|prune|check|retime [...]\n"
+      "                                                       (tlmc db --help)\n"
       "       tlmc lm keys|overlap|sample|pretrain|demonstrate|finetune [...]\n"
       "                                                       (tlmc lm --help)\n\n"
       "Compiles MODEL (a .yaml graph or an .onnx file) into a C kernel library.\n\nOptions");
