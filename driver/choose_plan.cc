@@ -234,6 +234,7 @@ void tune(const CompileOptions& o, const std::vector<LayoutPlan>& plans,
   // Without a model, the evolutionary search starts from uniform samples.
   if (model_search || o.search == Search::Evolutionary)
     options.model_search.model = &tune::language_model(o.lm_model, o.target);
+  options.progress_lines = o.progress_lines;
   std::ostringstream quiet;
   std::ostream& progress = o.progress_stream ? *o.progress_stream : quiet;
   const std::vector<tune::TaskReport> reports =

@@ -55,10 +55,11 @@ struct CompileOptions {
   frontend::PrecisionOptions precision;
   // -O1 .. -O3: tuning progress, report and compile time; nullptr: quiet
   std::ostream* progress_stream = nullptr;
-  bool progress_live = false;  // progress_stream is a terminal
-  int jobs = 1;                // -j: threads of the compiler's own work
-  int threads = 0;             // default thread count baked into the library; 0: all cores
-  bool profile = false;        // time every kernel call (--profile; CodegenOptions::profile)
+  bool progress_live = false;   // a line per tuning round on progress_stream
+  bool progress_lines = false;  // those lines each ending in a newline, not rewritten in place
+  int jobs = 1;                 // -j: threads of the compiler's own work
+  int threads = 0;              // default thread count baked into the library; 0: all cores
+  bool profile = false;         // time every kernel call (--profile; CodegenOptions::profile)
   // Tuning records to use (--tuning-db); empty: none. The best record of a kernel's workload
   // on this target is its schedule, at every optimisation level.
   std::string tuning_db;

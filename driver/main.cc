@@ -132,6 +132,9 @@ int run(int argc, char** argv) {
          "model's likeliest, unmeasured; -O2: the model's proposals, the best few measured "
          "here and recorded (-O1 when this machine cannot run the target); -O3: evolutionary "
          "search seeded by the model, measured here and recorded)");
+  option("progress", po::bool_switch(),
+         "-O2, -O3: a line per tuning round on stderr (the task, its best, the budget spent, "
+         "the time so far in proposing, compiling and running) even when it is no terminal");
   option("trials", po::value<int64_t>()->default_value(0),
          "-O2, -O3: measurements in all, spread over the tasks (0: 32 per task at -O2, 64 at "
          "-O3; a task is a distinct subgraph: of the chosen activation layout at -O2, of "
@@ -298,7 +301,9 @@ int run(int argc, char** argv) {
                         !vm["bf16-storage"].defaulted()))
     throw UsageError("--precision-ops, --keep-fp32 and --bf16-storage go with --precision bf16");
   options.progress_stream = &std::cerr;
-  options.progress_live = isatty(STDERR_FILENO) != 0;
+  // A terminal gets one line rewritten each round; --progress, a line each round (a log).
+  options.progress_live = isatty(STDERR_FILENO) != 0 || vm["progress"].as<bool>();
+  options.progress_lines = isatty(STDERR_FILENO) == 0;
   if (vm.count("input-shape"))
     for (const std::string& spec : vm["input-shape"].as<std::vector<std::string>>())
       parse_input_shape(spec, options);

@@ -401,19 +401,27 @@ std::vector<TaskReport> tune_tasks(const std::vector<TuneTask>& tasks, const ir:
     if (live) {
       const double elapsed = std::chrono::duration<double>(Clock::now() - begin).count();
       const double per = measured > 0 ? elapsed / static_cast<double>(measured) : 0;
-      char line[200];
-      std::snprintf(line, sizeof line,
-                    "\rtlmc: task %zu of %zu: %lld trials, best %.1f GFLOP/s; %lld of %lld "
-                    "trials, about %.0f s left  ",
-                    static_cast<size_t>(next - states.data()) + 1, states.size(),
-                    static_cast<long long>(next->report.trials),
-                    gflops(next->task->measure.flops, next->best), static_cast<long long>(spent),
-                    static_cast<long long>(options.trials),
-                    per * static_cast<double>(std::max<int64_t>(0, options.trials - spent)));
+      MeasureTimes m;
+      for (const TaskState& s : states) {
+        m.compiling += s.measurer->times().compiling;
+        m.running += s.measurer->times().running;
+      }
+      char line[300];
+      std::snprintf(
+          line, sizeof line,
+          "%stlmc: task %zu of %zu: %lld trials, best %.1f GFLOP/s; %lld of %lld "
+          "trials, about %.0f s left (proposing %.0f s, compiling %.0f s, running "
+          "%.0f s)%s",
+          options.progress_lines ? "" : "\r", static_cast<size_t>(next - states.data()) + 1,
+          states.size(), static_cast<long long>(next->report.trials),
+          gflops(next->task->measure.flops, next->best), static_cast<long long>(spent),
+          static_cast<long long>(options.trials),
+          per * static_cast<double>(std::max<int64_t>(0, options.trials - spent)),
+          search_times.proposing, m.compiling, m.running, options.progress_lines ? "\n" : "  ");
       progress << line << std::flush;
     }
   }
-  if (live) progress << "\n";
+  if (live && !options.progress_lines) progress << "\n";
   for (TaskState& s : states)
     confirm_fastest(s, target, db, options.jobs);  // counted in the time below
   for (TaskState& s : states) {

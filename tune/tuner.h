@@ -39,6 +39,9 @@ struct TuneOptions {
   int64_t early_stopping = 0;  // a task stops after this many trials without improving; 0: never
   uint64_t seed = 1;
   MeasureOptions measure;
+  // With `live`, a line per round ending in a newline (a log: --progress) instead of one
+  // line rewritten in place (a terminal).
+  bool progress_lines = false;
 };
 
 struct TaskReport {
@@ -52,7 +55,8 @@ struct TaskReport {
   double best_seconds = 0;     // the best record (the -O0 schedule's if none is better)
 };
 
-// progress: stderr; one line per round when it is a terminal (`live`), else one summary.
+// progress: stderr; with `live`, a line per round (the task, its best, the budget spent and
+// the time so far in proposing, compiling and running), then a summary.
 std::vector<TaskReport> tune_tasks(const std::vector<TuneTask>& tasks, const ir::Target& target,
                                    scheduler::TuningDb& db, const TuneOptions& options,
                                    std::ostream& progress, bool live);

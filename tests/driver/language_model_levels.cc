@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <sstream>
 #include <string>
 
 #include "ir/target.h"
@@ -64,6 +65,38 @@ TEST(LanguageModelLevels, O2IsTheDefaultMeasuresRecordsAndThenUsesTheRecords) {
   EXPECT_TRUE(read_file(dir.file("a/small.c")) == read_file(dir.file("b/small.c")));
   CommandResult check = run_command(tlmc(dir.file("small.yaml") + " --check" + db));
   EXPECT_EQ(check.exit_code, 0) << check.out;
+}
+
+// --progress: a line per tuning round, with where the time went so far, where stderr is no
+// terminal (a log); without it, the summary alone.
+TEST(LanguageModelLevels, ProgressPrintsALinePerRoundWithItsPhases) {
+  if (!ir::parse_target("host")->runs_here) GTEST_SKIP() << "-O2 measures on this machine";
+  TempDir dir;
+  write_file(dir.file("small.yaml"), kModel);
+  const std::string run = dir.file("small.yaml") + " --trials 4 --emit=source -o " + dir.file("a") +
+                          " --tuning-db " + dir.file("t.db");
+  CommandResult with = run_command(tlmc(run + " --progress 2>&1"));
+  ASSERT_EQ(with.exit_code, 0) << with.out;
+  size_t lines = 0;
+  std::istringstream out(with.out);
+  for (std::string line; std::getline(out, line);) {
+    if (line.rfind("tlmc: task ", 0) != 0) continue;
+    ++lines;
+    EXPECT_NE(line.find(" trials, about "), std::string::npos) << line;
+    EXPECT_NE(line.find(" s left (proposing "), std::string::npos) << line;
+    EXPECT_NE(line.find(" s, compiling "), std::string::npos) << line;
+    EXPECT_NE(line.find(" s, running "), std::string::npos) << line;
+    EXPECT_EQ(line.find('\r'), std::string::npos) << "a line each, not rewritten";
+  }
+  EXPECT_EQ(lines, 2u) << with.out;  // a first round for each of the two subgraphs
+  std::filesystem::remove_all(dir.file("a"));
+  CommandResult without =
+      run_command(tlmc(dir.file("small.yaml") + " --trials 4 --emit=source -o " + dir.file("a") +
+                       " --tuning-db " + dir.file("u.db") + " 2>&1"));
+  ASSERT_EQ(without.exit_code, 0) << without.out;
+  EXPECT_EQ(without.out.find("tlmc: task "), std::string::npos) << without.out;
+  EXPECT_NE(without.out.find("tlmc: tuned 2 subgraphs with 4 trials"), std::string::npos)
+      << without.out;
 }
 
 // --tune-only KEY: a benchmark tunes one subgraph of a model; the others keep the -O0
