@@ -4,7 +4,6 @@
 #include <cstdio>
 #include <filesystem>
 #include <limits>
-#include <map>
 #include <optional>
 
 #include "driver/lm_keys.h"

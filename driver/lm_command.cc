@@ -638,7 +638,7 @@ std::function<bool(const std::string&)> finetune_hold_out(
       unknown.insert(key);
       return true;
     }
-    return held_out.families.count(f->second) > 0;
+    return held_out.holds(key, f->second);
   };
 }
 

@@ -60,7 +60,10 @@ std::vector<SampledKey> read_sampled_keys(const fs::path& path) {
   return out;
 }
 
-std::map<std::string, std::string> corpus_families(const fs::path& corpus) {
+namespace {
+
+// The corpus's .keys files, in name order.
+std::vector<fs::path> corpus_key_files(const fs::path& corpus) {
   const fs::path folder = corpus / "sentences";
   if (!fs::is_directory(folder))
     throw Diagnostic({corpus.string()},
@@ -69,8 +72,14 @@ std::map<std::string, std::string> corpus_families(const fs::path& corpus) {
   for (const fs::directory_entry& e : fs::directory_iterator(folder))
     if (e.path().extension() == ".keys") files.push_back(e.path());
   std::sort(files.begin(), files.end());
+  return files;
+}
+
+}  // namespace
+
+std::map<std::string, std::string> corpus_families(const fs::path& corpus) {
   std::map<std::string, std::string> out;
-  for (const fs::path& file : files)
+  for (const fs::path& file : corpus_key_files(corpus))
     for (const SampledKey& k : read_sampled_keys(file))
       if (!k.key.empty()) out.emplace(k.key, k.family);
   return out;
@@ -120,19 +129,10 @@ struct TrainedOn {
 // whose family is taken from the others where they list its key.
 TrainedOn trained_on(const TrainingSources& sources) {
   TrainedOn out;
-  if (sources.corpus) {
-    const fs::path folder = *sources.corpus / "sentences";
-    if (!fs::is_directory(folder))
-      throw Diagnostic({sources.corpus->string()},
-                       "is no corpus: it has no sentences/ folder (tlmc lm sample writes one)");
-    std::vector<fs::path> files;
-    for (const fs::directory_entry& e : fs::directory_iterator(folder))
-      if (e.path().extension() == ".keys") files.push_back(e.path());
-    std::sort(files.begin(), files.end());
-    for (const fs::path& file : files)
+  if (sources.corpus)
+    for (const fs::path& file : corpus_key_files(*sources.corpus))
       for (const SampledKey& k : read_sampled_keys(file))
         if (!k.key.empty()) out.add(k.key, k.family, k.model.empty() ? file.string() : k.model);
-  }
   if (sources.lineage) {
     lm::Lineage lineage;
     try {

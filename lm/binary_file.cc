@@ -11,20 +11,27 @@ BinaryWriter::BinaryWriter(const char (&magic)[8], uint32_t version, std::string
   put(version);
 }
 
-void BinaryWriter::write(const std::string& path) const {
+std::string write_whole_file(const std::string& path, const std::string& bytes,
+                             const std::string& noun) {
   const std::string temp = path + ".tmp";
   {
     std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-    if (!out) throw CheckpointError(path + ": cannot write the " + noun_);
-    if (!out.write(bytes_.data(), static_cast<std::streamsize>(bytes_.size())) || !out.flush()) {
+    if (!out) return "cannot write the " + noun;
+    if (!out.write(bytes.data(), static_cast<std::streamsize>(bytes.size())) || !out.flush()) {
       std::remove(temp.c_str());
-      throw CheckpointError(path + ": writing the " + noun_ + " failed (disk full?)");
+      return "writing the " + noun + " failed (disk full?)";
     }
   }
   if (std::rename(temp.c_str(), path.c_str()) != 0) {
     std::remove(temp.c_str());
-    throw CheckpointError(path + ": cannot replace the " + noun_);
+    return "cannot replace the " + noun;
   }
+  return "";
+}
+
+void BinaryWriter::write(const std::string& path) const {
+  const std::string error = write_whole_file(path, bytes_, noun_);
+  if (!error.empty()) throw CheckpointError(path + ": " + error);
 }
 
 namespace {

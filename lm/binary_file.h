@@ -11,6 +11,12 @@
 
 namespace tlmc::lm {
 
+// Replaces `path` with `bytes` through a temporary file renamed over it: whole or not at all
+// (the temporary removed on failure). Returns "" or what went wrong, for the caller's error:
+// "cannot write the NOUN", "writing the NOUN failed (disk full?)", "cannot replace the NOUN".
+std::string write_whole_file(const std::string& path, const std::string& bytes,
+                             const std::string& noun);
+
 class BinaryWriter {
  public:
   // `noun` names the kind of file in messages ("model file").

@@ -1,10 +1,10 @@
 #include "lm/lineage.h"
 
-#include <cstdio>
+#include <cstdlib>
 #include <fstream>
-#include <sstream>
 
 #include "ir/te.h"
+#include "lm/binary_file.h"
 
 namespace tlmc::lm {
 namespace {
@@ -56,20 +56,8 @@ std::string lineage_text(const Lineage& lineage) {
 }
 
 void write_lineage(const std::string& path, const Lineage& lineage) {
-  const std::string temp = path + ".tmp";
-  const std::string text = lineage_text(lineage);
-  {
-    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-    if (!out) throw LineageError(path + ": cannot write the lineage file");
-    if (!out.write(text.data(), static_cast<std::streamsize>(text.size())) || !out.flush()) {
-      std::remove(temp.c_str());
-      throw LineageError(path + ": writing the lineage file failed (disk full?)");
-    }
-  }
-  if (std::rename(temp.c_str(), path.c_str()) != 0) {
-    std::remove(temp.c_str());
-    throw LineageError(path + ": cannot replace the lineage file");
-  }
+  const std::string error = write_whole_file(path, lineage_text(lineage), "lineage file");
+  if (!error.empty()) throw LineageError(path + ": " + error);
 }
 
 Lineage read_lineage(const std::string& path) {

@@ -61,8 +61,7 @@ TimingLock::TimingLock() {
       const auto t0 = std::chrono::steady_clock::now();
       const int status = lock_file(fd, F_SETLKW);
       error = errno;
-      waited_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      g_waited += waited_;
+      g_waited += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       if (status == 0) {
         fd_ = fd;
         return;

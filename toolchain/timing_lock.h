@@ -23,12 +23,9 @@ class TimingLock {
   ~TimingLock();
   TimingLock(const TimingLock&) = delete;
   TimingLock& operator=(const TimingLock&) = delete;
-  // How long the constructor waited for another process.
-  double waited_seconds() const { return waited_; }
 
  private:
   int fd_ = -1;
-  double waited_ = 0;
 };
 
 // Seconds this process has waited for the lock in all, for the tuner's summary.

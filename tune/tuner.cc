@@ -340,6 +340,17 @@ void confirm_fastest(TaskState& s, const ir::Target& target, scheduler::TuningDb
   if (f.best_confirmed > 0) s.best = f.best_confirmed;
 }
 
+// Where the tasks' measurers' time went, added up.
+MeasureTimes measure_times(const std::vector<TaskState>& states) {
+  MeasureTimes m;
+  for (const TaskState& s : states) {
+    m.lowering += s.measurer->times().lowering;
+    m.compiling += s.measurer->times().compiling;
+    m.running += s.measurer->times().running;
+  }
+  return m;
+}
+
 }  // namespace
 
 std::vector<TaskReport> tune_tasks(const std::vector<TuneTask>& tasks, const ir::Target& target,
@@ -401,11 +412,7 @@ std::vector<TaskReport> tune_tasks(const std::vector<TuneTask>& tasks, const ir:
     if (live) {
       const double elapsed = std::chrono::duration<double>(Clock::now() - begin).count();
       const double per = measured > 0 ? elapsed / static_cast<double>(measured) : 0;
-      MeasureTimes m;
-      for (const TaskState& s : states) {
-        m.compiling += s.measurer->times().compiling;
-        m.running += s.measurer->times().running;
-      }
+      const MeasureTimes m = measure_times(states);
       char line[300];
       std::snprintf(
           line, sizeof line,
@@ -428,12 +435,7 @@ std::vector<TaskReport> tune_tasks(const std::vector<TuneTask>& tasks, const ir:
     s.report.best_seconds = s.best;
     reports.push_back(s.report);
   }
-  MeasureTimes m;
-  for (const TaskState& s : states) {
-    m.lowering += s.measurer->times().lowering;
-    m.compiling += s.measurer->times().compiling;
-    m.running += s.measurer->times().running;
-  }
+  const MeasureTimes m = measure_times(states);
   // Waiting for the timing lock (toolchain/timing_lock.h) is part of running.
   const double waited = toolchain::timing_lock_waited_seconds() - waited_before;
   char waiting[80] = "";
