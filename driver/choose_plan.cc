@@ -26,8 +26,8 @@ using tune::KernelRecords;
 
 // What the schedule choice (tune/schedule_choice.h) takes from the build's options.
 tune::ChoiceOptions choice_options(const CompileOptions& o) {
-  return tune::ChoiceOptions{o.target, o.opt_level, o.random_schedule_seed, o.lm_model,
-                             o.log_stream};
+  return tune::ChoiceOptions{o.target,   o.opt_level, o.random_schedule_seed,
+                             o.lm_model, o.verifier,  o.log_stream};
 }
 
 // Each distinct subgraph's tuning records (none when a random schedule is drawn): read

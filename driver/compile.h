@@ -47,6 +47,9 @@ struct CompileOptions {
   std::vector<std::string> tune_only;
   // -O1 .. -O3: the language model's file (--lm-model); empty: the bundled model
   std::string lm_model;
+  // -O1 on a CPU target: the speedup model that checks the language model's drafts
+  // (--verifier); empty: the bundled one; "none": the likeliest draft as it is
+  std::string verifier;
   ActivationLayout activation_layout = ActivationLayout::Auto;
   // --precision bf16: matrix products read their operands rounded to bfloat16 and
   // accumulate in float32 (frontend/reduced_precision.h, with `precision`'s choices); false

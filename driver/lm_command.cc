@@ -21,7 +21,9 @@
 #include "driver/compile.h"
 #include "driver/layout_plans.h"
 #include "driver/lm_keys.h"
+#include "driver/lm_verifier.h"
 #include "driver/output_files.h"
+#include "driver/recorded_spaces.h"
 #include "driver/subcommand_words.h"
 #include "frontend/fold_constants.h"
 #include "frontend/reduced_precision.h"
@@ -64,7 +66,9 @@ constexpr const char* kUsage =
     "       tlmc lm finetune --from-db FILE -o MODEL.tlm [--model M.tlm] [--top K] [--epochs E]\n"
     "                                     [--min-gain G] [--rehearse CORPUS [--rehearse-count N]]\n"
     "                                     [--hold-out FILE] [--batch B]\n"
-    "                                     [--learning-rate R] [--seed S]\n\n"
+    "                                     [--learning-rate R] [--seed S]\n"
+    "       tlmc lm verifier DB... -o FILE.tsm [--corpus CORPUS] [--hold-out FILE]\n"
+    "                                     [--folds K] [--drafts N] [--max-slower S]\n\n"
     "The tensor language model's pipeline (docs/lm.md). CORPUS is a folder the commands\n"
     "keep their work in; each command resumes where a killed run of it stopped.\n"
     "  keys      prints the workload key of each distinct subgraph of each MODEL (all layout\n"
@@ -102,6 +106,14 @@ constexpr const char* kUsage =
     "            sentences where it knew nothing. --hold-out leaves out the workloads it\n"
     "            holds, by key or by family (one of unknown family too, where it names\n"
     "            families)\n"
+    "  verifier  trains the speedup model that checks -O1's drafts (tune/speedup_model.h) on\n"
+    "            the tuning databases' records, each paired with its workload's -O0 record;\n"
+    "            chooses -O1's threshold by K-fold cross-validation over shape families\n"
+    "            (default 5; families from CORPUS's listing, else each workload its own): the\n"
+    "            smallest at which -O1, choosing among N records drawn as drafts (default 4),\n"
+    "            is slower than -O0 by more than 3% on at most a share S of them (default\n"
+    "            0.01); prints the table and writes FILE.tsm and FILE.tsm.lineage.\n"
+    "            --hold-out as for finetune\n"
     "pretrain and finetune write MODEL.tlm.lineage beside the model: the workload keys and\n"
     "shape families of every stage it was trained on, whose digest the model file keeps.\n";
 
@@ -428,46 +440,6 @@ StartingModel starting_model(const po::variables_map& vm, const std::string& fro
   }
   const ir::Target cpu_target;
   return {lm::default_model(cpu_target), lm::default_model_lineage(cpu_target)};
-}
-
-// The spaces a workload's records were measured in, and each record's point of them
-// (nullopt where its schedule is not one: a decision list, spaces of another tlmc, a value a
-// space no longer lists).
-struct RecordedSpaces {
-  scheduler::Sketches sketches;
-  std::vector<std::optional<scheduler::SpacePoint>> points;  // [record]
-  size_t count() const {
-    return static_cast<size_t>(
-        std::count_if(points.begin(), points.end(), [](const auto& p) { return p.has_value(); }));
-  }
-};
-
-RecordedSpaces spaces_of(const ir::TeProgram& program, const ir::Target& target,
-                         const std::vector<scheduler::TuningRecord>& records) {
-  RecordedSpaces out{scheduler::generate_sketches(program, target), {}};
-  for (const scheduler::TuningRecord& r : records)
-    out.points.push_back(scheduler::listed_space_point(out.sketches, r.schedule));
-  return out;
-}
-
-// A descriptor does not name the CPU's bf16 unit (ir/target.h: float32 kernels do not
-// depend on it), and a program with bfloat16 products has other spaces on a CPU with AMX
-// (the tile unit's) than on one with AVX512_BF16 alone: the unit taken is the one under
-// which most of the records are points of the spaces.
-RecordedSpaces recorded_spaces(const ir::TeProgram& program, ir::Target target,
-                               const std::vector<scheduler::TuningRecord>& records) {
-  const bool bf16 =
-      std::any_of(program.tensors.begin(), program.tensors.end(),
-                  [](const ir::TeTensor& t) { return t.dtype == ir::DType::BFloat16; });
-  if (!bf16 || target.is_cuda()) return spaces_of(program, target, records);
-  std::optional<RecordedSpaces> best;
-  for (ir::Bf16Unit unit : {ir::Bf16Unit::Amx, ir::Bf16Unit::Avx512Bf16, ir::Bf16Unit::None}) {
-    target.bf16 = unit;
-    RecordedSpaces spaces = spaces_of(program, target, records);
-    if (!best || spaces.count() > best->count()) best = std::move(spaces);
-    if (best->count() == records.size()) break;
-  }
-  return std::move(*best);
 }
 
 // Demonstrations: the fastest successful record of each workload and target (`top` of
@@ -899,7 +871,9 @@ static int run_lm_command_checked(const std::vector<std::string>& args) {
       "draw", po::value<std::string>()->default_value("uniform"))(
       "min-gain", po::value<double>()->default_value(1.0))("corpus", po::value<std::string>())(
       "lineage", po::value<std::string>())("precision",
-                                           po::value<std::string>()->default_value("fp32"));
+                                           po::value<std::string>()->default_value("fp32"))(
+      "folds", po::value<int>()->default_value(5))("drafts", po::value<int>()->default_value(4))(
+      "max-slower", po::value<double>()->default_value(0.01));
   po::variables_map vm;
   const std::vector<std::string> words = parse_subcommand(args, opts, vm);
   if (std::optional<int> status = usage_asked(vm, words, kUsage)) return *status;
@@ -963,6 +937,23 @@ static int run_lm_command_checked(const std::vector<std::string>& args) {
                     starting_model(vm, vm["from-db"].as<std::string>()), top, min_gain, epochs,
                     rehearse, static_cast<size_t>(rehearse_count), held_out,
                     train_run("finetune", 3e-4f));
+  }
+  if (verb == "verifier") {
+    if (words.size() < 2) throw std::invalid_argument("tlmc lm verifier needs tuning databases");
+    if (!vm.count("output")) throw std::invalid_argument("tlmc lm verifier needs -o FILE.tsm");
+    VerifierOptions v;
+    v.databases.assign(words.begin() + 1, words.end());
+    v.output = vm["output"].as<std::string>();
+    if (vm.count("corpus")) v.corpus = vm["corpus"].as<std::string>();
+    if (vm.count("hold-out")) v.held_out = read_held_out(vm["hold-out"].as<std::string>());
+    v.folds = vm["folds"].as<int>();
+    v.drafts = vm["drafts"].as<int>();
+    v.max_slower = vm["max-slower"].as<double>();
+    if (v.folds < 2 || v.drafts < 1)
+      throw std::invalid_argument("--folds takes a count >= 2 and --drafts one >= 1");
+    if (!(v.max_slower >= 0 && v.max_slower <= 1))
+      throw std::invalid_argument("--max-slower takes a share from 0 to 1");
+    return train_verifier(v);
   }
   if (words.size() < 2) throw std::invalid_argument("tlmc lm " + verb + " needs a corpus folder");
   const fs::path corpus = words[1];
@@ -1029,7 +1020,8 @@ static int run_lm_command_checked(const std::vector<std::string>& args) {
                        vm["seed"].as<uint64_t>());
   }
   throw std::invalid_argument("unknown lm command '" + verb +
-                              "' (known: keys, overlap, sample, pretrain, demonstrate, finetune)");
+                              "' (known: keys, overlap, sample, pretrain, demonstrate, finetune, "
+                              "verifier)");
 }
 
 int run_lm_command(const std::vector<std::string>& args) {

@@ -110,7 +110,7 @@ int run(int argc, char** argv) {
       "       tlmc import MODEL.onnx -o MODEL.yaml [--input-shape ...]\n"
       "       tlmc db list|export|import|prune|check|retime [...]\n"
       "                                                       (tlmc db --help)\n"
-      "       tlmc lm keys|overlap|sample|pretrain|demonstrate|finetune [...]\n"
+      "       tlmc lm keys|overlap|sample|pretrain|demonstrate|finetune|verifier [...]\n"
       "                                                       (tlmc lm --help)\n\n"
       "Compiles MODEL (a .yaml graph or an .onnx file) into a C kernel library.\n\nOptions");
   po::options_description_easy_init option = visible.add_options();
@@ -150,6 +150,11 @@ int run(int argc, char** argv) {
   option("lm-model", po::value<std::string>(),
          "-O1 .. -O3: the language model file to use (from `tlmc lm pretrain` or `tlmc lm "
          "finetune`; default: the bundled model)");
+  option("verifier", po::value<std::string>(),
+         "-O1 on a CPU target: the speedup model that checks the language model's drafts "
+         "against the -O0 schedule, keeping -O0 unless a draft is predicted clearly faster "
+         "(from `tlmc lm verifier`; default: the bundled one; none: the likeliest draft as "
+         "it is)");
   option("tuning-db", po::value<std::string>(),
          "tuning records to use, and -O3 extends (default: $TLMC_TUNING_DB, else "
          "~/.cache/tlmc/tuning.db)");
@@ -249,6 +254,7 @@ int run(int argc, char** argv) {
   options.opt_level = vm["opt"].as<int>();
   if (options.opt_level < 0 || options.opt_level > 3) throw UsageError("-O takes 0, 1, 2 or 3");
   if (vm.count("lm-model")) options.lm_model = vm["lm-model"].as<std::string>();
+  if (vm.count("verifier")) options.verifier = vm["verifier"].as<std::string>();
   options.trials = vm["trials"].as<int64_t>();
   if (options.trials < 0) throw UsageError("--trials takes a count >= 0");
   options.early_stopping = vm["early-stopping"].as<int64_t>();

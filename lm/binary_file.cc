@@ -63,6 +63,12 @@ const char* BinaryReader::take(size_t bytes) {
   return bytes_.data() + at_ - bytes;
 }
 
+std::string BinaryReader::string() {
+  const auto n = get<uint64_t>();
+  const char* from = take(n);  // checked against the length first
+  return std::string(from, n);
+}
+
 std::vector<float> BinaryReader::floats(size_t n) {
   // The length is checked before anything is allocated: a damaged count cannot ask for more
   // memory than the file holds.

@@ -5,6 +5,7 @@
 
 #include <cstring>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "lm/checkpoint.h"  // CheckpointError
@@ -28,6 +29,13 @@ class BinaryWriter {
   void put_floats(const std::vector<float>& values) {
     bytes_.append(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(float));
   }
+  // A byte string: its length (uint64_t), then its bytes.
+  void put_string(std::string_view s) {
+    put<uint64_t>(s.size());
+    bytes_.append(s.data(), s.size());
+  }
+  // What write() would write.
+  const std::string& bytes() const { return bytes_; }
   // Replaces `path` with what was put; CheckpointError when it cannot.
   void write(const std::string& path) const;
 
@@ -51,6 +59,8 @@ class BinaryReader {
     return value;
   }
   std::vector<float> floats(size_t n);
+  // A byte string as put_string wrote it.
+  std::string string();
   // CheckpointError when bytes are left after the last value read.
   void expect_end() const;
 

@@ -45,7 +45,7 @@ Lineage unlisted_lineage(const std::string& digest, const std::vector<float>& pa
 
 std::string lineage_text(const Lineage& lineage) {
   std::string text = kHeader + std::to_string(kLineageVersion) +
-                     ": what a language model trained on, stage by stage (docs/lm.md)\n";
+                     ": what a model trained on, stage by stage (docs/lm.md)\n";
   std::string digest = lineage.from.value_or("");
   if (lineage.from) text += "from " + *lineage.from + "\n";
   for (const LineageStage& stage : lineage.stages) {

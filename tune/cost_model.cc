@@ -1,12 +1,11 @@
 #include "tune/cost_model.h"
 
-#include <xgboost/c_api.h>
-
 #include <algorithm>
 #include <map>
 #include <string>
 
 #include "ir/diagnostic.h"
+#include "tune/boosted_trees.h"
 
 namespace tlmc::tune {
 namespace {
@@ -28,33 +27,6 @@ const std::pair<const char*, const char*> kParams[] = {
     {"seed", "1"},
     {"verbosity", "0"},
     {"tree_method", "hist"},
-};
-
-void check(int rc, const char* what) {
-  TLMC_ASSERT(rc == 0, "XGBoost " << what << ": " << XGBGetLastError());
-}
-
-// A matrix of feature rows, freed with the scope.
-class Matrix {
- public:
-  explicit Matrix(const std::vector<std::vector<float>>& rows) {
-    const size_t cols = rows.empty() ? 0 : rows[0].size();
-    std::vector<float> flat;
-    flat.reserve(rows.size() * cols);
-    for (const std::vector<float>& r : rows) {
-      TLMC_ASSERT(r.size() == cols, "feature rows of " << r.size() << " and " << cols);
-      flat.insert(flat.end(), r.begin(), r.end());
-    }
-    check(XGDMatrixCreateFromMat(flat.data(), rows.size(), cols, -1e30F, &handle_),
-          "XGDMatrixCreateFromMat");
-  }
-  ~Matrix() { XGDMatrixFree(handle_); }
-  Matrix(const Matrix&) = delete;
-  Matrix& operator=(const Matrix&) = delete;
-  DMatrixHandle handle() const { return handle_; }
-
- private:
-  DMatrixHandle handle_ = nullptr;
 };
 
 }  // namespace
@@ -82,16 +54,16 @@ bool CostModel::train() {
   for (size_t i = 0; i < seconds_.size(); ++i)
     labels.push_back(seconds_[i] > 0 ? static_cast<float>(best[task_[i]] / seconds_[i]) : 0.0F);
 
-  Matrix train(features_);
-  check(XGDMatrixSetFloatInfo(train.handle(), "label", labels.data(), labels.size()),
-        "XGDMatrixSetFloatInfo");
+  FeatureMatrix train(features_);
+  check_xgboost(XGDMatrixSetFloatInfo(train.handle(), "label", labels.data(), labels.size()),
+                "XGDMatrixSetFloatInfo");
   BoosterHandle booster = nullptr;
   DMatrixHandle matrices[] = {train.handle()};
-  check(XGBoosterCreate(matrices, 1, &booster), "XGBoosterCreate");
+  check_xgboost(XGBoosterCreate(matrices, 1, &booster), "XGBoosterCreate");
   for (const auto& [name, value] : kParams)
-    check(XGBoosterSetParam(booster, name, value), "XGBoosterSetParam");
+    check_xgboost(XGBoosterSetParam(booster, name, value), "XGBoosterSetParam");
   for (int round = 0; round < kBoostRounds; ++round)
-    check(XGBoosterUpdateOneIter(booster, round, train.handle()), "XGBoosterUpdateOneIter");
+    check_xgboost(XGBoosterUpdateOneIter(booster, round, train.handle()), "XGBoosterUpdateOneIter");
   if (booster_) XGBoosterFree(booster_);
   booster_ = booster;
   trained_on_ = features_.size();
@@ -101,10 +73,10 @@ bool CostModel::train() {
 std::vector<float> CostModel::predict(const std::vector<std::vector<float>>& features) const {
   TLMC_ASSERT(ready(), "predict before the cost model was trained");
   if (features.empty()) return {};
-  Matrix m(features);
+  FeatureMatrix m(features);
   bst_ulong n = 0;
   const float* out = nullptr;
-  check(XGBoosterPredict(booster_, m.handle(), 0, 0, 0, &n, &out), "XGBoosterPredict");
+  check_xgboost(XGBoosterPredict(booster_, m.handle(), 0, 0, 0, &n, &out), "XGBoosterPredict");
   TLMC_ASSERT(n == features.size(), "XGBoost predicted " << n << " of " << features.size());
   return std::vector<float>(out, out + n);
 }

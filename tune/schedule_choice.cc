@@ -1,6 +1,7 @@
 #include "tune/schedule_choice.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <map>
 #include <memory>
@@ -15,6 +16,7 @@
 #include "scheduler/sketch.h"
 #include "scheduler/sketch_rules.h"
 #include "tune/gpu_estimate_search.h"
+#include "tune/speedup_model.h"
 
 namespace tlmc::tune {
 
@@ -36,11 +38,51 @@ void log_estimate(const ChoiceOptions& o, const std::string& key, const Estimate
   *o.log << line;
 }
 
-// -O1's schedule of a kernel: the language model's likeliest point (beam search), valid by
+// The speedup model of -O1 (ChoiceOptions::verifier), read once per process; nullptr: none.
+const SpeedupModel* verifier(const std::string& path) {
+  if (path == "none") return nullptr;
+  if (path.empty()) return default_speedup_model();
+  // Never destroyed: XGBoost's own state may be gone by the time static objects are.
+  static std::mutex mutex;
+  static auto* loaded = new std::map<std::string, std::unique_ptr<SpeedupModel>>;
+  std::lock_guard<std::mutex> lock(mutex);
+  std::unique_ptr<SpeedupModel>& model = (*loaded)[path];
+  if (!model) {
+    try {
+      model = std::make_unique<SpeedupModel>(SpeedupModel::load(path));
+    } catch (const lm::CheckpointError& e) {
+      throw Diagnostic({}, std::string("--verifier: ") + e.what());
+    }
+  }
+  return model.get();
+}
+
+// -v: -O1's verdict on a CPU kernel's drafts.
+void log_verdict(const ChoiceOptions& o, const std::string& key, const DraftVerdict& v) {
+  if (!o.log || v.predicted.empty()) return;
+  const auto [low, high] = std::minmax_element(v.predicted.begin(), v.predicted.end());
+  char line[240];
+  if (v.chosen)
+    std::snprintf(line, sizeof line,
+                  "tlmc: %s: -O1 takes the language model's draft %zu of %zu, predicted %.2fx "
+                  "the -O0 schedule's speed\n",
+                  key.c_str(), *v.chosen + 1, v.predicted.size(), std::exp(v.predicted[*v.chosen]));
+  else
+    std::snprintf(line, sizeof line,
+                  "tlmc: %s: -O1 keeps the -O0 schedule (the language model's %zu drafts "
+                  "predicted %.2fx-%.2fx its speed)\n",
+                  key.c_str(), v.predicted.size(), std::exp(*low), std::exp(*high));
+  *o.log << line;
+}
+
+// -O1's schedule of a kernel: the language model's likeliest points (beam search), valid by
 // construction (constrained decoding); the -O0 point where no sentence fits the model's
-// context. On a CUDA target, where NVRTC builds and the analytic model estimates a point in
-// about a second, the best by estimate of the beam's points and the -O0 point (one whose
-// registers put it over a limit refused: they cannot be bounded before ptxas allocates them).
+// context. On a CPU target, the speedup model checks the drafts against the -O0 schedule:
+// the draft predicted fastest is taken where it is predicted clearly faster, else the -O0
+// schedule (without a speedup model, the likeliest draft). On a CUDA target, where NVRTC builds and
+// the analytic model estimates a point in about a second, the best by estimate of the beam's points
+// and the -O0 point (one whose registers put it over a limit refused: they cannot be bounded before
+// ptxas allocates them).
 std::vector<scheduler::Decision> model_schedule(const ChoiceOptions& o, const std::string& key,
                                                 const ir::TeProgram& program) {
   const scheduler::Sketches sketches = scheduler::generate_sketches(program, o.target);
@@ -61,7 +103,15 @@ std::vector<scheduler::Decision> model_schedule(const ChoiceOptions& o, const st
     return c.schedule;
   }
   if (best.empty()) return scheduler::default_schedule(program, o.target);
-  return sketches[best[0].point.sketch].decisions(best[0].point.values);
+  std::vector<std::vector<scheduler::Decision>> drafts;
+  for (const lm::GeneratedPoint& g : best)
+    drafts.push_back(sketches[g.point.sketch].decisions(g.point.values));
+  const SpeedupModel* check = verifier(o.verifier);
+  if (!check) return drafts[0];
+  std::vector<scheduler::Decision> rule = scheduler::default_schedule(program, o.target);
+  const DraftVerdict v = verify_drafts(*check, program, o.target, rule, drafts);
+  log_verdict(o, key, v);
+  return v.chosen ? drafts[*v.chosen] : rule;
 }
 
 // -O2 and -O3 for a CUDA target where no GPU times candidates: the analytic model ranks the

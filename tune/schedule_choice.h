@@ -27,7 +27,11 @@ struct ChoiceOptions {
   int opt_level = 0;                  // the level the build works at (after its notes)
   int64_t random_schedule_seed = -1;  // >= 0: every schedule drawn at random (testing)
   std::string lm_model;               // the language model's file; empty: the bundled one
-  std::ostream* log = nullptr;        // -v: a line per record that no longer applies, per estimate
+  // -O1 on a CPU target: the speedup model that checks the language model's drafts against
+  // the -O0 schedule (tune/speedup_model.h): its file; empty: the bundled one; "none": none,
+  // the likeliest draft is taken as it is
+  std::string verifier;
+  std::ostream* log = nullptr;  // -v: a line per record that no longer applies, per estimate
 };
 
 // A kernel's tuning records read back: the candidates a build chooses from, and the fastest
