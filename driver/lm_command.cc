@@ -332,11 +332,7 @@ void sort_sentences(std::vector<lm::Sentence>& sentences) {
 // model file is written last, when both are whole.
 void save_with_lineage(const std::string& output, const lm::Gpt& model,
                        const lm::Lineage& lineage) {
-  try {
-    lm::write_lineage(output + ".lineage", lineage);
-  } catch (const lm::LineageError& e) {
-    throw Diagnostic({}, e.what());
-  }
+  lm::write_lineage(output + ".lineage", lineage);
   lm::save_checkpoint(output, model, nullptr, lm::lineage_digest(lineage));
 }
 
@@ -347,12 +343,7 @@ lm::Lineage lineage_of(const std::string& path, const lm::Checkpoint& c) {
   const std::string file = path + ".lineage";
   if (c.lineage.empty() || !fs::exists(file))
     return lm::unlisted_lineage(c.lineage, c.model.parameters());
-  lm::Lineage out;
-  try {
-    out = lm::read_lineage(file);
-  } catch (const lm::LineageError& e) {
-    throw Diagnostic({}, e.what());
-  }
+  lm::Lineage out = lm::read_lineage(file);
   if (lm::lineage_digest(out) != c.lineage)
     throw Diagnostic({file}, "is the lineage of another model than " + path + " (digest " +
                                  lm::lineage_digest(out) + ", the model's " + c.lineage +
@@ -1029,6 +1020,8 @@ int run_lm_command(const std::vector<std::string>& args) {
     return run_lm_command_checked(args);
   } catch (const lm::CheckpointError& e) {
     throw Diagnostic({}, e.what());  // a model or sentence file that is not one: bad input
+  } catch (const lm::LineageError& e) {
+    throw Diagnostic({}, e.what());  // a lineage file that is not one, or cannot be written
   }
 }
 

@@ -134,12 +134,7 @@ TrainedOn trained_on(const TrainingSources& sources) {
       for (const SampledKey& k : read_sampled_keys(file))
         if (!k.key.empty()) out.add(k.key, k.family, k.model.empty() ? file.string() : k.model);
   if (sources.lineage) {
-    lm::Lineage lineage;
-    try {
-      lineage = lm::read_lineage(*sources.lineage);
-    } catch (const lm::LineageError& e) {
-      throw Diagnostic({}, e.what());
-    }
+    const lm::Lineage lineage = lm::read_lineage(*sources.lineage);
     for (size_t i = 0; i < lineage.stages.size(); ++i)
       for (const auto& [key, family] : lineage.stages[i].keys)
         out.add(key, family,

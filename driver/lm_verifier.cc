@@ -307,11 +307,7 @@ int train_verifier(const VerifierOptions& o) {
   info.workloads = static_cast<uint32_t>(lineage.stages[0].keys.size());
   info.threshold = static_cast<float>(chosen);
   const tune::SpeedupModel model = tune::SpeedupModel::fit(samples_of(all), info);
-  try {
-    lm::write_lineage(o.output + ".lineage", lineage);
-  } catch (const lm::LineageError& e) {
-    throw Diagnostic({}, e.what());
-  }
+  lm::write_lineage(o.output + ".lineage", lineage);
   model.save(o.output);
   std::fprintf(stderr, "tlmc lm verifier: wrote %s (threshold %.2f) and its lineage\n",
                o.output.c_str(), chosen);
