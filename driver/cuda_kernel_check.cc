@@ -48,6 +48,24 @@ void check_cuda_kernels(const ir::Target& target, CompiledModel& m, std::ostream
   m.cuda_kernels = std::move(*kernels);
 }
 
+std::vector<scheduler::GpuEstimate> estimate_cuda_kernels(const ir::Target& target,
+                                                          const CompiledModel& m) {
+  std::vector<scheduler::GpuEstimate> out;
+  size_t next = 0;  // m.cuda_kernels holds every kernel's launches, in order
+  for (const codegen::KernelInfo& ki : m.plan.kernels) {
+    const size_t n = ir::gpu_roots(ki.loops).size();
+    std::vector<ir::KernelResources> mine;
+    if (!m.cuda_kernels.empty()) {
+      TLMC_ASSERT(next + n <= m.cuda_kernels.size(), "ptxas reports fewer kernels than launched");
+      mine.assign(m.cuda_kernels.begin() + static_cast<long>(next),
+                  m.cuda_kernels.begin() + static_cast<long>(next + n));
+      next += n;
+    }
+    out.push_back(scheduler::estimate_gpu_time(ki.loops, target.gpu, mine));
+  }
+  return out;
+}
+
 void print_cuda_kernels(std::ostream& os, const ir::Target& target, const CompiledModel& m) {
   if (!m.cuda_unchecked.empty()) {
     os << "# CUDA kernels not checked: " << m.cuda_unchecked << "\n";
@@ -62,18 +80,9 @@ void print_cuda_kernels(std::ostream& os, const ir::Target& target, const Compil
                 "warps", "limited by", "est us", "GFLOP/s", "bound");
   os << line;
   size_t next = 0;  // m.cuda_kernels holds every kernel's launches, in order
-  for (const codegen::KernelInfo& ki : m.plan.kernels) {
-    const size_t n = ir::gpu_roots(ki.loops).size();
-    TLMC_ASSERT(next + n <= m.cuda_kernels.size(), "ptxas reports fewer kernels than launched");
-    const std::vector<ir::KernelResources> mine(
-        m.cuda_kernels.begin() + static_cast<long>(next),
-        m.cuda_kernels.begin() + static_cast<long>(next + n));
-    next += n;
-    const scheduler::GpuEstimate estimate =
-        scheduler::estimate_gpu_time(ki.loops, target.gpu, mine);
-    for (size_t i = 0; i < n; ++i) {
-      const ir::KernelResources& k = mine[i];
-      const scheduler::GpuLaunchEstimate& e = estimate.launches[i];
+  for (const scheduler::GpuEstimate& estimate : estimate_cuda_kernels(target, m))
+    for (const scheduler::GpuLaunchEstimate& e : estimate.launches) {
+      const ir::KernelResources& k = m.cuda_kernels.at(next++);
       const std::string spills =
           std::to_string(k.spill_stores) + "/" + std::to_string(k.spill_loads);
       std::snprintf(line, sizeof line,
@@ -85,7 +94,6 @@ void print_cuda_kernels(std::ostream& os, const ir::Target& target, const Compil
                     e.bound.c_str());
       os << line;
     }
-  }
 }
 
 }  // namespace tlmc::driver

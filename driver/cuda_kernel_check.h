@@ -4,8 +4,10 @@
 #pragma once
 
 #include <iosfwd>
+#include <vector>
 
 #include "driver/compile.h"
+#include "scheduler/gpu_cost_model.h"
 
 namespace tlmc::driver {
 
@@ -13,6 +15,11 @@ namespace tlmc::driver {
 // A kernel over a limit is a compiler bug, as text NVRTC refuses or warns about is: both
 // throw InternalError and nothing is written.
 void check_cuda_kernels(const ir::Target& target, CompiledModel& m, std::ostream* note);
+
+// The analytic model's estimate of each of m.plan.kernels (all its launches), from ptxas's
+// report where check_cuda_kernels filled it, else from the model's own assumptions.
+std::vector<scheduler::GpuEstimate> estimate_cuda_kernels(const ir::Target& target,
+                                                          const CompiledModel& m);
 
 // --dump resources: one line per __global__ function (launch, registers, local memory and
 // spills, shared memory, barriers, occupancy and what limits it, and the analytic model's

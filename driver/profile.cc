@@ -5,6 +5,7 @@
 #include <ostream>
 #include <utility>
 
+#include "driver/cuda_kernel_check.h"
 #include "driver/temp_folder.h"
 #include "reference/random_inputs.h"
 #include "toolchain/isolated_run.h"
@@ -64,6 +65,8 @@ ModelProfile profile_model(const CompiledModel& model, const ir::Target& target,
     p.run_seconds = 0;
     for (double s : run.call_seconds) p.run_seconds += s;
   }
+  std::vector<scheduler::GpuEstimate> estimates;
+  if (target.is_cuda()) estimates = estimate_cuda_kernels(target, model);
   for (int c = 0; c < calls; ++c) {
     const codegen::Call& call = model.plan.calls[static_cast<size_t>(c)];
     const codegen::KernelInfo& k = model.plan.kernels.at(static_cast<size_t>(call.kernel));
@@ -71,23 +74,28 @@ ModelProfile profile_model(const CompiledModel& model, const ir::Target& target,
     p.calls.push_back(CallProfile{c, call.kernel, call.comment, k.workload_key,
                                   run.call_seconds.at(i), k.flops, bytes[i],
                                   copy_bytes.empty() ? 0.0 : run.copy_seconds.at(i)});
+    if (!estimates.empty())
+      p.calls.back().estimate_seconds = estimates.at(static_cast<size_t>(call.kernel)).seconds;
   }
   return p;
 }
 
 void print_profile(std::ostream& os, const ModelProfile& p) {
   std::vector<const CallProfile*> order;
-  double sum = 0;
+  double sum = 0, estimated = 0;
   for (const CallProfile& c : p.calls) {
     order.push_back(&c);
     sum += c.seconds;
+    estimated += c.estimate_seconds;
   }
   std::stable_sort(order.begin(), order.end(), [](const CallProfile* a, const CallProfile* b) {
     return a->seconds > b->seconds;
   });
+  // On a GPU the last number column is the analytic model's estimate; on a CPU, the copy's.
+  const bool gpu = !p.ran_on.empty();
   char line[400];
   std::snprintf(line, sizeof line, "%5s %6s  %-16s %10s %6s %8s %7s %7s  %s\n", "call", "kernel",
-                "workload", "us", "share", "GFLOP/s", "GB/s", "x copy", "nodes");
+                "workload", "us", "share", "GFLOP/s", "GB/s", gpu ? "est us" : "x copy", "nodes");
   os << line;
   for (const CallProfile* c : order) {
     std::string nodes = c->nodes;
@@ -98,14 +106,14 @@ void print_profile(std::ostream& os, const ModelProfile& p) {
     const double copies = c->copy_seconds > 0 ? c->seconds / c->copy_seconds : 0;
     std::snprintf(line, sizeof line, "%5d %6d  %-16s %10.2f %5.1f%% %8.1f %7.1f %7.2f  %s\n",
                   c->call, c->kernel, c->workload_key.c_str(), c->seconds * 1e6, share, gflops,
-                  gbytes, copies, nodes.c_str());
+                  gbytes, gpu ? c->estimate_seconds * 1e6 : copies, nodes.c_str());
     os << line;
   }
-  if (!p.ran_on.empty())
+  if (gpu)
     std::snprintf(line, sizeof line,
                   "one run on the GPU (%s): the calls' medians add up to %.2f us (CUDA events "
-                  "between calls, %d runs)\n",
-                  p.ran_on.c_str(), sum * 1e6, p.runs);
+                  "between calls, %d runs); the analytic model estimated %.2f us\n",
+                  p.ran_on.c_str(), sum * 1e6, p.runs, estimated * 1e6);
   else
     std::snprintf(line, sizeof line,
                   "one run: %.2f us (median of %d runs); the calls' medians add up to %.2f us\n",

@@ -24,6 +24,8 @@ struct CallProfile {
   // Median seconds of a plain copy moving as many bytes (bytes / 2 copied: as much read and
   // written), with the library's threads, in the same process; 0 when not timed.
   double copy_seconds = 0;
+  // A CUDA target's: the analytic model's estimate of the call (never measured); else 0.
+  double estimate_seconds = 0;
 };
 
 struct ModelProfile {
@@ -40,7 +42,8 @@ struct ModelProfile {
 // the GPU here (its target runs_here), each call timed between CUDA events.
 ModelProfile profile_model(const CompiledModel& model, const ir::Target& target, CCompiler cc,
                            double min_seconds = 1.0, bool copies = true);
-// The calls, slowest first, with their share of the run, then the totals.
+// The calls, slowest first, with their share of the run, then the totals; on a GPU, each
+// call's estimate by the analytic model beside its time, and theirs added up.
 void print_profile(std::ostream& os, const ModelProfile& p);
 
 }  // namespace tlmc::driver

@@ -150,6 +150,7 @@ TEST(GpuProfile, TimesEveryCallOnTheGpu) {
                                       toolchain::shell_quote(models(dir)[0]) + " 2>&1");
   ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_NE(r.out.find("one run on the GPU (" + gpu->gpu.device + ")"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("the analytic model estimated"), std::string::npos) << r.out;
 }
 
 TEST(GpuCheck, EveryExampleAndOwnShapesPassOnTheGpu) {
