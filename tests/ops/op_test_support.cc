@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <optional>
 #include <sstream>
+#include <string>
 
 #include "driver/check.h"
 #include "driver/compile.h"
@@ -17,10 +19,25 @@
 namespace tlmc::test {
 namespace {
 
+// Whether TLMC_OPS_GPU_ONLY=1 asks for the GPU's target alone (bench/gpu_session.sh: the
+// others ran where the suite runs, and the GPU's time is short).
+bool gpu_only() {
+  const char* v = std::getenv("TLMC_OPS_GPU_ONLY");
+  return v && std::string(v) == "1";
+}
+
 // The plain-C target, the host's best SIMD target, a CUDA target whose library runs in the
 // CPU emulator, and the GPU here, where there is one that runs tlmc's code (a driver as new
-// as NVRTC's CUDA, nvcc: driver::gpu_cannot_run, as the GPU tests ask).
+// as NVRTC's CUDA, nvcc: driver::gpu_cannot_run, as the GPU tests ask); with gpu_only(),
+// the GPU alone, and a failure where there is none.
 std::vector<ir::Target> targets() {
+  if (gpu_only()) {
+    std::optional<ir::Target> gpu = ir::parse_target("cuda");
+    const std::string why = gpu ? driver::gpu_cannot_run(*gpu) : ir::unknown_target("cuda");
+    if (why.empty()) return {*gpu};
+    ADD_FAILURE() << "TLMC_OPS_GPU_ONLY=1, and no GPU here runs tlmc's code: " << why;
+    return {};
+  }
   std::vector<ir::Target> out = {*ir::parse_target("x86-64")};
   const ir::Target host = ir::host_target();
   if (host.isa != ir::Isa::Generic) out.push_back(host);
@@ -125,6 +142,7 @@ void expect_matches_reference(const std::string& yaml) {
 
 void expect_bf16_matches_reference(const std::string& yaml,
                                    frontend::PrecisionOptions::Storage storage) {
+  if (gpu_only()) GTEST_SKIP() << "bf16 products are CPU targets' (TLMC_OPS_GPU_ONLY=1)";
   TempDir dir;
   const std::string path = dir.file("model.yaml");
   write_file(path, yaml);
