@@ -38,23 +38,30 @@ void log_estimate(const ChoiceOptions& o, const std::string& key, const Estimate
   *o.log << line;
 }
 
-// The speedup model of -O1 (ChoiceOptions::verifier), read once per process; nullptr: none.
+// The model file at `path`, read by `load` once per process and kept for it (never
+// destroyed: XGBoost's own state may be gone by the time static objects are); a file that
+// does not load is the user's mistake, a diagnostic led by `option`.
+template <typename Model, typename Load>
+const Model& loaded_once(const std::string& path, const std::string& option, Load load) {
+  static std::mutex mutex;
+  static auto* loaded = new std::map<std::string, std::unique_ptr<Model>>;
+  std::lock_guard<std::mutex> lock(mutex);
+  std::unique_ptr<Model>& model = (*loaded)[path];
+  if (!model) {
+    try {
+      model = std::make_unique<Model>(load(path));
+    } catch (const lm::CheckpointError& e) {
+      throw Diagnostic({}, option + e.what());
+    }
+  }
+  return *model;
+}
+
+// The speedup model of -O1 (ChoiceOptions::verifier); nullptr: none.
 const SpeedupModel* verifier(const std::string& path) {
   if (path == "none") return nullptr;
   if (path.empty()) return default_speedup_model();
-  // Never destroyed: XGBoost's own state may be gone by the time static objects are.
-  static std::mutex mutex;
-  static auto* loaded = new std::map<std::string, std::unique_ptr<SpeedupModel>>;
-  std::lock_guard<std::mutex> lock(mutex);
-  std::unique_ptr<SpeedupModel>& model = (*loaded)[path];
-  if (!model) {
-    try {
-      model = std::make_unique<SpeedupModel>(SpeedupModel::load(path));
-    } catch (const lm::CheckpointError& e) {
-      throw Diagnostic({}, std::string("--verifier: ") + e.what());
-    }
-  }
-  return model.get();
+  return &loaded_once<SpeedupModel>(path, "--verifier: ", SpeedupModel::load);
 }
 
 // -v: -O1's verdict on a CPU kernel's drafts.
@@ -212,18 +219,8 @@ std::optional<KernelRecords> kernel_records(const ChoiceOptions& o, const schedu
 
 const lm::Gpt& language_model(const std::string& path, const ir::Target& target) {
   if (path.empty()) return lm::default_model(target);
-  static std::mutex mutex;
-  static std::map<std::string, std::unique_ptr<lm::Gpt>> loaded;
-  std::lock_guard<std::mutex> lock(mutex);
-  std::unique_ptr<lm::Gpt>& model = loaded[path];
-  if (!model) {
-    try {
-      model = std::make_unique<lm::Gpt>(lm::load_checkpoint(path).model);
-    } catch (const lm::CheckpointError& e) {
-      throw Diagnostic({}, e.what());
-    }
-  }
-  return *model;
+  return loaded_once<lm::Gpt>(path, "",
+                              [](const std::string& p) { return lm::load_checkpoint(p).model; });
 }
 
 int estimated_candidates(int opt_level) { return opt_level >= 3 ? 128 : 32; }
