@@ -251,7 +251,7 @@ std::vector<Stream> run_group(Decoder& decoder, std::vector<Stream> streams, Tok
 
 bool speaks(const Gpt& model, const Sketches& sketches) {
   const std::vector<Token> names = sketch_tokens(sketches);
-  return std::all_of(names.begin(), names.end(),
+  return std::any_of(names.begin(), names.end(),
                      [&](Token t) { return model.known_words().has(t); });
 }
 

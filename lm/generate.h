@@ -23,9 +23,11 @@ struct SampleOptions {
   uint64_t seed = 1;
 };
 
-// Whether the model can write points of these sketches: it knows their names (a model trained
-// before the CUDA words existed knows no CUDA sketch: lm/vocabulary.h; the numbers every
-// space lists are known to every model). The functions below require it.
+// Whether the model can write points of these sketches: it knows the name of one of them (a
+// model trained before the CUDA words existed knows no CUDA sketch: lm/vocabulary.h; the
+// numbers every space lists are known to every model). The functions below require it, and
+// write points of the sketches whose names the model knows (a sketch of a rule added since
+// it was trained is not its to choose).
 bool speaks(const Gpt& model, const scheduler::Sketches& sketches);
 
 // `n` points drawn from the model (duplicates possible), in the order drawn.

@@ -42,11 +42,28 @@ const char* const kLaterGpuWords[] = {"vthreads"};
 // (names_space: until then, not its to decide).
 const char* const kLaterCpuWords[] = {"tensorize", "float64"};
 
-// The sketch names of a list of rules: the applied ones in their declared order, any subset.
+// GPU sketch rules added after the bundled CUDA model was trained: the sketch names with one
+// of them come last in the vocabulary (names_space: until a model is trained on them, not
+// its to decide).
+const char* const kLaterGpuRules[] = {"cross_thread_product"};
+
+// Whether a subset of rules (a mask over `rules`) holds a rule of kLaterGpuRules.
+bool has_later_rule(const std::vector<std::unique_ptr<scheduler::SketchRule>>& rules,
+                    uint32_t mask) {
+  for (size_t r = 0; r < rules.size(); ++r)
+    if (mask & (1u << r))
+      for (const char* later : kLaterGpuRules)
+        if (rules[r]->name() == later) return true;
+  return false;
+}
+
+// The sketch names of a list of rules: the applied ones in their declared order, any subset
+// with (`later`) or without a rule of kLaterGpuRules.
 std::vector<std::string> sketch_names(
-    const std::vector<std::unique_ptr<scheduler::SketchRule>>& rules) {
+    const std::vector<std::unique_ptr<scheduler::SketchRule>>& rules, bool later) {
   std::vector<std::string> out;
   for (uint32_t mask = 1; mask < (1u << rules.size()); ++mask) {
+    if (has_later_rule(rules, mask) != later) continue;
     std::string name;
     for (size_t r = 0; r < rules.size(); ++r)
       if (mask & (1u << r)) name += (name.empty() ? "" : "+") + std::string(rules[r]->name());
@@ -84,7 +101,7 @@ Vocabulary::Vocabulary() {
   for (int k = 0; k <= static_cast<int>(scheduler::SpaceKind::Layout); ++k)
     add(std::string(scheduler::space_kind_name(static_cast<scheduler::SpaceKind>(k))));
   add("none");
-  for (std::string& name : sketch_names(scheduler::cpu_sketch_rules())) add(std::move(name));
+  for (std::string& name : sketch_names(scheduler::cpu_sketch_rules(), false)) add(std::move(name));
   for (int t = 0; t <= static_cast<int>(ir::DType::Bool); ++t)
     add(std::string(ir::dtype_name(static_cast<ir::DType>(t))));
   std::vector<std::string> ops;
@@ -95,7 +112,7 @@ Vocabulary::Vocabulary() {
   cpu_size_ = texts_.size();
   // The CUDA words, after every CPU token (a word both use keeps its CPU token).
   for (const char* s : kGpuWords) add(s);
-  for (std::string& name : sketch_names(scheduler::gpu_sketch_rules())) add(std::move(name));
+  for (std::string& name : sketch_names(scheduler::gpu_sketch_rules(), false)) add(std::move(name));
   // Words of spaces added since, appended so that a model trained before knows every token
   // it knew (a word it does not know reads as <unk> to it).
   for (const char* s : kLaterGpuWords) add(s);
@@ -103,6 +120,8 @@ Vocabulary::Vocabulary() {
   cuda_only_.resize(texts_.size(), true);
   for (const char* s : kLaterCpuWords) add(s);
   cuda_only_.resize(texts_.size(), false);
+  for (std::string& name : sketch_names(scheduler::gpu_sketch_rules(), true)) add(std::move(name));
+  cuda_only_.resize(texts_.size(), true);
 
   uint64_t h = 1469598103934665603ull;  // FNV-1a over the texts, each ended by a 0 byte
   prefix_fingerprints_.push_back(h);

@@ -43,17 +43,62 @@ Extents extents(const ScheduleState& st, size_t s) {
   return e;
 }
 
-// Stages the rule takes: unclaimed reductions at the root with nothing to share, of more
+// Products of at most this many rows (GEMV-like) are the few-row rule's.
+constexpr int64_t kFewRows = 4;
+
+// The operand of `ts` with the most elements: a product's weight.
+int largest_operand(const ScheduleState& st, const ir::Stage& ts) {
+  int best = -1;
+  int64_t most = -1;
+  for (int t : ir::stage_operands(ts)) {
+    int64_t n = 1;
+    for (int64_t d : st.te.tensor(t).shape) n *= d;
+    if (n > most) most = n, best = t;
+  }
+  return best;
+}
+
+// The rows of a product: its output elements that read the same elements of its largest
+// operand (the extents of the axes that do not index it).
+int64_t rows(const ScheduleState& st, const ir::Stage& ts) {
+  const std::set<size_t> used = axes_indexing(ts, largest_operand(st, ts));
+  int64_t n = 1;
+  for (size_t a = 0; a < ts.axes.size(); ++a)
+    if (!used.count(a)) n *= ts.axes[a].extent;
+  return n;
+}
+
+// Whether the warp's lanes, striding over the reduction, read consecutive elements of the
+// largest operand: its last index is a reduction variable alone (a Gemm's weight with
+// transB, [N, K]).
+bool lanes_read_consecutively(const ScheduleState& st, const ir::Stage& ts) {
+  const int weight = largest_operand(st, ts);
+  bool consecutive = false;
+  ir::visit_expr(ts.body, [&](const ir::ExprNode& n) {
+    if (n.kind != ir::ExprKind::Load || n.var_id != weight || n.args.empty()) return;
+    const ir::Expr& last = n.args.back();
+    if (last->kind != ir::ExprKind::Var) return;
+    for (const ir::Axis& r : ts.reduce_axes)
+      if (r.var_id == last->var_id) consecutive = true;
+  });
+  return consecutive;
+}
+
+// Which reductions a rule takes: those with nothing to share (a row's sum), or products of
+// few rows (one output row reads a weight's column once: nothing worth sharing either).
+enum class Taken { NothingShared, FewRows };
+
+// Stages the rule takes: unclaimed reductions at the root of the kind `taken`, of more
 // iterations than a warp has lanes, of a type warps shuffle.
-std::vector<int> reductions(const SketchBuild& b) {
+std::vector<int> reductions(const SketchBuild& b, Taken taken) {
   std::vector<int> out;
   const ScheduleState& st = b.base.state;
   for (int s : b.unclaimed_roots()) {
     const ir::Stage& ts = st.te.stages[static_cast<size_t>(s)];
     const ir::DType t = ts.body->dtype;
-    if (ir::is_pointwise(ts) || !shared_operands(ts).empty() ||
-        st.stages[static_cast<size_t>(s)].shared)
-      continue;
+    if (ir::is_pointwise(ts) || st.stages[static_cast<size_t>(s)].shared) continue;
+    const bool shares = !shared_operands(ts).empty();
+    if (taken == Taken::NothingShared ? shares : !shares || rows(st, ts) > kFewRows) continue;
     if (!warp_shuffles(t)) continue;
     const Extents e = extents(st, static_cast<size_t>(s));
     if (e.reduce > b.target.gpu.warp && e.spatial <= INT32_MAX) out.push_back(s);
@@ -203,31 +248,64 @@ void share_reductions_in_consumer(SketchBuild& b, const Group& g) {
       [g](SketchRun& r, int64_t t) { emit_group(r, g, t); }, default_threads(b.target, g.reduce));
 }
 
+// The reductions of kind `taken`, each shared by the threads of its block, computed in the
+// block loop of the pointwise stage that alone reads them where there is one.
+void share(SketchBuild& b, Taken taken) {
+  const std::vector<int> candidates = reductions(b, taken);
+  for (int c : b.unclaimed_roots())
+    if (std::optional<Group> g = group_of(b, c, candidates)) share_reductions_in_consumer(b, *g);
+  for (int s : reductions(b, taken)) share_reduction(b, s);
+}
+
 class GpuCrossThreadReductionRule : public SketchRule {
  public:
   std::string_view name() const override { return "cross_thread_reduction"; }
-  bool applies(const SketchBuild& b) const override { return !reductions(b).empty(); }
+  bool applies(const SketchBuild& b) const override {
+    return !reductions(b, Taken::NothingShared).empty();
+  }
   bool forks() const override { return true; }
   // First where one thread an output element would keep fewer threads busy than a quarter
   // of what the GPU holds resident.
   bool first(const SketchBuild& b) const override {
     int64_t threads = 0;
-    for (int s : reductions(b))
+    for (int s : reductions(b, Taken::NothingShared))
       threads = std::max(threads, extents(b.base.state, static_cast<size_t>(s)).spatial);
     return threads < static_cast<int64_t>(b.target.gpu.sms) * b.target.gpu.threads_per_sm / 4;
   }
-  void apply(SketchBuild& b) const override {
-    const std::vector<int> candidates = reductions(b);
-    for (int c : b.unclaimed_roots())
-      if (std::optional<Group> g = group_of(b, c, candidates)) share_reductions_in_consumer(b, *g);
-    for (int s : reductions(b)) share_reduction(b, s);
+  void apply(SketchBuild& b) const override { share(b, Taken::NothingShared); }
+};
+
+// A product of few rows (a GEMV: one token's product with a vocabulary, a classifier's)
+// gives the multi-level tiling a row or so of threads and reuses nothing: each element of
+// its weight is read once. Here, like a reduction with nothing to share, each output element
+// is a block whose threads stride over the reduction together and combine their parts by
+// shuffles. The rule forks before the shared copies (the tiled sketch stays); its sketch
+// comes first where the lanes then read the weight consecutively (the reduction is its
+// innermost dimension), the case that rule serves best.
+class GpuFewRowProductRule : public SketchRule {
+ public:
+  std::string_view name() const override { return "cross_thread_product"; }
+  bool applies(const SketchBuild& b) const override {
+    return !reductions(b, Taken::FewRows).empty();
   }
+  bool forks() const override { return true; }
+  bool first(const SketchBuild& b) const override {
+    for (int s : reductions(b, Taken::FewRows))
+      if (!lanes_read_consecutively(b.base.state, b.base.state.te.stages[static_cast<size_t>(s)]))
+        return false;
+    return true;
+  }
+  void apply(SketchBuild& b) const override { share(b, Taken::FewRows); }
 };
 
 }  // namespace
 
 std::unique_ptr<SketchRule> make_gpu_cross_thread_reduction_rule() {
   return std::make_unique<GpuCrossThreadReductionRule>();
+}
+
+std::unique_ptr<SketchRule> make_gpu_few_row_product_rule() {
+  return std::make_unique<GpuFewRowProductRule>();
 }
 
 }  // namespace tlmc::scheduler

@@ -7,11 +7,13 @@
 namespace tlmc::scheduler {
 namespace {
 
-// Reductions to tile whose shared operands are not yet copies.
-std::vector<int> uncached(const ScheduleState& st) {
+// Tiled reductions no earlier rule claimed (a product of few rows may have been: it reads
+// its operands without copies), some of whose shared operands have no copy yet.
+std::vector<int> uncached(const SketchBuild& b) {
+  const ScheduleState& st = b.base.state;
   std::vector<int> out;
   for (size_t s = 0; s < st.stages.size(); ++s) {
-    if (!is_gpu_tiled_reduction(st, static_cast<int>(s))) continue;
+    if (b.claimed[s] || !is_gpu_tiled_reduction(st, static_cast<int>(s))) continue;
     const ir::Stage& ts = st.te.stages[s];
     const std::vector<int> operands = ir::stage_operands(ts);
     for (size_t k : shared_operands(ts)) {
@@ -28,11 +30,11 @@ std::vector<int> uncached(const ScheduleState& st) {
 class GpuSharedCacheReadRule : public SketchRule {
  public:
   std::string_view name() const override { return "shared_cache_read"; }
-  bool applies(const SketchBuild& b) const override { return !uncached(b.base.state).empty(); }
+  bool applies(const SketchBuild& b) const override { return !uncached(b).empty(); }
   void apply(SketchBuild& b) const override {
     // Each copy is a new stage before its reader: the reader's index moves by one, and the
     // stages found after it by one each.
-    std::vector<int> readers = uncached(b.base.state);
+    std::vector<int> readers = uncached(b);
     int shift = 0;
     for (int r : readers) {
       int reader = r + shift;
@@ -40,6 +42,7 @@ class GpuSharedCacheReadRule : public SketchRule {
           shared_operands(b.base.state.te.stages[static_cast<size_t>(reader)]);
       for (size_t k : operands) {
         b.base.emit(Decision{DecisionKind::CacheRead, reader, -1, {static_cast<int64_t>(k)}});
+        b.claimed.insert(b.claimed.begin() + reader, false);  // the copy, unclaimed
         ++reader;
         ++shift;
       }

@@ -163,6 +163,9 @@ std::vector<std::unique_ptr<SketchRule>> gpu_sketch_rules() {
   // share: rule_cache_write.cc); then those operands get their shared-memory copies, both
   // structural, before the tiling rule places them.
   rules.push_back(make_cache_write_rule());
+  // A product of few rows may instead be shared by threads along its reduction (a fork),
+  // before the shared copies, which it does not need.
+  rules.push_back(make_gpu_few_row_product_rule());
   rules.push_back(make_gpu_shared_cache_read_rule());
   rules.push_back(make_gpu_multi_level_tiling_rule());
   // Reductions with nothing to share: their threads share each reduction (a fork).

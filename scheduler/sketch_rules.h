@@ -71,6 +71,8 @@ std::unique_ptr<SketchRule> make_tile_alone_rule();              // rule_tile_al
 std::unique_ptr<SketchRule> make_gpu_shared_cache_read_rule();   // rule_gpu_shared_cache_read.cc
 std::unique_ptr<SketchRule> make_gpu_multi_level_tiling_rule();  // rule_gpu_multi_level_tiling.cc
 std::unique_ptr<SketchRule> make_gpu_cross_thread_reduction_rule();
+std::unique_ptr<SketchRule> make_gpu_few_row_product_rule();
+// (both rule_gpu_cross_thread_reduction.cc: the second shares every step of the first)
 // (rule_gpu_cross_thread_reduction.cc)
 std::unique_ptr<SketchRule> make_gpu_thread_per_element_rule();  // rule_gpu_thread_per_element.cc
 

@@ -88,8 +88,8 @@ void log_verdict(const ChoiceOptions& o, const std::string& key, const DraftVerd
 // the draft predicted fastest is taken where it is predicted clearly faster, else the -O0
 // schedule (without a speedup model, the likeliest draft). On a CUDA target, where NVRTC builds and
 // the analytic model estimates a point in about a second, the best by estimate of the beam's points
-// and the -O0 point (one whose registers put it over a limit refused: they cannot be bounded before
-// ptxas allocates them).
+// and each sketch's default point, the -O0 point first (one whose registers put it over a limit
+// refused: they cannot be bounded before ptxas allocates them).
 std::vector<scheduler::Decision> model_schedule(const ChoiceOptions& o, const std::string& key,
                                                 const ir::TeProgram& program) {
   const scheduler::Sketches sketches = scheduler::generate_sketches(program, o.target);
@@ -105,8 +105,12 @@ std::vector<scheduler::Decision> model_schedule(const ChoiceOptions& o, const st
   if (o.target.is_cuda()) {
     std::vector<scheduler::SpacePoint> points;
     for (const lm::GeneratedPoint& g : best) points.push_back(g.point);
+    // The other sketches' default points too: a sketch the model cannot name (a rule added
+    // since it was trained) is still ranked.
+    for (size_t k = 1; k < sketches.size(); ++k)
+      points.push_back({k, scheduler::default_values(sketches[k])});
     const EstimateChoice c = choose_among(program, o.target, sketches, points);
-    log_estimate(o, key, c, "of the model's beam and the -O0 point");
+    log_estimate(o, key, c, "of the model's beam and each sketch's default point");
     return c.schedule;
   }
   if (best.empty()) return scheduler::default_schedule(program, o.target);

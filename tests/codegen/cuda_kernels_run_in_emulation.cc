@@ -153,6 +153,30 @@ nodes:
   - {op: Tanh, inputs: [t], outputs: [y]}
 outputs: [y]
 )"},
+    // Products of few rows, shared by threads along their reduction (cross_thread_product):
+    // one row of a [N, K] weight with an epilogue, three rows of a [K, N] one.
+    {"gemv_trans_b_sigmoid", R"(tlmc: 1
+name: m
+inputs:
+  x: {shape: [1, 101]}
+weights:
+  w: {shape: [23, 101], init: {uniform: [-1, 1]}, seed: 3}
+  b: {shape: [23], init: {uniform: [-1, 1]}, seed: 4}
+nodes:
+  - {op: Gemm, inputs: [x, w, b], outputs: [h], attrs: {transB: 1}}
+  - {op: Sigmoid, inputs: [h], outputs: [y]}
+outputs: [y]
+)"},
+    {"gemv_three_rows", R"(tlmc: 1
+name: m
+inputs:
+  x: {shape: [3, 70]}
+weights:
+  w: {shape: [70, 19], init: {uniform: [-1, 1]}, seed: 5}
+nodes:
+  - {op: MatMul, inputs: [x, w], outputs: [y]}
+outputs: [y]
+)"},
 };
 
 const ir::GpuLimits kGpu = ir::parse_target("cuda-sm80")->gpu;

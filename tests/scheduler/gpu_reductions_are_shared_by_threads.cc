@@ -1,11 +1,13 @@
 // The CUDA cross-thread reduction (rule_gpu_cross_thread_reduction.cc, ThreadReduce): what the
-// decision accepts, which sketch comes first, and the loop nest it lowers to. Running the
-// kernels is tests/codegen/cuda_kernels_run_in_emulation.cc's part.
+// decision accepts, which sketch comes first, and the loop nest it lowers to; the same for
+// products of few rows. Running the kernels is tests/codegen/cuda_kernels_run_in_emulation.cc's
+// part.
 #include <gtest/gtest.h>
 
 #include <functional>
 
 #include "ir/target.h"
+#include "scheduler/gpu_cost_model.h"
 #include "scheduler/lower_schedule.h"
 #include "scheduler/schedule_support.h"
 #include "scheduler/sketch.h"
@@ -158,6 +160,60 @@ TEST(CrossThreadReduction, ThreadCountsAreWholeWarpsCoveringTheRow) {
   EXPECT_EQ(cursor.space().axis, "threads");
   EXPECT_EQ(cursor.valid_values(), (std::vector<int64_t>{32, 64, 128, 256}));
   EXPECT_EQ(cursor.default_value(), 128);  // 200 rounded down to whole warps, at most 256
+}
+
+// A Gemm of `rows` rows, K 1280 and N 1000 (a classifier's), with a bias; its weight [K, N],
+// or [N, K] with transB (the reduction innermost).
+std::string gemm_yaml(int rows, bool trans_b) {
+  const std::string w = trans_b ? "[1000, 1280]" : "[1280, 1000]";
+  return "tlmc: 1\nname: g\ninputs:\n  x: {shape: [" + std::to_string(rows) +
+         ", 1280]}\nweights:\n  w: {shape: " + w +
+         ", init: {uniform: [-1, 1]}}\n  b: {shape: [1000], init: zeros}\nnodes:\n  - {op: Gemm, "
+         "inputs: [x, w, b], outputs: [y], attrs: {transB: " +
+         std::string(trans_b ? "1" : "0") + "}}\noutputs: [y]\n";
+}
+
+// The analytic model's estimate of a sketch's default point for `program`.
+double default_estimate(const ir::TeProgram& program, const Sketch& s) {
+  const std::vector<Decision> d = s.decisions(default_values(s));
+  return estimate_gpu_time(lower_schedule(apply_schedule(program, d), "g"), kSm80.gpu, {}).seconds;
+}
+
+TEST(CrossThreadProduct, AOneRowProductWhoseWeightRunsAlongTheReductionIsSharedByThreads) {
+  const ir::TeProgram program = program_of(gemm_yaml(1, true));
+  const Sketches sketches = generate_sketches(program, kSm80);
+  ASSERT_EQ(sketches.size(), 2u);
+  EXPECT_EQ(sketches[0].name(), "cross_thread_product");
+  EXPECT_EQ(sketches[1].name(), "shared_cache_read+multi_level_tiling");
+  // One block an output element (with its bias), its threads along K, the lanes' reads of
+  // the weight consecutive: no shared copies.
+  const std::vector<Decision> d = sketches[0].decisions(default_values(sketches[0]));
+  const ir::LoopProgram p = lower_schedule(apply_schedule(program, d), "g");
+  const std::vector<ir::GpuRoot> roots = ir::gpu_roots(p);
+  ASSERT_EQ(roots.size(), 1u) << ir::loop_str(p);
+  EXPECT_EQ(roots[0].blocks, 1000);
+  EXPECT_EQ(roots[0].threads, 256);
+  EXPECT_EQ(shuffles(p.body), 5);
+  // The tiled sketch keeps a row of threads with nothing to reuse: by the analytic model,
+  // several times slower.
+  EXPECT_LT(3 * default_estimate(program, sketches[0]), default_estimate(program, sketches[1]));
+}
+
+TEST(CrossThreadProduct, AcrossTheWeightsRowsItIsSearchedAfterTheTiledSketch) {
+  // [K, N]: the lanes along K read a column, N apart. The tiled sketch stays the -O0 one.
+  const Sketches sketches = generate_sketches(program_of(gemm_yaml(1, false)), kSm80);
+  ASSERT_EQ(sketches.size(), 2u);
+  EXPECT_EQ(sketches[0].name(), "shared_cache_read+multi_level_tiling");
+  EXPECT_EQ(sketches[1].name(), "cross_thread_product");
+  // Four rows still are few; sixteen reuse the weight enough to tile it.
+  EXPECT_EQ(generate_sketches(program_of(gemm_yaml(4, true)), kSm80)[0].name(),
+            "cross_thread_product");
+  const Sketches many = generate_sketches(program_of(gemm_yaml(16, true)), kSm80);
+  ASSERT_EQ(many.size(), 1u);
+  EXPECT_EQ(many[0].name(), "shared_cache_read+multi_level_tiling");
+  // A CPU target has no such sketch.
+  for (const Sketch& s : generate_sketches(program_of(gemm_yaml(1, true)), ir::host_target()))
+    EXPECT_EQ(s.name().find("cross_thread"), std::string::npos) << s.name();
 }
 
 }  // namespace
