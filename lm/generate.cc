@@ -4,6 +4,7 @@
 #include <cmath>
 #include <map>
 #include <numeric>
+#include <optional>
 #include <random>
 
 #include "ir/diagnostic.h"
@@ -253,6 +254,11 @@ bool speaks(const Gpt& model, const Sketches& sketches) {
   const std::vector<Token> names = sketch_tokens(sketches);
   return std::any_of(names.begin(), names.end(),
                      [&](Token t) { return model.known_words().has(t); });
+}
+
+bool names_sketch(const Gpt& model, const scheduler::Sketch& sketch) {
+  const std::optional<Token> name = Vocabulary::get().find(sketch.name());
+  return name && model.known_words().has(*name);
 }
 
 std::vector<GeneratedPoint> sample_points(const Gpt& model, const std::vector<Token>& prompt,

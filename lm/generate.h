@@ -29,6 +29,8 @@ struct SampleOptions {
 // write points of the sketches whose names the model knows (a sketch of a rule added since
 // it was trained is not its to choose).
 bool speaks(const Gpt& model, const scheduler::Sketches& sketches);
+// Whether the model knows the name of `sketch`: whether its points are the model's to write.
+bool names_sketch(const Gpt& model, const scheduler::Sketch& sketch);
 
 // `n` points drawn from the model (duplicates possible), in the order drawn.
 std::vector<GeneratedPoint> sample_points(const Gpt& model, const std::vector<Token>& prompt,

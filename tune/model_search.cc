@@ -1,8 +1,9 @@
-// Search by the language model: its likeliest point first (the -O1 schedule), its
-// mutations of the fastest points measured (from the first round on, the -O0 schedule
-// being measured before it), then points it samples, the likeliest new ones of each draw
-// measured first. The mutations let measurements steer what the model writes where it is
-// wrong: on a depthwise convolution, its samples all ran slower than the -O0 schedule.
+// Search by the language model: its likeliest point first (the -O1 schedule), with the
+// default point of each sketch it cannot name, its mutations of the fastest points measured (from
+// the first round on, the -O0 schedule being measured before it), then points it samples, the
+// likeliest new ones of each draw measured first. The mutations let measurements steer what the
+// model writes where it is wrong: on a depthwise convolution, its samples all ran slower than the
+// -O0 schedule.
 #include <algorithm>
 #include <cmath>
 #include <set>
@@ -11,6 +12,7 @@
 
 #include "lm/generate.h"
 #include "lm/tensor_sentence.h"
+#include "scheduler/sketch.h"
 #include "tune/search_strategy.h"
 
 namespace tlmc::tune {
@@ -34,6 +36,14 @@ class ModelSearch : public SearchStrategy {
     if (!beam_done_) {
       beam_done_ = true;
       take_likeliest(lm::beam_search(*options_.model, prompt_, sketches_, 1), n, out);
+      // A sketch the model cannot name (of a rule added since it was trained) is not its to
+      // write: its default point is measured in the first round instead, and uniform draws
+      // reach its other points.
+      for (size_t k = 0; k < sketches_.size() && out.size() < n; ++k) {
+        scheduler::SpacePoint p{k, scheduler::default_values(sketches_[k])};
+        if (!lm::names_sketch(*options_.model, sketches_[k]) && seen_.insert(p).second)
+          out.push_back(std::move(p));
+      }
     }
     // The tuner measures the -O0 schedule before the first round: from then on a part of
     // each round mutates the fastest points measured.
