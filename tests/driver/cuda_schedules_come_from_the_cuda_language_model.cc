@@ -78,7 +78,8 @@ TEST(CudaLanguageModel, MinusO1ChecksInTheEmulatorAndACpuModelIsRefused) {
                        "was measured"),
             std::string::npos)
       << r.out;
-  EXPECT_NE(r.out.find("of the model's beam and each sketch's default point"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("of the model's beam and each sketch's default point"), std::string::npos)
+      << r.out;
 
   // The bundled CPU model, written to a file, knows no CUDA sketch.
   const ir::Target cpu = *ir::parse_target("x86-64-avx512");
