@@ -62,6 +62,9 @@ void generate(const CompileOptions& o, const LayoutPlan& plan,
       if (dump && wants(o, "te"))
         *dump << "# kernel " << k << " (workload " << ir::workload_key(program) << ")\n"
               << ir::te_str(program);
+      if (dump && wants(o, "te-text"))
+        *dump << "# kernel " << k << " (workload " << ir::workload_key(program) << ")\n"
+              << ir::te_to_text(program);
       if (dump && wants(o, "sketch")) {
         for (const scheduler::Sketch& sketch : scheduler::generate_sketches(program, o.target)) {
           *dump << "# kernel " << k << " sketch " << sketch.name() << "\n";

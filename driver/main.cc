@@ -196,7 +196,9 @@ int run(int argc, char** argv) {
          "in child processes (0: one per core)");
   option("dump", po::value<std::string>(),
          "print IR levels to stdout: graph,te,sketch,loops (sketch: each kernel's sketches "
-         "and their decision spaces); precision: how each kernel computes its products "
+         "and their decision spaces); te-text: each kernel's tensor expressions in the "
+         "versioned text that reads back (docs/driver.md); precision: how each kernel computes its "
+         "products "
          "(float32, bf16 by AMX tiles or vdpbf16ps, or widened to float32 and why); "
          "resources: a CUDA target's kernels as ptxas built them");
   option("check", "compile, run on random inputs and compare with the reference interpreter");
@@ -323,10 +325,11 @@ int run(int argc, char** argv) {
   if (vm.count("dump")) {
     options.dumps = split_commas(vm["dump"].as<std::string>());
     for (const std::string& d : options.dumps)
-      if (d != "graph" && d != "te" && d != "loops" && d != "sketch" && d != "resources" &&
-          d != "precision")
-        throw UsageError("--dump takes graph, te, sketch, loops, precision or resources, not '" +
-                         d + "'");
+      if (d != "graph" && d != "te" && d != "te-text" && d != "loops" && d != "sketch" &&
+          d != "resources" && d != "precision")
+        throw UsageError(
+            "--dump takes graph, te, te-text, sketch, loops, precision or resources, not '" + d +
+            "'");
     options.dump_stream = &std::cout;
   }
   if (vm.count("verbose")) options.log_stream = &std::cerr;

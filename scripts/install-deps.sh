@@ -10,7 +10,7 @@ packages=(
   libyaml-cpp-dev libboost-program-options-dev           # frontend, driver
   libonnx-dev libprotobuf-dev protobuf-compiler          # ONNX import
   python3-onnx python3-torch python3-torchvision        # model-zoo and ONNX conformance tests
-  python3-yaml                                           # bench/activation_layouts.py
+  python3-yaml python3-numpy                             # bench/activation_layouts.py, bench/te_program.py
   libsqlite3-dev                                         # the tuning database
   libxgboost-dev                                         # the search's cost model
   llvm-14-dev libclang-cpp14-dev libclang-14-dev         # in-process compilation of candidates

@@ -4,6 +4,8 @@
 
 #include <filesystem>
 
+#include "ir/te.h"
+#include "ir/te_text.h"
 #include "support/test_support.h"
 
 namespace tlmc::test {
@@ -198,6 +200,28 @@ TEST_F(CommandLine, DumpsEveryIrLevel) {
   EXPECT_NE(r.out.find("kernel tiny_k0("), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("\nvectorize "), std::string::npos)
       << "the schedule decisions are printed: " << r.out;
+}
+
+// --dump te-text is for tools outside tlmc: each kernel's program as the versioned text that
+// reads back to the same program, under the key it is named by.
+TEST_F(CommandLine, DumpsProgramTextThatReadsBackToItsKey) {
+  const CommandResult r = run_command(
+      tlmc("-O0 " + dir.file("tiny.yaml") + " --dump=te-text --emit=source -o " + dir.file("out")));
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const std::string head = "# kernel 0 (workload ";
+  ASSERT_EQ(r.out.rfind(head, 0), 0u) << r.out;
+  const std::string key = r.out.substr(head.size(), 16);
+  const size_t text = r.out.find('\n') + 1;
+  const ir::TeProgram p = ir::te_from_text(r.out.substr(text));
+  EXPECT_EQ(ir::workload_key(p), key) << r.out;
+  EXPECT_EQ(ir::te_to_text(p), r.out.substr(text)) << r.out;
+
+  const CommandResult bad = run_command(tlmc(dir.file("tiny.yaml") + " --dump=tetext 2>&1"));
+  EXPECT_EQ(bad.exit_code, 2) << bad.out;
+  EXPECT_NE(bad.out.find("--dump takes graph, te, te-text, sketch, loops, precision or "
+                         "resources, not 'tetext'"),
+            std::string::npos)
+      << bad.out;
 }
 
 }  // namespace
