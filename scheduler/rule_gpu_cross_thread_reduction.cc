@@ -282,11 +282,22 @@ class GpuCrossThreadReductionRule : public SketchRule {
 // shuffles. The rule forks before the shared copies (the tiled sketch stays); its sketch
 // comes first where the lanes then read the weight consecutively (the reduction is its
 // innermost dimension), the case that rule serves best.
+//
+// It runs before shared_cache_read (a structural rule, whose copies the tiled products need)
+// and its steps name stages by index. A copy is inserted before its reader, so a tiled
+// product at a lower index than a few-row one would move the stage its steps name. Partitions
+// hold one anchor product today; where a subgraph holds both, the rule stands aside.
 class GpuFewRowProductRule : public SketchRule {
  public:
   std::string_view name() const override { return "cross_thread_product"; }
   bool applies(const SketchBuild& b) const override {
-    return !reductions(b, Taken::FewRows).empty();
+    const std::vector<int> taken = reductions(b, Taken::FewRows);
+    if (taken.empty()) return false;
+    const int first = *std::min_element(taken.begin(), taken.end());
+    for (int s = 0; s < first; ++s)
+      if (!b.claimed[static_cast<size_t>(s)] && is_gpu_tiled_reduction(b.base.state, s))
+        return false;
+    return true;
   }
   bool forks() const override { return true; }
   bool first(const SketchBuild& b) const override {

@@ -6,6 +6,8 @@
 
 #include <functional>
 
+#include "frontend/yaml_reader.h"
+#include "ir/lower.h"
 #include "ir/target.h"
 #include "scheduler/gpu_cost_model.h"
 #include "scheduler/lower_schedule.h"
@@ -214,6 +216,37 @@ TEST(CrossThreadProduct, AcrossTheWeightsRowsItIsSearchedAfterTheTiledSketch) {
   // A CPU target has no such sketch.
   for (const Sketch& s : generate_sketches(program_of(gemm_yaml(1, true)), ir::host_target()))
     EXPECT_EQ(s.name().find("cross_thread"), std::string::npos) << s.name();
+}
+
+// One subgraph of two products, each a graph output, in the order given: a tiled one (64
+// rows) and a one-row Gemm with transB (the few-row rule's).
+ir::TeProgram two_products(bool tiled_first) {
+  const std::string tiled = "  - {op: MatMul, inputs: [a, w1], outputs: [c1]}\n";
+  const std::string few = "  - {op: Gemm, inputs: [v, w2], outputs: [c2], attrs: {transB: 1}}\n";
+  const ir::Graph g = frontend::read_yaml_text(
+      "tlmc: 1\nname: two\ninputs:\n  a: {shape: [64, 128]}\n  v: {shape: [1, 256]}\n"
+      "weights:\n  w1: {shape: [128, 128], init: ones}\n  w2: {shape: [500, 256], init: ones}\n"
+      "nodes:\n" +
+          (tiled_first ? tiled + few : few + tiled) + "outputs: [c1, c2]\n",
+      "two.yaml");
+  return ir::lower_subgraph(g, {0, 1}).program;
+}
+
+TEST(CrossThreadProduct, StandsAsideWhereATiledProductPrecedesIt) {
+  // Its steps name stages by index, and the tiled product's shared copies, inserted after
+  // it, would move a later stage: there it does not apply.
+  for (const bool tiled_first : {true, false}) {
+    const ir::TeProgram program = two_products(tiled_first);
+    const Sketches sketches = generate_sketches(program, kSm80);
+    bool few_row = false;
+    for (const Sketch& s : sketches) {
+      few_row = few_row || s.name().find("cross_thread_product") != std::string::npos;
+      // Every sketch's default point applies and lowers.
+      EXPECT_NO_THROW(lower_schedule(apply_schedule(program, s.decisions(default_values(s))), "t"))
+          << s.name();
+    }
+    EXPECT_EQ(few_row, !tiled_first) << ir::te_str(program);
+  }
 }
 
 }  // namespace
