@@ -7,10 +7,13 @@
 //
 //   nvcc -O2 -std=c++17 bench/cuda_peers.cu -lcublas -lcudnn -o cuda_peers && ./cuda_peers
 //
-// prints one line per workload: "W1 cublas-sgemm 123.45" (microseconds per run).
+// prints one line per workload: "W1 cublas-sgemm 123.45" (microseconds per run). Where cuDNN
+// is not installed, -DCUDA_PEERS_NO_CUDNN (and no -lcudnn) builds the cuBLAS workloads alone.
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
+#ifndef CUDA_PEERS_NO_CUDNN
 #include <cudnn.h>
+#endif
 
 #include <algorithm>
 #include <cstdio>
@@ -33,11 +36,13 @@ void check_cublas(cublasStatus_t s, const char* what) {
   std::exit(1);
 }
 
+#ifndef CUDA_PEERS_NO_CUDNN
 void check_cudnn(cudnnStatus_t s, const char* what) {
   if (s == CUDNN_STATUS_SUCCESS) return;
   std::fprintf(stderr, "cuda_peers: %s: %s\n", what, cudnnGetErrorString(s));
   std::exit(1);
 }
+#endif
 
 // Device memory of `n` floats, uniform in [-1, 1].
 float* device_floats(size_t n) {
@@ -108,6 +113,7 @@ double matmul(cublasHandle_t h, int batch, int m, int n, int k, bool bias_and_re
   return us;
 }
 
+#ifndef CUDA_PEERS_NO_CUDNN
 // NCHW convolution (square kernel, symmetric padding), with its bias and ReLU when asked.
 double convolution(cudnnHandle_t h, int n, int c, int hw, int k, int r, int stride, int pad,
                    int groups, bool bias_and_relu) {
@@ -182,23 +188,26 @@ double convolution(cudnnHandle_t h, int n, int c, int hw, int k, int r, int stri
   cudnnDestroyActivationDescriptor(relu);
   return us;
 }
+#endif
 
 }  // namespace
 
 int main() {
   cublasHandle_t blas;
-  cudnnHandle_t dnn;
   check_cublas(cublasCreate(&blas), "cublasCreate");
   check_cublas(cublasSetMathMode(blas, CUBLAS_DEFAULT_MATH), "default math (no TF32)");
-  check_cudnn(cudnnCreate(&dnn), "cudnnCreate");
   std::printf("W1 cublas-sgemm %.2f\n", matmul(blas, 1, 1024, 1024, 1024, false));
   std::printf("W2 cublas-sgemm+bias-relu %.2f\n", matmul(blas, 1, 128, 3072, 768, true));
+  std::printf("W5 cublas-sgemm-batched %.2f\n", matmul(blas, 12, 128, 128, 64, false));
+  cublasDestroy(blas);
+#ifndef CUDA_PEERS_NO_CUDNN
+  cudnnHandle_t dnn;
+  check_cudnn(cudnnCreate(&dnn), "cudnnCreate");
   std::printf("W3 cudnn-conv+bias-relu %.2f\n", convolution(dnn, 1, 64, 56, 64, 3, 1, 1, 1, true));
   std::printf("W4 cudnn-conv %.2f\n", convolution(dnn, 1, 256, 56, 64, 1, 1, 0, 1, false));
-  std::printf("W5 cublas-sgemm-batched %.2f\n", matmul(blas, 12, 128, 128, 64, false));
   std::printf("W6 cudnn-conv-depthwise %.2f\n",
               convolution(dnn, 1, 144, 56, 144, 3, 1, 1, 144, false));
   cudnnDestroy(dnn);
-  cublasDestroy(blas);
+#endif
   return 0;
 }
