@@ -34,6 +34,7 @@ evo@1000 beside MetaSchedule's best.
 """
 import argparse
 import json
+import math
 import os
 import subprocess
 import sys
@@ -56,7 +57,6 @@ def log(*args):
 
 def to_tvm(program):
     """The program as TVM tensors: (placeholders in input order, outputs in output order)."""
-    import tvm
     from tvm import te
     from tvm import tirx as tir  # TVM 0.27 names its TIR module tirx
 
@@ -125,7 +125,6 @@ def to_tvm(program):
 
         tensors[s.output] = te.compute([a[2] for a in s.axes], stage_body(s, raxes, out),
                                        name=f"s{n}")
-    del tvm
     return [tensors[i] for i in program.inputs], [tensors[o] for o in program.outputs]
 
 
@@ -213,15 +212,9 @@ def programs_of(tlmc, model, keys, out):
         if os.path.exists(empty + suffix):
             os.remove(empty + suffix)
     found = {}
-    key, lines = None, []
-    for line in text.splitlines() + ["# kernel 0 (workload 0000000000000000)"]:
-        m = te_program.KERNEL.match(line)
-        if m:
-            if key in paths and key not in found:
-                found[key] = "\n".join(lines) + "\n"
-            key, lines = m.group(2), []
-        elif key is not None:
-            lines.append(line)
+    for key, body in te_program.split_dump(text):
+        if key in paths:
+            found.setdefault(key, body)
     missing = [k for k in keys if k not in found]
     if missing:
         sys.exit(f"metaschedule: tlmc's plan of {model} has no kernel {', '.join(missing)}")
@@ -298,6 +291,9 @@ def report(state, args):
     header = ["unit", "group", "trials", "MetaSchedule"]
     if lm:
         header += ["tlmc -O0", "tlmc lm@32", "tlmc evo@1000", "lm@32 / MetaSchedule"]
+    if lm:  # lm_vs_search.best() and o0_of() read the re-timed figures from there
+        lm_vs_search.RETIMED.clear()
+        lm_vs_search.RETIMED.update(lm.get("retimed", {}))
     rows, ratios = [], []
     for name, u in state["units"].items():
         r = unit_result(state, u)
@@ -306,8 +302,6 @@ def report(state, args):
         seconds, spent, trials = r
         cells = [name, u["group"], trials, f"{u['flops'] / seconds * 1e-9:.1f} ({spent:.0f} s)"]
         if lm:
-            lm_vs_search.RETIMED.clear()
-            lm_vs_search.RETIMED.update(lm.get("retimed", {}))
             runs = lm["runs"].get(name, {})
             o0 = lm_vs_search.o0_of(runs["evo@1000"], name) if "evo@1000" in runs else None
             lm32 = lm_vs_search.best(runs["lm@32"], "lm@32", name) if "lm@32" in runs else None
@@ -321,7 +315,6 @@ def report(state, args):
     print()
     print(lm_vs_search.fmt_table(header, rows))
     if ratios:
-        import math
         geo = math.exp(sum(math.log(x) for x in ratios) / len(ratios))
         print(f"\nlm@32 / MetaSchedule over {len(ratios)} units: geomean {geo:.2f}x, "
               f"least {min(ratios):.2f}x")

@@ -153,17 +153,24 @@ def parse(text, key=None):
     return Program(tensors, stages, inputs, outputs, key)
 
 
-def parse_dump(text):
-    """`tlmc --dump te-text`'s output: {workload key: Program}, each distinct program once."""
-    found, key, lines = {}, None, []
-    for line in text.splitlines() + ["# kernel 0 (workload 0000000000000000)"]:
+def split_dump(text):
+    """`tlmc --dump te-text`'s output: [(workload key, program text)] in the plan's order."""
+    kernels = []
+    for line in text.splitlines():
         m = KERNEL.match(line)
         if m:
-            if key is not None and key not in found:
-                found[key] = parse("\n".join(lines), key)
-            key, lines = m.group(2), []
-        elif key is not None:
-            lines.append(line)
+            kernels.append((m.group(2), []))
+        elif kernels:
+            kernels[-1][1].append(line)
+    return [(key, "\n".join(lines) + "\n") for key, lines in kernels]
+
+
+def parse_dump(text):
+    """`tlmc --dump te-text`'s output: {workload key: Program}, each distinct program once."""
+    found = {}
+    for key, body in split_dump(text):
+        if key not in found:
+            found[key] = parse(body, key)
     return found
 
 

@@ -25,7 +25,7 @@ RNG = np.random.default_rng(7)
 def model(name, inputs, weights, nodes, outputs):
     """{name, YAML text, its weights file's bytes, weight values, input shapes}; weights:
     {name: shape}, drawn at random."""
-    lines = [f"tlmc: 1", f"name: {name}", "inputs:"]
+    lines = ["tlmc: 1", f"name: {name}", "inputs:"]
     lines += [f"  {n}: {{shape: {list(s)}}}" for n, s in inputs.items()]
     blob, values = b"", {}
     if weights:
@@ -107,18 +107,12 @@ def main():
     for m in MODELS:
         name = m["name"]
         dump, so = build(tlmc, work, name, m["yaml"], m["blob"])
-        kernels = []  # in the plan's order, as the dump lists them
-        for line in dump.splitlines():
-            k = te_program.KERNEL.match(line)
-            if k:
-                kernels.append([k.group(2), []])
-            elif kernels:
-                kernels[-1][1].append(line)
+        kernels = te_program.split_dump(dump)  # in the plan's order
         values = dict(m["weights"])
         inputs = [RNG.uniform(-2, 2, size=s).astype(np.float32) for s in m["inputs"].values()]
         values.update(zip(m["inputs"], inputs))
-        for key, lines in kernels:
-            p = te_program.parse("\n".join(lines), key)
+        for key, body in kernels:
+            p = te_program.parse(body, key)
             missing = [p.tensors[i].name for i in p.inputs if p.tensors[i].name not in values]
             if missing:
                 sys.exit(f"{name}: kernel {key} reads {missing}, which no earlier kernel, "
